@@ -1,0 +1,29 @@
+import BioAuthCore
+
+/// Why the app shows a biometric prompt; decides the policy and the texts.
+public enum PromptPurpose: Hashable, Sendable {
+    /// The app was relaunched or came back from the background and is locked.
+    case unlockApp
+    /// Sign in with the device key (the session is gone, the device is bound).
+    case signIn
+    /// The user accepted "Sign in with Face ID?" and the key is being created.
+    case enableBiometricSignIn
+    /// Approve this payment. The prompt names exactly this amount and payee.
+    case authorizePayment(PaymentSummary)
+    /// Biometrics are locked out; the device passcode turns them back on.
+    case recoverFromLockout
+}
+
+/// What a payment prompt shows: the amount and the payee, as the server stored them.
+public struct PaymentSummary: Hashable, Sendable {
+    /// The exact amount, in minor units.
+    public var amount: Money
+    /// The payee's display name, e.g. "Coffee Shop".
+    public var payeeName: String
+
+    /// A payment of `amount` to `payeeName`.
+    public init(amount: Money, payeeName: String) {
+        self.amount = amount
+        self.payeeName = payeeName
+    }
+}

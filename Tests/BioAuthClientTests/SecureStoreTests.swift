@@ -1,0 +1,63 @@
+import BioAuthClient
+import BioAuthTesting
+import Foundation
+import Testing
+
+/// One conformance suite for every ``SecureStore`` that runs on Linux.
+@Suite("Secure stores")
+struct SecureStoreTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case memory, file
+        var testDescription: String { rawValue }
+    }
+
+    static func make(_ kind: Kind) throws -> any SecureStore {
+        switch kind {
+        case .memory: InMemorySecureStore()
+        case .file: try FileSecureStore(directory: FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-store-\(UUID())"))
+        }
+    }
+
+    @Test("values round-trip, are replaced and removed", arguments: Kind.allCases)
+    func roundTrip(kind: Kind) async throws {
+        let store = try Self.make(kind)
+        #expect(try await store.data(forKey: "a.b-c_1") == nil)
+        #expect(try await !store.containsValue(forKey: "a.b-c_1"))
+        try await store.set(Data("one".utf8), forKey: "a.b-c_1")
+        #expect(try await store.data(forKey: "a.b-c_1") == Data("one".utf8))
+        try await store.set(Data("two".utf8), forKey: "a.b-c_1")
+        #expect(try await store.data(forKey: "a.b-c_1") == Data("two".utf8))
+        #expect(try await store.containsValue(forKey: "a.b-c_1"))
+        try await store.set(Data(), forKey: "empty")
+        #expect(try await store.data(forKey: "empty") == Data())
+        try await store.removeValue(forKey: "a.b-c_1")
+        try await store.removeValue(forKey: "a.b-c_1")
+        #expect(try await store.data(forKey: "a.b-c_1") == nil)
+    }
+
+    @Test("malformed keys are refused with a code and touch nothing", arguments: Kind.allCases)
+    func invalidKeys(kind: Kind) async throws {
+        let store = try Self.make(kind)
+        for key in ["", "..", ".", "../secret", "a/b", "a b", "名字", String(repeating: "k", count: 129), "a\u{0}b"] {
+            do {
+                try await store.set(Data("x".utf8), forKey: key)
+                Issue.record("accepted \(key.debugDescription)")
+            } catch let error as SecureStoreError {
+                #expect(error.code == .invalidKey)
+            }
+        }
+    }
+
+    @Test("the file store keeps values across instances, owner-only")
+    func filePersistence() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-store-\(UUID())")
+        try await FileSecureStore(directory: folder).set(Data("kept".utf8), forKey: "session")
+        #expect(try await FileSecureStore(directory: folder).data(forKey: "session") == Data("kept".utf8))
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(files == ["session.value"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("session.value").path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let folderAttributes = try FileManager.default.attributesOfItem(atPath: folder.path)
+        #expect((folderAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+    }
+}

@@ -1,0 +1,164 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthTesting
+import Foundation
+import Testing
+
+@Suite("Simulated authenticator")
+struct SimulatedAuthenticatorTests {
+    let prompt = PromptCopy(language: .english).prompt(for: .unlockApp, biometry: .faceID)
+    let passcodePrompt = PromptCopy(language: .english).prompt(for: .recoverFromLockout, biometry: .faceID)
+
+    func code(_ body: () async throws -> Void) async -> BiometricError.Code? {
+        do {
+            try await body()
+            return nil
+        } catch let error as BiometricError {
+            return error.code
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
+    @Test("availability is asked first and reports why not, in the device's order")
+    func availability() async {
+        #expect(await SimulatedAuthenticator().availability(for: .biometrics) == .available(.faceID))
+        #expect(await SimulatedAuthenticator(.init(kind: .touchID)).availability(for: .biometrics).kind == .touchID)
+        let noSensor = SimulatedAuthenticator(.init(kind: .none))
+        #expect(await noSensor.availability(for: .biometrics) == .unavailable(BiometricError(.biometryNotAvailable)))
+        #expect(await noSensor.availability(for: .biometrics).kind == .none)
+        let noPasscode = SimulatedAuthenticator(.init(passcodeSet: false))
+        #expect(await noPasscode.availability(for: .biometrics) == .unavailable(BiometricError(.passcodeNotSet)))
+        #expect(await noPasscode.availability(for: .deviceOwner) == .unavailable(BiometricError(.passcodeNotSet)))
+        let notEnrolled = SimulatedAuthenticator(.init(enrolled: false))
+        #expect(await notEnrolled.availability(for: .biometrics) == .unavailable(BiometricError(.biometryNotEnrolled)))
+        #expect(await notEnrolled.availability(for: .deviceOwner).isAvailable)
+        #expect(await notEnrolled.currentDomainState() == nil)
+    }
+
+    @Test("a match succeeds and the prompt is recorded as shown")
+    func match() async throws {
+        let sensor = SimulatedAuthenticator()
+        await sensor.script(.match)
+        let context = try await sensor.evaluate(prompt)
+        #expect(context.policy == .biometrics)
+        #expect(context.biometryKind == .faceID)
+        #expect(context.domainState == (await sensor.currentDomainState()))
+        #expect(await sensor.presentedPrompts == [prompt])
+    }
+
+    @Test("3 non-matches end one prompt with -1; a match in between resets the count")
+    func threeNonMatches() async {
+        let sensor = SimulatedAuthenticator()
+        await sensor.script(.nonMatch, .nonMatch, .nonMatch)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
+        #expect(await sensor.consecutiveFailures == 3)
+        await sensor.script(.nonMatch, .match)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == nil)
+        #expect(await sensor.consecutiveFailures == 0)
+    }
+
+    @Test("5 consecutive failures lock biometrics until the passcode is entered")
+    func lockout() async throws {
+        let sensor = SimulatedAuthenticator()
+        await sensor.script(.nonMatch, .nonMatch, .nonMatch, .nonMatch, .nonMatch)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
+        #expect(await sensor.isLockedOut)
+        #expect(await sensor.availability(for: .biometrics) == .unavailable(BiometricError(.biometryLockout)))
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
+        // A face is ignored on the passcode screen; the passcode turns biometrics back on.
+        await sensor.script(.match, .passcode)
+        let context = try await sensor.evaluate(passcodePrompt)
+        #expect(context.policy == .deviceOwner)
+        #expect(context.biometryKind == .none)
+        #expect(await sensor.availability(for: .biometrics).isAvailable)
+        await sensor.script(.match)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == nil)
+    }
+
+    @Test("cancel, fallback and system cancel end the prompt with -2, -3 and -4")
+    func userChoices() async {
+        let sensor = SimulatedAuthenticator()
+        await sensor.script(.cancel)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .userCancel)
+        await sensor.script(.fallback)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .userFallback)
+        await sensor.script(.systemCancel)
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .systemCancel)
+        await sensor.script(.passcode, .match)  // no passcode field on a biometrics-only prompt
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == nil)
+    }
+
+    @Test("an empty fallback title hides the button, so tapping where it would be does nothing")
+    func hiddenFallback() async {
+        let sensor = SimulatedAuthenticator()
+        let hidden = PromptCopy(language: .english).prompt(for: .enableBiometricSignIn, biometry: .faceID)
+        await sensor.script(.fallback, .match)
+        #expect(await code { _ = try await sensor.evaluate(hidden) } == nil)
+    }
+
+    @Test("evaluating while the app is inactive fails with -1004; going inactive ends a prompt with -4")
+    func appActivity() async throws {
+        let sensor = SimulatedAuthenticator(.init(appActive: false))
+        #expect(await code { _ = try await sensor.evaluate(prompt) } == .notInteractive)
+        #expect(await sensor.presentedPrompts.isEmpty)
+        await sensor.setAppActive(true)
+        let evaluation = Task { try await sensor.evaluate(prompt) }
+        try await waitUntil { await sensor.isPromptVisible }
+        await sensor.setAppActive(false)
+        #expect(await code { _ = try await evaluation.value } == .systemCancel)
+    }
+
+    @Test("cancelling the task ends a prompt that never answers with -9, like invalidate()")
+    func cancellation() async throws {
+        let sensor = SimulatedAuthenticator()
+        await sensor.script(.neverAnswers)
+        let evaluation = Task { try await sensor.evaluate(prompt) }
+        try await waitUntil { await sensor.isPromptVisible }
+        await sensor.perform(.match)  // ignored: the prompt hangs
+        evaluation.cancel()
+        #expect(await code { _ = try await evaluation.value } == .appCancel)
+        #expect(await !sensor.isPromptVisible)
+    }
+
+    @Test("a prompt waits for the user, who answers it later")
+    func waitsForUser() async throws {
+        let sensor = SimulatedAuthenticator()
+        let evaluation = Task { try await sensor.evaluate(prompt) }
+        try await waitUntil { await sensor.isPromptVisible }
+        await sensor.perform(.match)
+        #expect(try await evaluation.value.policy == .biometrics)
+    }
+
+    @Test("an empty reason is refused before anything is shown")
+    func emptyReason() async {
+        let sensor = SimulatedAuthenticator()
+        #expect(await code { _ = try await sensor.evaluate(BiometricPrompt(policy: .biometrics, reason: "")) } == .invalidPrompt)
+        #expect(await sensor.presentedPrompts.isEmpty)
+    }
+
+    @Test("changing enrollment changes the domain state")
+    func domainState() async throws {
+        let sensor = SimulatedAuthenticator()
+        let before = try #require(await sensor.currentDomainState())
+        await sensor.changeEnrollment()
+        let after = try #require(await sensor.currentDomainState())
+        #expect(before != after)
+        await sensor.setEnrolled(false)
+        #expect(await sensor.currentDomainState() == nil)
+    }
+}
+
+/// Polls `condition` (yielding between checks) until it holds; fails after 2 seconds.
+func waitUntil(_ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(2)
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not reached")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}

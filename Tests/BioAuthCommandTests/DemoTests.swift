@@ -1,0 +1,23 @@
+@testable import bioauth
+import BioAuthClient
+import Testing
+
+@Suite("bioauth demo")
+struct DemoTests {
+    @Test("every step of the on-device story behaves as told, in both languages", arguments: Language.all)
+    func story(language: Language) async {
+        let report = await DeviceStory(language: language, verbose: false).run()
+        for step in report.steps where !step.passed {
+            Issue.record("\(step.title): \(step.detail)")
+        }
+        #expect(report.steps.count == 9)
+        #expect(report.allPassed)
+    }
+
+    @Test("an unknown language is refused before anything runs")
+    func unknownLanguage() throws {
+        #expect(throws: (any Error).self) { try DemoCommand.parse(["--language", "fr"]) }
+        let zh = try DemoCommand.parse(["--language", "zh-Hans"])
+        #expect(zh.language == "zh-Hans")
+    }
+}
