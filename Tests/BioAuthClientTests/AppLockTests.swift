@@ -15,17 +15,6 @@ struct AppLockTests {
             configuration: .init(gracePeriod: grace, language: .simplifiedChinese), isActive: active)
     }
 
-    func code(_ body: () async throws -> Void) async -> BiometricError.Code? {
-        do {
-            try await body()
-            return nil
-        } catch let error as BiometricError {
-            return error.code
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
-    }
 
     @Test("back within the grace period stays unlocked; after it, the app locks")
     func gracePeriod() async throws {
@@ -112,7 +101,7 @@ struct AppLockTests {
         let unlocking = Task { try await appLock.unlock() }
         for _ in 0..<20 { await Task.yield() }
         unlocking.cancel()
-        #expect(await code { _ = try await unlocking.value } == .appCancel)
+        #expect(await biometricErrorCode { _ = try await unlocking.value } == .appCancel)
         #expect(await phone.sensor.presentedPrompts.isEmpty)
         #expect(await session.state == .locked)
     }
@@ -123,10 +112,10 @@ struct AppLockTests {
         let session = try await phone.launch()
         let appLock = lock(session)
         await phone.sensor.script(.cancel)
-        #expect(await code { _ = try await appLock.unlock() } == .userCancel)
+        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .userCancel)
         #expect(await session.state == .locked)
         await phone.sensor.script(.fallback)
-        #expect(await code { _ = try await appLock.unlock() } == .userFallback)
+        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .userFallback)
         #expect(await flags(session) == "NO | YES | NO")
     }
 
@@ -136,12 +125,12 @@ struct AppLockTests {
         let session = try await phone.launch()
         let appLock = lock(session)
         await phone.sensor.script(.nonMatch, .nonMatch, .nonMatch)
-        #expect(await code { _ = try await appLock.unlock() } == .authenticationFailed)
+        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .authenticationFailed)
         await phone.sensor.script(.nonMatch, .nonMatch)
-        let lockout = await code { _ = try await appLock.unlock() }
+        let lockout = await biometricErrorCode { _ = try await appLock.unlock() }
         #expect(lockout == .biometryLockout)
         #expect(BiometricError(.biometryLockout).recovery == .enterPasscode)
-        #expect(await code { _ = try await appLock.unlock() } == .biometryLockout)
+        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .biometryLockout)
         #expect(await session.state == .locked)
         await phone.sensor.script(.passcode)
         try await appLock.recoverFromLockout()
@@ -157,7 +146,7 @@ struct AppLockTests {
         await phone.sensor.changeEnrollment()
         let session = try await phone.launch()
         let appLock = lock(session)
-        #expect(await code { _ = try await appLock.unlock() } == .keyInvalidated)
+        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .keyInvalidated)
         #expect(await phone.sensor.presentedPrompts.isEmpty)
         #expect(await session.state == .signedOut)
         #expect(await session.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
@@ -173,7 +162,7 @@ struct AppLockTests {
         try await waitUntil { await phone.sensor.isPromptVisible }
         await phone.sensor.changeEnrollment()
         await phone.sensor.perform(.match)
-        #expect(await code { _ = try await unlocking.value } == .keyInvalidated)
+        #expect(await biometricErrorCode { _ = try await unlocking.value } == .keyInvalidated)
         #expect(await session.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
     }
 
@@ -182,7 +171,7 @@ struct AppLockTests {
         _ = try await phone.signedInWithBiometrics()
         try await phone.keys.deleteKey(tag: "signin")
         let session = try await phone.launch()
-        #expect(await code { _ = try await lock(session).unlock() } == .keyNotFound)
+        #expect(await biometricErrorCode { _ = try await lock(session).unlock() } == .keyNotFound)
         #expect(await session.snapshot.biometricSignIn == .turnedOff(reason: .keyMissing))
     }
 
@@ -192,7 +181,7 @@ struct AppLockTests {
         let session = try await phone.launch()
         let appLock = lock(session, keys: ForgingKeyStore(phone.keys))
         await phone.sensor.script(.match)
-        #expect(await code { _ = try await appLock.unlock() } == .keyOperationFailed)
+        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .keyOperationFailed)
         #expect(await session.state == .locked)
     }
 }

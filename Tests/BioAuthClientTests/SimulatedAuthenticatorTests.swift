@@ -9,17 +9,6 @@ struct SimulatedAuthenticatorTests {
     let prompt = PromptCopy(language: .english).prompt(for: .unlockApp, biometry: .faceID)
     let passcodePrompt = PromptCopy(language: .english).prompt(for: .recoverFromLockout, biometry: .faceID)
 
-    func code(_ body: () async throws -> Void) async -> BiometricError.Code? {
-        do {
-            try await body()
-            return nil
-        } catch let error as BiometricError {
-            return error.code
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
-    }
 
     @Test("availability is asked first and reports why not, in the device's order")
     func availability() async {
@@ -52,10 +41,10 @@ struct SimulatedAuthenticatorTests {
     func threeNonMatches() async {
         let sensor = SimulatedAuthenticator()
         await sensor.script(.nonMatch, .nonMatch, .nonMatch)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
         #expect(await sensor.consecutiveFailures == 3)
         await sensor.script(.nonMatch, .match)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == nil)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
         #expect(await sensor.consecutiveFailures == 0)
     }
 
@@ -63,11 +52,11 @@ struct SimulatedAuthenticatorTests {
     func lockout() async throws {
         let sensor = SimulatedAuthenticator()
         await sensor.script(.nonMatch, .nonMatch, .nonMatch, .nonMatch, .nonMatch)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
         #expect(await sensor.isLockedOut)
         #expect(await sensor.availability(for: .biometrics) == .unavailable(BiometricError(.biometryLockout)))
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
         // A face is ignored on the passcode screen; the passcode turns biometrics back on.
         await sensor.script(.match, .passcode)
         let context = try await sensor.evaluate(passcodePrompt)
@@ -75,20 +64,20 @@ struct SimulatedAuthenticatorTests {
         #expect(context.biometryKind == .none)
         #expect(await sensor.availability(for: .biometrics).isAvailable)
         await sensor.script(.match)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == nil)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
     }
 
     @Test("cancel, fallback and system cancel end the prompt with -2, -3 and -4")
     func userChoices() async {
         let sensor = SimulatedAuthenticator()
         await sensor.script(.cancel)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .userCancel)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .userCancel)
         await sensor.script(.fallback)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .userFallback)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .userFallback)
         await sensor.script(.systemCancel)
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .systemCancel)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .systemCancel)
         await sensor.script(.passcode, .match)  // no passcode field on a biometrics-only prompt
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == nil)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
     }
 
     @Test("an empty fallback title hides the button, so tapping where it would be does nothing")
@@ -96,19 +85,19 @@ struct SimulatedAuthenticatorTests {
         let sensor = SimulatedAuthenticator()
         let hidden = PromptCopy(language: .english).prompt(for: .enableBiometricSignIn, biometry: .faceID)
         await sensor.script(.fallback, .match)
-        #expect(await code { _ = try await sensor.evaluate(hidden) } == nil)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(hidden) } == nil)
     }
 
     @Test("evaluating while the app is inactive fails with -1004; going inactive ends a prompt with -4")
     func appActivity() async throws {
         let sensor = SimulatedAuthenticator(.init(appActive: false))
-        #expect(await code { _ = try await sensor.evaluate(prompt) } == .notInteractive)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .notInteractive)
         #expect(await sensor.presentedPrompts.isEmpty)
         await sensor.setAppActive(true)
         let evaluation = Task { try await sensor.evaluate(prompt) }
         try await waitUntil { await sensor.isPromptVisible }
         await sensor.setAppActive(false)
-        #expect(await code { _ = try await evaluation.value } == .systemCancel)
+        #expect(await biometricErrorCode { _ = try await evaluation.value } == .systemCancel)
     }
 
     @Test("cancelling the task ends a prompt that never answers with -9, like invalidate()")
@@ -119,7 +108,7 @@ struct SimulatedAuthenticatorTests {
         try await waitUntil { await sensor.isPromptVisible }
         await sensor.perform(.match)  // ignored: the prompt hangs
         evaluation.cancel()
-        #expect(await code { _ = try await evaluation.value } == .appCancel)
+        #expect(await biometricErrorCode { _ = try await evaluation.value } == .appCancel)
         #expect(await !sensor.isPromptVisible)
     }
 
@@ -135,7 +124,7 @@ struct SimulatedAuthenticatorTests {
     @Test("an empty reason is refused before anything is shown")
     func emptyReason() async {
         let sensor = SimulatedAuthenticator()
-        #expect(await code { _ = try await sensor.evaluate(BiometricPrompt(policy: .biometrics, reason: "")) } == .invalidPrompt)
+        #expect(await biometricErrorCode { _ = try await sensor.evaluate(BiometricPrompt(policy: .biometrics, reason: "")) } == .invalidPrompt)
         #expect(await sensor.presentedPrompts.isEmpty)
     }
 
@@ -148,17 +137,5 @@ struct SimulatedAuthenticatorTests {
         #expect(before != after)
         await sensor.setEnrolled(false)
         #expect(await sensor.currentDomainState() == nil)
-    }
-}
-
-/// Polls `condition` (yielding between checks) until it holds; fails after 2 seconds.
-func waitUntil(_ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(2)
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not reached")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(1))
     }
 }
