@@ -1,0 +1,78 @@
+/// The stable machine codes of the server's problem documents (`application/problem+json`).
+///
+/// Shared by the server, which chooses them, and the client, which turns them into typed errors. A struct of
+/// static members so new codes don't break callers; an unknown code from a newer server keeps its raw value.
+public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    // Requests
+    /// The body is not the JSON the operation takes (syntax, types, missing or unknown fields).
+    public static let malformedRequest = ProblemCode(rawValue: "malformed_request")
+    /// A binary field is not canonical unpadded base64url.
+    public static let invalidEncoding = ProblemCode(rawValue: "invalid_encoding")
+    /// The body is larger than the server accepts.
+    public static let bodyTooLarge = ProblemCode(rawValue: "body_too_large")
+    /// No such endpoint.
+    public static let notFound = ProblemCode(rawValue: "not_found")
+    /// The server failed; nothing about the cause is disclosed.
+    public static let internalError = ProblemCode(rawValue: "internal_error")
+
+    // Accounts and passwords
+    /// The username is not 3-64 characters of `A-Z a-z 0-9 . _ @ + -`.
+    public static let invalidUsername = ProblemCode(rawValue: "invalid_username")
+    /// The password is shorter than 8 or longer than 72 bytes.
+    public static let invalidPassword = ProblemCode(rawValue: "invalid_password")
+    /// Another account has this username.
+    public static let usernameTaken = ProblemCode(rawValue: "username_taken")
+    /// Unknown username or wrong password (deliberately not told apart).
+    public static let invalidCredentials = ProblemCode(rawValue: "invalid_credentials")
+    /// Too many wrong passwords; try again later.
+    public static let accountLocked = ProblemCode(rawValue: "account_locked")
+    /// The installation id is not 1-64 characters of `A-Z a-z 0-9 . _ -`.
+    public static let invalidInstallationID = ProblemCode(rawValue: "invalid_installation_id")
+
+    // Sessions
+    /// No bearer token, or one the server never issued.
+    public static let unauthenticated = ProblemCode(rawValue: "unauthenticated")
+    /// The access token expired; refresh it.
+    public static let tokenExpired = ProblemCode(rawValue: "token_expired")
+    /// The session was ended (sign-out, a newer sign-in on this installation, revocation, password change).
+    public static let sessionEnded = ProblemCode(rawValue: "session_ended")
+    /// The refresh token is unknown or expired.
+    public static let invalidRefreshToken = ProblemCode(rawValue: "invalid_refresh_token")
+    /// A refresh token that was already rotated was presented again: the session is ended.
+    public static let refreshTokenReused = ProblemCode(rawValue: "refresh_token_reused")
+
+    // Challenges and signatures
+    /// No such challenge.
+    public static let challengeNotFound = ProblemCode(rawValue: "challenge_not_found")
+    /// The challenge is past its lifetime.
+    public static let challengeExpired = ProblemCode(rawValue: "challenge_expired")
+    /// The challenge was already used (a replay).
+    public static let challengeUsed = ProblemCode(rawValue: "challenge_used")
+    /// The challenge was issued for another purpose, account, session or key.
+    public static let challengeMismatch = ProblemCode(rawValue: "challenge_mismatch")
+    /// The signature does not verify over the expected payload with the registered key.
+    public static let invalidSignature = ProblemCode(rawValue: "invalid_signature")
+    /// The signature verifies, but over a payload for another purpose (a sign-in signature sent to register,
+    /// say).
+    public static let signaturePurposeMismatch = ProblemCode(rawValue: "signature_purpose_mismatch")
+    /// The signature counter did not increase: a possible cloned key.
+    public static let counterNotIncreasing = ProblemCode(rawValue: "counter_not_increasing")
+
+    // Devices
+    /// The public key is not an uncompressed P-256 point.
+    public static let invalidPublicKey = ProblemCode(rawValue: "invalid_public_key")
+    /// The key id is not SHA-256 of the public key.
+    public static let keyIDMismatch = ProblemCode(rawValue: "key_id_mismatch")
+    /// The key is registered already.
+    public static let keyAlreadyRegistered = ProblemCode(rawValue: "key_already_registered")
+    /// The device name is empty, too long or has control characters.
+    public static let invalidDeviceName = ProblemCode(rawValue: "invalid_device_name")
+    /// No such device (for this account).
+    public static let deviceNotFound = ProblemCode(rawValue: "device_not_found")
+    /// The device was revoked; its key is refused.
+    public static let deviceRevoked = ProblemCode(rawValue: "device_revoked")
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// The exact bytes a device key signs: versioned, domain-separated and deterministic.
+///
+/// ```
+/// "BIOAUTH" 0x00          8 bytes, domain separation
+/// version                 1 byte  (1)
+/// purpose                 u16 length ‖ ASCII ("register", "login", "payment")
+/// relying party id        u16 length ‖ UTF-8
+/// challenge               u16 length ‖ 32 bytes
+/// key id                  u16 length ‖ 32 bytes (SHA-256 of the X9.63 public key)
+/// counter                 u64, big-endian
+/// transaction hash        u16 length ‖ 0 bytes, or 32 bytes for "payment"
+/// ```
+///
+/// The signature is ECDSA P-256 with SHA-256 over these bytes, DER-encoded. docs/PROTOCOL.md has test vectors.
+public struct SignedPayload: Hashable, Sendable {
+    /// What a signature is for. A signature for one purpose is never accepted for another.
+    public struct Purpose: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// Registering a device key (proof of possession).
+        public static let register = Purpose(rawValue: "register")
+        /// Biometric sign-in.
+        public static let login = Purpose(rawValue: "login")
+        /// Authorizing a payment; the payload then carries the transaction hash.
+        public static let payment = Purpose(rawValue: "payment")
+
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+    }
+
+    /// The current format version.
+    public static let version: UInt8 = 1
+    /// The leading bytes of every payload: `"BIOAUTH"` and a zero byte.
+    public static let domain = Data("BIOAUTH\u{0}".utf8)
+
+    /// What the signature is for.
+    public let purpose: Purpose
+    /// The server's relying-party id, e.g. `"bank.example"`.
+    public let relyingPartyID: String
+    /// The server's challenge (32 bytes).
+    public let challenge: Data
+    /// The signing key's id (32 bytes).
+    public let keyID: Data
+    /// The key's signature counter; the server accepts only increasing values.
+    public let counter: UInt64
+    /// SHA-256 of the canonical transaction for payments; empty otherwise.
+    public let transactionHash: Data
+
+    /// A payload with these fields.
+    ///
+    /// - Throws: ``SignedPayloadError`` when a field has the wrong size: challenge and key id are 32 bytes,
+    ///   the transaction hash is 32 bytes for payments and empty otherwise, the relying-party id is 1 to
+    ///   255 bytes.
+    public init(
+        purpose: Purpose, relyingPartyID: String, challenge: Data, keyID: Data, counter: UInt64,
+        transactionHash: Data = Data()
+    ) throws(SignedPayloadError) {
+        guard challenge.count == 32 else { throw SignedPayloadError("the challenge must be 32 bytes") }
+        guard keyID.count == 32 else { throw SignedPayloadError("the key id must be 32 bytes") }
+        guard (1...255).contains(relyingPartyID.utf8.count) else {
+            throw SignedPayloadError("the relying-party id must be 1 to 255 bytes")
+        }
+        guard !purpose.rawValue.isEmpty, purpose.rawValue.utf8.allSatisfy({ (0x61...0x7A).contains($0) }) else {
+            throw SignedPayloadError("the purpose must be lowercase ASCII letters")
+        }
+        let expectedHashLength = purpose == .payment ? 32 : 0
+        guard transactionHash.count == expectedHashLength else {
+            throw SignedPayloadError("the transaction hash must be \(expectedHashLength) bytes for \(purpose)")
+        }
+        self.purpose = purpose
+        self.relyingPartyID = relyingPartyID
+        self.challenge = challenge
+        self.keyID = keyID
+        self.counter = counter
+        self.transactionHash = transactionHash
+    }
+
+    /// The bytes to sign.
+    public var bytes: Data {
+        var out = Self.domain
+        out.append(Self.version)
+        func field(_ value: Data) {
+            out.append(UInt8(value.count >> 8))
+            out.append(UInt8(value.count & 0xFF))
+            out.append(value)
+        }
+        field(Data(purpose.rawValue.utf8))
+        field(Data(relyingPartyID.utf8))
+        field(challenge)
+        field(keyID)
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: counter >> UInt64(shift))) }
+        field(transactionHash)
+        return out
+    }
+}
+
+/// A signed payload field has the wrong size or form.
+public struct SignedPayloadError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
