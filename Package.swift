@@ -9,11 +9,23 @@ let package = Package(
         .library(name: "BioAuthCore", targets: ["BioAuthCore"]),
         .library(name: "BioAuthClient", targets: ["BioAuthClient"]),
         .library(name: "BioAuthTesting", targets: ["BioAuthTesting"]),
+        .library(name: "BioAuthServer", targets: ["BioAuthServer"]),
         .executable(name: "bioauth", targets: ["bioauth"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Wire types and encodings shared by the client and the server. No NIO, no Security.
@@ -35,16 +47,46 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The server: accounts, sessions, device binding, challenges, audit, over HTTP (Hummingbird) and SQL (SQLKit).
+        .target(
+            name: "BioAuthServer",
+            dependencies: [
+                "BioAuthCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("openapi.yaml")],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
         .executableTarget(
             name: "bioauth",
             dependencies: [
                 "BioAuthClient",
                 "BioAuthTesting",
+                "BioAuthServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore"]),
+        .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
         .testTarget(name: "BioAuthCommandTests", dependencies: ["bioauth"]),
+        .testTarget(
+            name: "BioAuthServerTests",
+            dependencies: [
+                "BioAuthServer",
+                "BioAuthTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
     ]
 )

@@ -1,0 +1,79 @@
+import BioAuthCore
+import Foundation
+import Hummingbird
+import Logging
+import OpenAPIHummingbird
+import ServiceLifecycle
+
+/// Builds the BioAuth server: opens (and migrates) the database, starts the password hashing threads,
+/// and wires the generated API into a Hummingbird application.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.databasePath = ":memory:"
+/// let app = try await BioAuthServerApplication.make(configuration: configuration, logger: Logger(label: "bioauth"))
+/// try await app.runService()
+/// ```
+public enum BioAuthServerApplication {
+    /// A ready-to-run application. The database and the hashing threads are closed when it shuts down.
+    public static func make(
+        configuration: ServerConfiguration,
+        clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandomSource(),
+        logger: Logger
+    ) async throws -> some ApplicationProtocol {
+        try configuration.validate()
+        let database = try await SQLiteDatabaseExecutor.open(path: configuration.databasePath, logger: logger)
+        do {
+            return try await build(configuration: configuration, database: database, clock: clock, random: random, logger: logger).app
+        } catch {
+            try? await database.close()
+            throw error
+        }
+    }
+
+    /// The application and its service over an open database (tests inspect the database directly).
+    static func build(
+        configuration: ServerConfiguration, database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource,
+        logger: Logger
+    ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
+        try configuration.validate()
+        guard let documentURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
+            throw ConfigurationError(message: "the OpenAPI document is missing from the build")
+        }
+        let document = try Data(contentsOf: documentURL)
+        let passwords = try await PasswordHasher.start(cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads)
+        let service = BioAuthService(
+            configuration: configuration, database: database, clock: clock, random: random, passwords: passwords,
+            logger: logger)
+
+        let router = Router()
+        router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize))
+        try APIHandler(service: service, openAPIDocument: document)
+            .registerHandlers(on: router, middlewares: [ProblemMiddleware(logger: logger), BearerTokenMiddleware()])
+
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BioAuth"),
+            services: [ResourceCloser(database: database, passwords: passwords, logger: logger)],
+            logger: logger)
+        return (app, service)
+    }
+}
+
+/// Closes the database and stops the hashing threads when the application shuts down.
+private struct ResourceCloser: Service {
+    let database: any DatabaseExecutor
+    let passwords: PasswordHasher
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        do {
+            try await database.close()
+            try await passwords.shutdown()
+        } catch {
+            logger.error("closing resources failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

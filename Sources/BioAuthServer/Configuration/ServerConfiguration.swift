@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+
+/// Everything a deployment can set. The command line maps its flags and environment variables onto it.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on. Loopback by default.
+    public var host: String = "127.0.0.1"
+    /// The port to listen on.
+    public var port: Int = 8080
+    /// The SQLite file, or `":memory:"`. Created with its tables on first start.
+    public var databasePath: String = "./bioauth.sqlite"
+    /// The least severe log level written.
+    public var logLevel: Logger.Level = .info
+    /// The relying-party id every signed payload carries, e.g. `"bank.example"`.
+    public var relyingPartyID: String = "bioauth.local"
+    /// bcrypt's cost: 12 in production; tests use 4.
+    public var bcryptCost: Int = 12
+    /// Threads that hash passwords, apart from the event loops and the database's threads.
+    public var passwordHashingThreads: Int = 2
+    /// Consecutive wrong passwords that lock an account.
+    public var maxFailedPasswordAttempts: Int = 5
+    /// How long a locked account stays locked.
+    public var accountLockDuration: TimeInterval = 15 * 60
+    /// Lifetime of an access token.
+    public var accessTokenLifetime: TimeInterval = 15 * 60
+    /// Lifetime of a refresh token.
+    public var refreshTokenLifetime: TimeInterval = 30 * 24 * 3600
+    /// Lifetime of a biometric sign-in challenge.
+    public var loginChallengeLifetime: TimeInterval = 120
+    /// Lifetime of a device registration challenge.
+    public var registrationChallengeLifetime: TimeInterval = 300
+    /// The largest request body accepted, in bytes.
+    public var maxRequestBodySize: Int = 64 * 1024
+
+    /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
+    public init() {}
+
+    /// Checks the values before anything starts.
+    public func validate() throws {
+        func fail(_ message: String) -> ConfigurationError { ConfigurationError(message: message) }
+        guard (0...65535).contains(port) else { throw fail("port must be 0-65535") }
+        guard !host.isEmpty else { throw fail("host must not be empty") }
+        guard !databasePath.isEmpty else { throw fail("database path must not be empty") }
+        guard (1...255).contains(relyingPartyID.utf8.count) else { throw fail("relying-party id must be 1-255 bytes") }
+        guard (4...31).contains(bcryptCost) else { throw fail("bcrypt cost must be 4-31") }
+        guard passwordHashingThreads >= 1 else { throw fail("password hashing threads must be at least 1") }
+        guard maxFailedPasswordAttempts >= 1 else { throw fail("max failed password attempts must be at least 1") }
+        for (name, value) in [
+            ("account lock duration", accountLockDuration), ("access token lifetime", accessTokenLifetime),
+            ("refresh token lifetime", refreshTokenLifetime), ("login challenge lifetime", loginChallengeLifetime),
+            ("registration challenge lifetime", registrationChallengeLifetime),
+        ] where !(value > 0) {
+            throw fail("\(name) must be positive")
+        }
+        guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
+    }
+}
+
+/// A configuration value is out of range.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public let message: String
+    public var description: String { message }
+}

@@ -1,0 +1,65 @@
+import BioAuthCore
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// A failure the API reports to the client: a stable code, an HTTP status and a human detail without
+/// internals. Every code's status is decided here, in one place.
+struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
+    let code: ProblemCode
+    let detail: String
+
+    init(_ code: ProblemCode, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    var status: HTTPResponse.Status { Self.status(of: code) }
+
+    /// The status of each code.
+    static func status(of code: ProblemCode) -> HTTPResponse.Status {
+        switch code {
+        case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
+            .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch:
+            .badRequest
+        case .unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused,
+            .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing:
+            .unauthorized
+        case .deviceRevoked: .forbidden
+        case .notFound, .challengeNotFound, .deviceNotFound: .notFound
+        case .usernameTaken, .keyAlreadyRegistered, .challengeUsed: .conflict
+        case .accountLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+        case .bodyTooLarge: .contentTooLarge
+        default: .internalServerError
+        }
+    }
+
+    /// The problem document.
+    var problem: Components.Schemas.Problem {
+        Components.Schemas.Problem(
+            _type: "urn:bioauth:problem:\(code.rawValue)", title: status.reasonPhrase, status: status.code,
+            code: code.rawValue, detail: detail)
+    }
+
+    /// The problem as a response body, for places outside the generated handlers.
+    var jsonBody: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(problem)) ?? Data(#"{"code":"internal_error"}"#.utf8)
+    }
+
+    // MARK: HTTPResponseConvertible
+
+    var httpStatus: HTTPResponse.Status { status }
+    var httpHeaderFields: HTTPFields {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/problem+json"
+        if status == .unauthorized { fields[.wwwAuthenticate] = "Bearer" }
+        return fields
+    }
+    var httpBody: HTTPBody? { HTTPBody(jsonBody) }
+
+    var description: String { "\(code): \(detail)" }
+
+    static let internalError = APIError(.internalError, "The server failed to handle the request.")
+}

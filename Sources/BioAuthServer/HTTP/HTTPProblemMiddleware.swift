@@ -1,0 +1,56 @@
+import BioAuthCore
+import Foundation
+import Hummingbird
+import Logging
+
+/// The outermost middleware: logs one line per request (method, path, status, time; never headers,
+/// bodies or query strings), refuses bodies over the size limit, and turns the router's own errors (no
+/// such route, body too large) into problem documents.
+struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    let maxBodySize: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var request = request
+        let response: Response
+        do {
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodySize {
+                throw APIError(.bodyTooLarge, "The body is larger than \(maxBodySize) bytes.")
+            }
+            do {
+                _ = try await request.collectBody(upTo: maxBodySize)
+            } catch let error as HTTPError where error.status == .contentTooLarge {
+                throw APIError(.bodyTooLarge, "The body is larger than \(maxBodySize) bytes.")
+            }
+            response = try await next(request, context)
+        } catch let error as APIError {
+            response = Self.problem(error)
+        } catch let error as HTTPError {
+            response = Self.problem(Self.apiError(for: error.status))
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            response = Self.problem(.internalError)
+        }
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        context.logger.info(
+            "\(request.method) \(request.uri.path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms")
+        return response
+    }
+
+    static func problem(_ error: APIError) -> Response {
+        var headers = HTTPFields()
+        for field in error.httpHeaderFields { headers.append(field) }
+        return Response(status: error.httpStatus, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody)))
+    }
+
+    private static func apiError(for status: HTTPResponse.Status) -> APIError {
+        switch status {
+        case .notFound, .methodNotAllowed: APIError(.notFound, "There is no such endpoint.")
+        case .contentTooLarge: APIError(.bodyTooLarge, "The body is too large.")
+        case .badRequest: APIError(.malformedRequest, "The request is malformed.")
+        default: .internalError
+        }
+    }
+}
+

@@ -1,0 +1,60 @@
+import BioAuthCore
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+
+/// Turns every failure of an operation into a problem document.
+///
+/// An ``APIError`` becomes its own response. A request the generated code could not turn into the
+/// operation's input (bad JSON, missing or unknown fields, wrong types or content type) is the client's
+/// fault: 400 `malformed_request`. Anything else is the server's: it is logged and answered with a bare
+/// 500 `internal_error` that discloses nothing.
+struct ProblemMiddleware: ServerMiddleware {
+    let logger: Logger
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        do {
+            return try await next(request, body, metadata)
+        } catch let error as ServerError {
+            if let apiError = error.underlyingError as? APIError { return Self.response(apiError) }
+            if error.operationInput == nil {
+                return Self.response(APIError(.malformedRequest, Self.describe(error)))
+            }
+            logger.error("operation failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: error.underlyingError))"])
+            return Self.response(.internalError)
+        } catch let error as APIError {
+            return Self.response(error)
+        } catch {
+            logger.error("operation failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: error))"])
+            return Self.response(.internalError)
+        }
+    }
+
+    static func response(_ error: APIError) -> (HTTPResponse, HTTPBody?) {
+        (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), error.httpBody)
+    }
+
+    /// What was wrong with the request, in words that name fields but never echo values.
+    private static func describe(_ error: ServerError) -> String {
+        if let decoding = error.underlyingError as? DecodingError {
+            switch decoding {
+            case .keyNotFound(let key, _): return "The field \(key.stringValue) is missing."
+            case .typeMismatch(_, let context), .valueNotFound(_, let context):
+                return "The field \(path(context.codingPath)) has the wrong type."
+            case .dataCorrupted(let context):
+                return context.codingPath.isEmpty
+                    ? "The body is not valid JSON for this operation."
+                    : "The field \(path(context.codingPath)) is not valid (\(context.debugDescription.prefix(120)))."
+            @unknown default: break
+            }
+        }
+        return "The request does not match the API: \(error.causeDescription.prefix(160))."
+    }
+
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+}

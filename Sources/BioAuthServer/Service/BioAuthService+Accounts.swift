@@ -1,0 +1,151 @@
+import Foundation
+import SQLKit
+
+/// An account as the API shows it.
+struct AccountInfo: Sendable {
+    var id: String
+    var username: String
+    var createdAt: Date
+}
+
+extension BioAuthService {
+    /// Registers an account. The password is hashed off the event loop before the transaction starts.
+    func createAccount(username rawUsername: String, password: String) async throws -> AccountInfo {
+        let username = try Validation.username(rawUsername)
+        try Validation.newPassword(password)
+        let hash = try await passwords.hash(password)
+        let account = AccountInfo(id: UUID().uuidString.lowercased(), username: username, createdAt: now)
+        return try await commit { db in
+            if try await db.select().column("id").from("accounts").where("username", .equal, username).first() != nil {
+                return .failure(APIError(.usernameTaken, "Another account has this username."))
+            }
+            try await db.insert(into: "accounts")
+                .columns("id", "username", "password_hash", "failed_password_attempts", "locked_until", "created_at", "password_changed_at")
+                .values(
+                    SQLBind(account.id), SQLBind(username), SQLBind(hash), SQLBind(0), SQLBind(Int64?.none),
+                    SQLBind(account.createdAt.millisecondsSince1970), SQLBind(account.createdAt.millisecondsSince1970))
+                .run()
+            try await audit(.accountCreated, succeeded: true, account: account.id, on: db)
+            return .success(account)
+        }
+    }
+
+    /// Password sign-in: checks the lock, verifies the password off the event loop, then records the
+    /// outcome. The fifth consecutive wrong password locks the account.
+    func signInWithPassword(username rawUsername: String, password: String, installationID rawInstallation: String)
+        async throws -> IssuedTokens
+    {
+        let username = try Validation.username(rawUsername)
+        let installationID = try Validation.installationID(rawInstallation)
+        let stored = try await database.transaction { db in try await storedCredentials(username: username, on: db) }
+        if let stored, let lockedUntil = stored.lockedUntil, lockedUntil > now {
+            return try await commit { db in
+                try await audit(.passwordSignIn, succeeded: false, account: stored.id, code: "account_locked", on: db)
+                return .failure(lockedError(until: lockedUntil))
+            }
+        }
+        // bcrypt ignores bytes after the 72nd; such passwords can't have been set, so they never match.
+        let plausible = (1...72).contains(password.utf8.count)
+        let matches = try await passwords.verify(password, hash: plausible ? stored?.passwordHash : nil)
+        return try await commit { db in
+            guard let stored else {
+                try await audit(.passwordSignIn, succeeded: false, account: nil, code: "invalid_credentials", on: db)
+                return .failure(APIError(.invalidCredentials, "The username or the password is wrong."))
+            }
+            // Re-read inside the transaction: a concurrent failure may have locked the account, or the
+            // password may have changed since it was verified.
+            guard let current = try await storedCredentials(username: username, on: db), current.id == stored.id else {
+                return .failure(APIError(.invalidCredentials, "The username or the password is wrong."))
+            }
+            if let lockedUntil = current.lockedUntil, lockedUntil > now {
+                try await audit(.passwordSignIn, succeeded: false, account: current.id, code: "account_locked", on: db)
+                return .failure(lockedError(until: lockedUntil))
+            }
+            guard matches, current.passwordHash == stored.passwordHash else {
+                return .failure(try await recordWrongPassword(account: current, kind: .passwordSignIn, on: db))
+            }
+            try await db.update("accounts").set("failed_password_attempts", to: 0).set("locked_until", to: SQLLiteral.null)
+                .where("id", .equal, current.id).run()
+            let tokens = try await startSession(account: current.id, installationID: installationID, method: .password, device: nil, on: db)
+            try await audit(.passwordSignIn, succeeded: true, account: current.id, session: tokens.sessionID, on: db)
+            return .success(tokens)
+        }
+    }
+
+    /// Changes the password after checking the current one, and ends every session of the account.
+    func changePassword(session: AuthenticatedSession, current: String, new: String) async throws {
+        try Validation.newPassword(new)
+        let stored = try await database.transaction { db in try await storedCredentials(id: session.accountID, on: db) }
+        guard let stored else { throw APIError(.sessionEnded, "The session has ended.") }
+        if let lockedUntil = stored.lockedUntil, lockedUntil > now { throw lockedError(until: lockedUntil) }
+        let plausible = (1...72).contains(current.utf8.count)
+        let matches = try await passwords.verify(current, hash: plausible ? stored.passwordHash : nil)
+        let newHash = matches ? try await passwords.hash(new) : ""
+        try await commit { db -> Outcome<Void> in
+            guard let latest = try await storedCredentials(id: stored.id, on: db) else {
+                return .failure(APIError(.sessionEnded, "The session has ended."))
+            }
+            guard matches, latest.passwordHash == stored.passwordHash else {
+                return .failure(try await recordWrongPassword(account: latest, kind: .passwordChanged, on: db))
+            }
+            try await db.update("accounts")
+                .set("password_hash", to: newHash)
+                .set("password_changed_at", to: now.millisecondsSince1970)
+                .set("failed_password_attempts", to: 0)
+                .where("id", .equal, stored.id).run()
+            try await endSessions(account: stored.id, reason: "password_changed", on: db)
+            try await audit(.passwordChanged, succeeded: true, account: stored.id, session: session.sessionID, on: db)
+            return .success(())
+        }
+    }
+
+    // MARK: Internals
+
+    struct StoredCredentials: Sendable {
+        var id: String
+        var passwordHash: String
+        var failedAttempts: Int
+        var lockedUntil: Date?
+    }
+
+    func storedCredentials(username: String, on db: any SQLDatabase) async throws -> StoredCredentials? {
+        try await credentialsQuery(on: db).where("username", .equal, username).first().map(Self.credentials)
+    }
+
+    func storedCredentials(id: String, on db: any SQLDatabase) async throws -> StoredCredentials? {
+        try await credentialsQuery(on: db).where("id", .equal, id).first().map(Self.credentials)
+    }
+
+    private func credentialsQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
+        db.select().columns("id", "password_hash", "failed_password_attempts", "locked_until").from("accounts")
+    }
+
+    private static func credentials(_ row: any SQLRow) throws -> StoredCredentials {
+        StoredCredentials(
+            id: try row.decode(column: "id", as: String.self),
+            passwordHash: try row.decode(column: "password_hash", as: String.self),
+            failedAttempts: try row.decode(column: "failed_password_attempts", as: Int.self),
+            lockedUntil: try row.decode(column: "locked_until", as: Int64?.self).map { Date(millisecondsSince1970: $0) })
+    }
+
+    /// Counts a wrong password; the configured number in a row locks the account.
+    private func recordWrongPassword(account: StoredCredentials, kind: AuditKind, on db: any SQLDatabase) async throws -> APIError {
+        let failures = account.failedAttempts + 1
+        if failures >= configuration.maxFailedPasswordAttempts {
+            let until = now.addingTimeInterval(configuration.accountLockDuration)
+            try await db.update("accounts").set("failed_password_attempts", to: 0)
+                .set("locked_until", to: until.millisecondsSince1970).where("id", .equal, account.id).run()
+            try await audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
+            try await audit(.accountLocked, succeeded: true, account: account.id, on: db)
+            return lockedError(until: until)
+        }
+        try await db.update("accounts").set("failed_password_attempts", to: failures).where("id", .equal, account.id).run()
+        try await audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
+        return APIError(.invalidCredentials, "The username or the password is wrong.")
+    }
+
+    private func lockedError(until: Date) -> APIError {
+        let seconds = Int(until.timeIntervalSince(now).rounded(.up))
+        return APIError(.accountLocked, "Too many wrong passwords. Try again in \(max(seconds, 1)) seconds.")
+    }
+}

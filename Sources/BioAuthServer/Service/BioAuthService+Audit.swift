@@ -1,0 +1,76 @@
+import Foundation
+import SQLKit
+
+/// A security event's kind, as stored and as `GET /v1/audit` shows it.
+enum AuditKind: String, Sendable {
+    case accountCreated = "account_created"
+    case passwordSignIn = "password_sign_in"
+    case accountLocked = "account_locked"
+    case passwordChanged = "password_changed"
+    case signOut = "sign_out"
+    case refreshTokenReuse = "refresh_token_reuse"
+    case deviceRegistered = "device_registered"
+    case deviceRevoked = "device_revoked"
+    case biometricSignIn = "biometric_sign_in"
+    case challengeReplay = "challenge_replay"
+    case counterRegression = "counter_regression"
+}
+
+/// One row of the audit log.
+struct AuditEvent: Sendable, Equatable {
+    var id: String
+    var occurredAt: Date
+    var kind: String
+    var succeeded: Bool
+    var accountID: String?
+    var deviceID: String?
+    var sessionID: String?
+    var code: String?
+}
+
+extension BioAuthService {
+    /// Appends an event in the current transaction. Events carry ids and codes, never secrets.
+    func audit(
+        _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
+        code: String? = nil, on db: any SQLDatabase
+    ) async throws {
+        let sequence = try await db.select().column(SQLFunction("COALESCE", args: SQLFunction("MAX", args: SQLColumn("sequence")), SQLLiteral.numeric("0")), as: "last")
+            .from("audit_events").first()?.decode(column: "last", as: Int64.self) ?? 0
+        try await db.insert(into: "audit_events")
+            .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code")
+            .values(
+                SQLBind(UUID().uuidString.lowercased()), SQLBind(now.millisecondsSince1970), SQLBind(sequence + 1),
+                SQLBind(kind.rawValue), SQLBind(succeeded ? "success" : "failure"), SQLBind(account), SQLBind(device),
+                SQLBind(session), SQLBind(code)
+            )
+            .run()
+        logger.info(
+            "audit", metadata: ["kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")",
+                                "account": "\(account ?? "-")", "code": "\(code ?? "-")"])
+    }
+
+    /// The account's own events, newest first.
+    func auditEvents(account: String, limit: Int) async throws -> [AuditEvent] {
+        try await database.transaction { db in
+            try await db.select()
+                .columns("id", "occurred_at", "kind", "outcome", "account_id", "device_id", "session_id", "code")
+                .from("audit_events")
+                .where("account_id", .equal, account)
+                .orderBy("occurred_at", .descending)
+                .orderBy("sequence", .descending)
+                .limit(limit)
+                .all()
+                .map { row in
+                    AuditEvent(
+                        id: try row.decode(column: "id", as: String.self),
+                        occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
+                        kind: try row.decode(column: "kind", as: String.self),
+                        succeeded: try row.decode(column: "outcome", as: String.self) == "success",
+                        accountID: try row.decode(column: "account_id", as: String?.self),
+                        deviceID: try row.decode(column: "device_id", as: String?.self),
+                        sessionID: try row.decode(column: "session_id", as: String?.self),
+                        code: try row.decode(column: "code", as: String?.self))
+                }
+        }
+    }
+}

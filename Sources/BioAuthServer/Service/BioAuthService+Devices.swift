@@ -1,0 +1,213 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+/// A bound device as the API shows it.
+struct DeviceInfo: Sendable {
+    var id: String
+    var accountID: String
+    var publicKey: DevicePublicKey
+    var biometryKind: BiometryKind
+    var name: String
+    var installationID: String
+    var counter: Int64
+    var attestation: String
+    var createdAt: Date
+    var lastUsedAt: Date?
+    var revokedAt: Date?
+}
+
+/// What a client sends to register a device key, already decoded.
+struct DeviceRegistration: Sendable {
+    var challengeID: String
+    var publicKey: DevicePublicKey
+    var biometryKind: BiometryKind
+    var name: String
+    var counter: UInt64
+    var signature: Data
+
+    /// Decodes and checks every field; throws before anything is read or written.
+    init(
+        challengeID: String, publicKey: String, keyID: String, biometryKind: BiometryKind, name: String, counter: Int64,
+        signature: String
+    ) throws {
+        let keyBytes = try Validation.bytes(publicKey, field: "publicKey")
+        do {
+            self.publicKey = try DevicePublicKey(x963Representation: keyBytes)
+        } catch {
+            throw APIError(.invalidPublicKey, "publicKey must be an uncompressed P-256 point: \(error.description).")
+        }
+        guard try Validation.bytes(keyID, field: "keyId", length: 32) == self.publicKey.keyID else {
+            throw APIError(.keyIDMismatch, "keyId must be SHA-256 of the public key.")
+        }
+        self.challengeID = challengeID
+        self.biometryKind = biometryKind
+        self.name = try Validation.deviceName(name)
+        self.counter = try Validation.counter(counter)
+        self.signature = try Validation.bytes(signature, field: "signature")
+    }
+}
+
+extension BioAuthService {
+    /// A registration challenge for the signed-in account and this session.
+    func createRegistrationChallenge(session: AuthenticatedSession) async throws -> IssuedChallenge {
+        try await database.transaction { db in
+            try await issueChallenge(
+                ChallengeBinding(purpose: .register, account: session.accountID, session: session.sessionID, device: nil),
+                lifetime: configuration.registrationChallengeLifetime, keyID: nil, on: db)
+        }
+    }
+
+    /// Binds a device key to the account after checking the challenge and the key's signature over the
+    /// register payload.
+    func registerDevice(session: AuthenticatedSession, _ registration: DeviceRegistration) async throws -> DeviceInfo {
+        try await commit { db in
+            let binding = ChallengeBinding(purpose: .register, account: session.accountID, session: session.sessionID, device: nil)
+            let challenge: Data
+            switch try await consumeChallenge(registration.challengeID, for: binding, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let bytes): challenge = bytes
+            }
+            if let error = try checkSignature(
+                registration.signature, by: registration.publicKey, purpose: .register, challenge: challenge,
+                counter: registration.counter)
+            {
+                try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: error.code.rawValue, on: db)
+                return .failure(error)
+            }
+            let keyID = Base64URL.encode(registration.publicKey.keyID)
+            if try await db.select().column("id").from("devices").where("key_id", .equal, keyID).first() != nil {
+                try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "key_already_registered", on: db)
+                return .failure(APIError(.keyAlreadyRegistered, "This key is registered already."))
+            }
+            let device = DeviceInfo(
+                id: UUID().uuidString.lowercased(), accountID: session.accountID, publicKey: registration.publicKey,
+                biometryKind: registration.biometryKind, name: registration.name, installationID: session.installationID,
+                counter: Int64(registration.counter), attestation: "none", createdAt: now)
+            try await db.insert(into: "devices")
+                .columns("id", "account_id", "key_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at", "revoked_at")
+                .values(
+                    SQLBind(device.id), SQLBind(device.accountID), SQLBind(keyID),
+                    SQLBind(Base64URL.encode(device.publicKey.x963Representation)), SQLBind(device.biometryKind.rawValue),
+                    SQLBind(device.name), SQLBind(device.installationID), SQLBind(device.counter), SQLBind(device.attestation),
+                    SQLBind(now.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
+                .run()
+            try await audit(.deviceRegistered, succeeded: true, account: session.accountID, device: device.id, session: session.sessionID, on: db)
+            return .success(device)
+        }
+    }
+
+    /// The account's devices, newest first.
+    func devices(of session: AuthenticatedSession) async throws -> [DeviceInfo] {
+        try await database.transaction { db in
+            try await devicesQuery(on: db).where("account_id", .equal, session.accountID)
+                .orderBy("created_at", .descending).all().map(Self.device)
+        }
+    }
+
+    /// Revokes one of the account's devices: its sessions end now, its key is refused from now on.
+    /// Revoking a revoked device changes nothing.
+    func revokeDevice(_ deviceID: String, session: AuthenticatedSession) async throws {
+        try await commit { db -> Outcome<Void> in
+            guard Validation.isIssuedID(deviceID),
+                let device = try await devicesQuery(on: db).where("id", .equal, deviceID)
+                    .where("account_id", .equal, session.accountID).first().map(Self.device)
+            else { return .failure(APIError(.deviceNotFound, "There is no such device on this account.")) }
+            guard device.revokedAt == nil else { return .success(()) }
+            try await db.update("devices").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, device.id).run()
+            try await endSessions(account: device.accountID, installationID: device.installationID, device: device.id, reason: "device_revoked", on: db)
+            try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session.sessionID, on: db)
+            return .success(())
+        }
+    }
+
+    /// A sign-in challenge for a registered, unrevoked key.
+    func createSignInChallenge(keyID rawKeyID: String) async throws -> IssuedChallenge {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        return try await commit { db in
+            let device: DeviceInfo
+            switch try await usableDevice(keyID: keyID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): device = found
+            }
+            return .success(try await issueChallenge(
+                ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),
+                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db))
+        }
+    }
+
+    /// Biometric sign-in: the challenge, then the key's signature over the login payload, then a counter
+    /// that must increase. Starts a session on the device's installation.
+    func signInWithBiometrics(challengeID: String, keyID rawKeyID: String, counter rawCounter: Int64, signature rawSignature: String)
+        async throws -> IssuedTokens
+    {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        let counter = try Validation.counter(rawCounter)
+        let signature = try Validation.bytes(rawSignature, field: "signature")
+        return try await commit { db in
+            let device: DeviceInfo
+            switch try await usableDevice(keyID: keyID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): device = found
+            }
+            let binding = ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id)
+            let challenge: Data
+            switch try await consumeChallenge(challengeID, for: binding, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let bytes): challenge = bytes
+            }
+            if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter) {
+                try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: error.code.rawValue, on: db)
+                return .failure(error)
+            }
+            guard counter > UInt64(device.counter) else {
+                try await audit(.counterRegression, succeeded: false, account: device.accountID, device: device.id, code: "counter_not_increasing", on: db)
+                return .failure(APIError(
+                    .counterNotIncreasing, "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied."))
+            }
+            try await db.update("devices").set("counter", to: Int64(counter)).set("last_used_at", to: now.millisecondsSince1970)
+                .where("id", .equal, device.id).run()
+            let tokens = try await startSession(
+                account: device.accountID, installationID: device.installationID, method: .biometric, device: device.id, on: db)
+            try await audit(.biometricSignIn, succeeded: true, account: device.accountID, device: device.id, session: tokens.sessionID, on: db)
+            return .success(tokens)
+        }
+    }
+
+    // MARK: Internals
+
+    /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
+    private func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> Outcome<DeviceInfo> {
+        guard let device = try await devicesQuery(on: db).where("key_id", .equal, Base64URL.encode(keyID)).first().map(Self.device)
+        else { return .failure(APIError(.deviceNotFound, "No device is registered with this key.")) }
+        guard device.revokedAt == nil else {
+            try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
+            return .failure(APIError(.deviceRevoked, "This device was revoked. Sign in with your password."))
+        }
+        return .success(device)
+    }
+
+    private func devicesQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
+        db.select()
+            .columns("id", "account_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at", "revoked_at")
+            .from("devices")
+    }
+
+    private static func device(_ row: any SQLRow) throws -> DeviceInfo {
+        guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)),
+            let publicKey = try? DevicePublicKey(x963Representation: keyBytes),
+            let kind = BiometryKind(rawValue: try row.decode(column: "biometry_kind", as: String.self))
+        else { throw APIError.internalError }
+        return DeviceInfo(
+            id: try row.decode(column: "id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            publicKey: publicKey, biometryKind: kind,
+            name: try row.decode(column: "name", as: String.self),
+            installationID: try row.decode(column: "installation_id", as: String.self),
+            counter: try row.decode(column: "counter", as: Int64.self),
+            attestation: try row.decode(column: "attestation", as: String.self),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map { Date(millisecondsSince1970: $0) },
+            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map { Date(millisecondsSince1970: $0) })
+    }
+}

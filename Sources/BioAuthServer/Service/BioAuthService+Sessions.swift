@@ -1,0 +1,166 @@
+import Foundation
+import SQLKit
+
+/// A new token pair. The tokens exist only here and in the response; the database keeps their hashes.
+struct IssuedTokens: Sendable {
+    var sessionID: String
+    var accountID: String
+    var accessToken: String
+    var accessTokenExpiresAt: Date
+    var refreshToken: String
+    var refreshTokenExpiresAt: Date
+}
+
+/// How a session was started.
+enum SignInMethod: String, Sendable {
+    case password
+    case biometric
+}
+
+/// The session behind a valid access token.
+struct AuthenticatedSession: Sendable {
+    var sessionID: String
+    var accountID: String
+    var username: String
+    var installationID: String
+    var deviceID: String?
+    var method: SignInMethod
+}
+
+extension BioAuthService {
+    /// The session of a bearer access token.
+    func authenticate(bearer token: String?) async throws -> AuthenticatedSession {
+        guard let token, !token.isEmpty, token.utf8.count <= 256 else {
+            throw APIError(.unauthenticated, "Sign in first: this operation needs a bearer access token.")
+        }
+        let hash = Self.tokenHash(token)
+        let row = try await database.transaction { db in
+            try await db.raw(
+                """
+                SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.ended_at, t.expires_at, a.username
+                FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id
+                WHERE t.token_hash = \(bind: hash)
+                """
+            ).first()
+        }
+        guard let row else { throw APIError(.unauthenticated, "The access token is not valid.") }
+        guard try row.decode(column: "ended_at", as: Int64?.self) == nil else {
+            throw APIError(.sessionEnded, "The session has ended. Sign in again.")
+        }
+        guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
+            throw APIError(.tokenExpired, "The access token expired. Refresh it.")
+        }
+        return AuthenticatedSession(
+            sessionID: try row.decode(column: "id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            username: try row.decode(column: "username", as: String.self),
+            installationID: try row.decode(column: "installation_id", as: String.self),
+            deviceID: try row.decode(column: "device_id", as: String?.self),
+            method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password)
+    }
+
+    /// Rotates a refresh token. A token that was rotated before ends its whole session (reuse detection).
+    func refresh(token: String) async throws -> IssuedTokens {
+        guard !token.isEmpty, token.utf8.count <= 256 else {
+            throw APIError(.invalidRefreshToken, "The refresh token is not valid.")
+        }
+        let hash = Self.tokenHash(token)
+        return try await commit { db in
+            let row = try await db.raw(
+                """
+                SELECT r.session_id, r.expires_at, r.rotated_at, s.account_id, s.installation_id, s.device_id, s.method, s.ended_at
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                WHERE r.token_hash = \(bind: hash)
+                """
+            ).first()
+            guard let row else { return .failure(APIError(.invalidRefreshToken, "The refresh token is not valid.")) }
+            let sessionID = try row.decode(column: "session_id", as: String.self)
+            let accountID = try row.decode(column: "account_id", as: String.self)
+            if try row.decode(column: "rotated_at", as: Int64?.self) != nil {
+                let wasLive = try row.decode(column: "ended_at", as: Int64?.self) == nil
+                try await endSession(sessionID, reason: "refresh_token_reuse", on: db)
+                try await audit(.refreshTokenReuse, succeeded: false, account: accountID, session: sessionID, code: "refresh_token_reused", on: db)
+                return .failure(APIError(
+                    .refreshTokenReused,
+                    wasLive ? "This refresh token was already used; the session has been ended." : "This refresh token was already used."))
+            }
+            guard try row.decode(column: "ended_at", as: Int64?.self) == nil else {
+                return .failure(APIError(.sessionEnded, "The session has ended. Sign in again."))
+            }
+            guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
+                return .failure(APIError(.invalidRefreshToken, "The refresh token expired. Sign in again."))
+            }
+            try await db.update("refresh_tokens").set("rotated_at", to: now.millisecondsSince1970)
+                .where("token_hash", .equal, hash).run()
+            try await db.delete(from: "access_tokens").where("session_id", .equal, sessionID).run()
+            return .success(try await issueTokens(session: sessionID, account: accountID, on: db))
+        }
+    }
+
+    /// Ends the session at once.
+    func signOut(_ session: AuthenticatedSession) async throws {
+        try await commit { db -> Outcome<Void> in
+            try await endSession(session.sessionID, reason: "signed_out", on: db)
+            try await audit(.signOut, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            return .success(())
+        }
+    }
+
+    // MARK: Internals
+
+    /// Starts a session for `account` on `installationID`, ending the account's previous session there.
+    func startSession(account: String, installationID: String, method: SignInMethod, device: String?, on db: any SQLDatabase)
+        async throws -> IssuedTokens
+    {
+        try await endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
+        let sessionID = UUID().uuidString.lowercased()
+        try await db.insert(into: "sessions")
+            .columns("id", "account_id", "installation_id", "device_id", "method", "created_at", "ended_at", "end_reason")
+            .values(
+                SQLBind(sessionID), SQLBind(account), SQLBind(installationID), SQLBind(device), SQLBind(method.rawValue),
+                SQLBind(now.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(String?.none))
+            .run()
+        return try await issueTokens(session: sessionID, account: account, on: db)
+    }
+
+    private func issueTokens(session: String, account: String, on db: any SQLDatabase) async throws -> IssuedTokens {
+        let tokens = IssuedTokens(
+            sessionID: session, accountID: account,
+            accessToken: newSecret(), accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime),
+            refreshToken: newSecret(), refreshTokenExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
+        try await db.insert(into: "access_tokens").columns("token_hash", "session_id", "expires_at")
+            .values(SQLBind(Self.tokenHash(tokens.accessToken)), SQLBind(session), SQLBind(tokens.accessTokenExpiresAt.millisecondsSince1970))
+            .run()
+        try await db.insert(into: "refresh_tokens").columns("token_hash", "session_id", "expires_at", "rotated_at")
+            .values(
+                SQLBind(Self.tokenHash(tokens.refreshToken)), SQLBind(session),
+                SQLBind(tokens.refreshTokenExpiresAt.millisecondsSince1970), SQLBind(Int64?.none))
+            .run()
+        return tokens
+    }
+
+    func endSession(_ session: String, reason: String, on db: any SQLDatabase) async throws {
+        try await db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: reason)
+            .where("id", .equal, session).where("ended_at", .is, SQLLiteral.null).run()
+        // The session's access tokens stay, so that presenting one answers `session_ended` rather than
+        // a bare `unauthenticated`: the app can tell the user they were signed out.
+    }
+
+    /// Ends the account's live sessions, all of them or those of one installation or one device.
+    func endSessions(
+        account: String, installationID: String? = nil, device: String? = nil, reason: String, on db: any SQLDatabase
+    ) async throws {
+        var query = db.select().column("id").from("sessions")
+            .where("account_id", .equal, account).where("ended_at", .is, SQLLiteral.null)
+        if let installationID, let device {
+            query = query.where { $0.where("installation_id", .equal, installationID).orWhere("device_id", .equal, device) }
+        } else if let installationID {
+            query = query.where("installation_id", .equal, installationID)
+        } else if let device {
+            query = query.where("device_id", .equal, device)
+        }
+        for row in try await query.all() {
+            try await endSession(try row.decode(column: "id", as: String.self), reason: reason, on: db)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import HummingbirdBcrypt
+import NIOPosix
+
+/// bcrypt on its own threads, so hashing at production cost neither blocks an event loop nor starves the
+/// database's threads.
+final class PasswordHasher: Sendable {
+    private let pool: NIOThreadPool
+    private let cost: UInt8
+    /// A hash of a random password, verified against when the username is unknown, so that an unknown
+    /// username takes as long as a wrong password.
+    private let decoyHash: String
+
+    /// Starts `threads` threads and computes the decoy hash.
+    static func start(cost: Int, threads: Int) async throws -> PasswordHasher {
+        let pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
+        let cost = UInt8(cost)
+        let decoy = try await pool.runIfActive { Bcrypt.hash(UUID().uuidString, cost: cost) }
+        return PasswordHasher(pool: pool, cost: cost, decoyHash: decoy)
+    }
+
+    private init(pool: NIOThreadPool, cost: UInt8, decoyHash: String) {
+        self.pool = pool
+        self.cost = cost
+        self.decoyHash = decoyHash
+    }
+
+    /// The bcrypt hash of `password`.
+    func hash(_ password: String) async throws -> String {
+        let cost = self.cost
+        return try await pool.runIfActive { Bcrypt.hash(password, cost: cost) }
+    }
+
+    /// Whether `password` matches `hash`; with `hash` nil, spends the same time and answers false.
+    func verify(_ password: String, hash: String?) async throws -> Bool {
+        let target = hash ?? decoyHash
+        let matches = try await pool.runIfActive { Bcrypt.verify(password, hash: target) }
+        return hash != nil && matches
+    }
+
+    /// Stops the threads.
+    func shutdown() async throws { try await pool.shutdownGracefully() }
+}
+
+import struct Foundation.UUID

@@ -1,0 +1,68 @@
+import BioAuthCore
+import Foundation
+
+/// Checks of request fields, made before anything is read or written.
+enum Validation {
+    /// 3-64 characters of `A-Z a-z 0-9 . _ @ + -`, compared case-insensitively (returned lowercased).
+    static func username(_ raw: String) throws -> String {
+        guard (3...64).contains(raw.utf8.count),
+            raw.utf8.allSatisfy({ isAlphanumeric($0) || [0x2E, 0x5F, 0x40, 0x2B, 0x2D].contains($0) })
+        else { throw APIError(.invalidUsername, "A username is 3-64 characters of A-Z a-z 0-9 . _ @ + -.") }
+        return raw.lowercased()
+    }
+
+    /// 8 to 72 bytes of UTF-8: bcrypt ignores everything after byte 72, so longer passwords are refused
+    /// rather than silently truncated.
+    static func newPassword(_ password: String) throws {
+        guard (8...72).contains(password.utf8.count) else {
+            throw APIError(.invalidPassword, "A password is 8 to 72 bytes of UTF-8.")
+        }
+    }
+
+    /// 1-64 characters of `A-Z a-z 0-9 . _ -`.
+    static func installationID(_ raw: String) throws -> String {
+        guard (1...64).contains(raw.utf8.count), raw.utf8.allSatisfy({ isAlphanumeric($0) || [0x2E, 0x5F, 0x2D].contains($0) })
+        else { throw APIError(.invalidInstallationID, "An installation id is 1-64 characters of A-Z a-z 0-9 . _ -.") }
+        return raw
+    }
+
+    /// 1-64 characters, no control, format or line-separator characters.
+    static func deviceName(_ raw: String) throws -> String {
+        let bad = raw.unicodeScalars.contains { scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: true
+            default: false
+            }
+        }
+        guard (1...64).contains(raw.count), !bad, !raw.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw APIError(.invalidDeviceName, "A device name is 1-64 characters without control characters.")
+        }
+        return raw
+    }
+
+    /// A base64url field of exactly `length` bytes (any length when nil).
+    static func bytes(_ raw: String, field: String, length: Int? = nil) throws -> Data {
+        guard raw.utf8.count <= 4096, let data = Base64URL.decode(raw) else {
+            throw APIError(.invalidEncoding, "\(field) is not unpadded base64url.")
+        }
+        if let length, data.count != length {
+            throw APIError(.invalidEncoding, "\(field) must be \(length) bytes.")
+        }
+        return data
+    }
+
+    /// A non-negative signature counter.
+    static func counter(_ raw: Int64) throws -> UInt64 {
+        guard raw >= 0 else { throw APIError(.malformedRequest, "counter must not be negative.") }
+        return UInt64(raw)
+    }
+
+    /// An identifier the server issued (a lowercase UUID); anything else cannot exist.
+    static func isIssuedID(_ raw: String) -> Bool {
+        raw.utf8.count == 36 && UUID(uuidString: raw) != nil
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import SQLKit
+
+/// The schema, as numbered migrations applied in order at start-up, each in its own transaction.
+///
+/// The SQL uses only what SQLite and PostgreSQL both accept: TEXT, BIGINT and INTEGER columns, times as
+/// BIGINT milliseconds since 1970, binary values as base64url TEXT, no autoincrement. Never edit a
+/// migration that has shipped; add the next one.
+enum Migrations {
+    static let all: [(version: Int, name: String, statements: [String])] = [
+        (
+            1, "accounts, sessions, devices, challenges, audit",
+            [
+                """
+                CREATE TABLE accounts (
+                    id TEXT PRIMARY KEY,
+                    username TEXT NOT NULL UNIQUE,
+                    password_hash TEXT NOT NULL,
+                    failed_password_attempts INTEGER NOT NULL,
+                    locked_until BIGINT,
+                    created_at BIGINT NOT NULL,
+                    password_changed_at BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE devices (
+                    id TEXT PRIMARY KEY,
+                    account_id TEXT NOT NULL REFERENCES accounts (id),
+                    key_id TEXT NOT NULL UNIQUE,
+                    public_key TEXT NOT NULL,
+                    biometry_kind TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    installation_id TEXT NOT NULL,
+                    counter BIGINT NOT NULL,
+                    attestation TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT,
+                    revoked_at BIGINT
+                )
+                """,
+                "CREATE INDEX devices_by_account ON devices (account_id)",
+                """
+                CREATE TABLE sessions (
+                    id TEXT PRIMARY KEY,
+                    account_id TEXT NOT NULL REFERENCES accounts (id),
+                    installation_id TEXT NOT NULL,
+                    device_id TEXT REFERENCES devices (id),
+                    method TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    ended_at BIGINT,
+                    end_reason TEXT
+                )
+                """,
+                "CREATE INDEX sessions_by_account_installation ON sessions (account_id, installation_id)",
+                """
+                CREATE TABLE access_tokens (
+                    token_hash TEXT PRIMARY KEY,
+                    session_id TEXT NOT NULL REFERENCES sessions (id),
+                    expires_at BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE refresh_tokens (
+                    token_hash TEXT PRIMARY KEY,
+                    session_id TEXT NOT NULL REFERENCES sessions (id),
+                    expires_at BIGINT NOT NULL,
+                    rotated_at BIGINT
+                )
+                """,
+                """
+                CREATE TABLE challenges (
+                    id TEXT PRIMARY KEY,
+                    purpose TEXT NOT NULL,
+                    challenge TEXT NOT NULL,
+                    account_id TEXT NOT NULL REFERENCES accounts (id),
+                    session_id TEXT REFERENCES sessions (id),
+                    device_id TEXT REFERENCES devices (id),
+                    payment_id TEXT,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    consumed_at BIGINT
+                )
+                """,
+                """
+                CREATE TABLE audit_events (
+                    id TEXT PRIMARY KEY,
+                    occurred_at BIGINT NOT NULL,
+                    sequence BIGINT NOT NULL,
+                    kind TEXT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    account_id TEXT,
+                    device_id TEXT,
+                    session_id TEXT,
+                    code TEXT
+                )
+                """,
+                "CREATE INDEX audit_events_by_account ON audit_events (account_id, occurred_at)",
+                "CREATE INDEX audit_events_by_sequence ON audit_events (sequence)",
+            ]
+        )
+    ]
+
+    /// Applies the migrations the database has not seen yet.
+    static func run(on executor: any DatabaseExecutor, logger: Logger) async throws {
+        try await executor.transaction { db in
+            try await db.raw(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+            ).run()
+        }
+        let applied = try await executor.transaction { db in
+            try await db.select().column("version").from("schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) }
+        }
+        for migration in all where !applied.contains(migration.version) {
+            try await executor.transaction { db in
+                for statement in migration.statements { try await db.raw(SQLQueryString(statement)).run() }
+                try await db.insert(into: "schema_migrations")
+                    .columns("version", "name", "applied_at")
+                    .values(SQLBind(migration.version), SQLBind(migration.name), SQLBind(Date().millisecondsSince1970))
+                    .run()
+            }
+            logger.info("applied migration \(migration.version): \(migration.name)")
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import BioAuthServer
+import Foundation
+import Hummingbird
+import Logging
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Runs the BioAuth server.",
+        discussion: """
+            Every option can also be set with an environment variable (BIOAUTH_HOST, BIOAUTH_PORT, \
+            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST); an option given on the \
+            command line wins. The database is created with its tables on first start.
+            """
+    )
+
+    @Option(help: "The address to listen on (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "The port to listen on (default 8080).")
+    var port: Int?
+
+    @Option(help: "The SQLite database file, or :memory: (default ./bioauth.sqlite).")
+    var database: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
+    var logLevel: String?
+
+    @Option(name: .customLong("rp-id"), help: "The relying-party id signed payloads carry (default bioauth.local).")
+    var relyingPartyID: String?
+
+    @Option(help: "bcrypt cost, 4-31 (default 12).")
+    var bcryptCost: Int?
+
+    /// The configuration from the options, then the environment, then the defaults.
+    func serverConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        func integer(_ name: String) throws -> Int? {
+            guard let text = environment[name] else { return nil }
+            guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text)") }
+            return value
+        }
+        configuration.host = host ?? environment["BIOAUTH_HOST"] ?? configuration.host
+        configuration.port = try port ?? integer("BIOAUTH_PORT") ?? configuration.port
+        configuration.databasePath = database ?? environment["BIOAUTH_DATABASE"] ?? configuration.databasePath
+        configuration.relyingPartyID = relyingPartyID ?? environment["BIOAUTH_RP_ID"] ?? configuration.relyingPartyID
+        configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
+        if let level = logLevel ?? environment["BIOAUTH_LOG_LEVEL"] {
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+                throw ValidationError("unknown log level \(level)")
+            }
+            configuration.logLevel = parsed
+        }
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return configuration
+    }
+
+    func run() async throws {
+        let configuration = try serverConfiguration()
+        var logger = Logger(label: "bioauth")
+        logger.logLevel = configuration.logLevel
+        let app = try await BioAuthServerApplication.make(configuration: configuration, logger: logger)
+        logger.info("BioAuth listening on \(configuration.host):\(configuration.port), database \(configuration.databasePath)")
+        try await app.runService()
+    }
+}

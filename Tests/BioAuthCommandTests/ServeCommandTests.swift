@@ -1,0 +1,39 @@
+import Testing
+
+@testable import bioauth
+
+@Suite("bioauth serve")
+struct ServeCommandTests {
+    @Test("defaults: loopback, port 8080, ./bioauth.sqlite, production bcrypt cost")
+    func defaults() throws {
+        let configuration = try ServeCommand.parse([]).serverConfiguration(environment: [:])
+        #expect(configuration.host == "127.0.0.1" && configuration.port == 8080)
+        #expect(configuration.databasePath == "./bioauth.sqlite" && configuration.bcryptCost == 12)
+        #expect(configuration.logLevel == .info)
+    }
+
+    @Test("environment variables set everything; flags win over them")
+    func precedence() throws {
+        let environment = [
+            "BIOAUTH_HOST": "0.0.0.0", "BIOAUTH_PORT": "9000", "BIOAUTH_DATABASE": "/var/lib/bioauth.sqlite",
+            "BIOAUTH_LOG_LEVEL": "DEBUG", "BIOAUTH_RP_ID": "bank.example", "BIOAUTH_BCRYPT_COST": "10",
+        ]
+        let fromEnvironment = try ServeCommand.parse([]).serverConfiguration(environment: environment)
+        #expect(fromEnvironment.host == "0.0.0.0" && fromEnvironment.port == 9000)
+        #expect(fromEnvironment.databasePath == "/var/lib/bioauth.sqlite" && fromEnvironment.logLevel == .debug)
+        #expect(fromEnvironment.relyingPartyID == "bank.example" && fromEnvironment.bcryptCost == 10)
+        let flags = try ServeCommand.parse(["--port", "7000", "--database", ":memory:", "--log-level", "warning"])
+            .serverConfiguration(environment: environment)
+        #expect(flags.port == 7000 && flags.databasePath == ":memory:" && flags.logLevel == .warning)
+        #expect(flags.host == "0.0.0.0")
+    }
+
+    @Test("bad values are refused with a message before anything starts", arguments: [
+        (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
+        (["--bcrypt-cost", "3"], [:]), ([], ["BIOAUTH_RP_ID": ""]),
+    ])
+    func refused(arguments: [String], environment: [String: String]) throws {
+        let command = try ServeCommand.parse(arguments)
+        #expect(throws: (any Error).self) { try command.serverConfiguration(environment: environment) }
+    }
+}

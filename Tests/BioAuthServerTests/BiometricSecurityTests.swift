@@ -1,0 +1,162 @@
+import BioAuthCore
+import Foundation
+import HummingbirdTesting
+import Testing
+
+@Suite("Device binding and biometric sign-in: attacks refused")
+struct BiometricSecurityTests {
+    @Test("a replayed sign-in (the same challenge and signature again) is refused and audited")
+    func replay() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let challenge = try await api.signInChallenge(key)
+            let signature = try key.sign(.login, challenge: try #require(challenge["challenge"]), counter: 1)
+            let request: [String: any Sendable] = [
+                "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": 1, "signature": signature,
+            ]
+            #expect(try await api.call(.post, "/v1/sessions/biometric", json: request).status == 201)
+            let replay = try await api.call(.post, "/v1/sessions/biometric", json: request)
+            #expect(replay.status == 409 && replay.code == "challenge_used")
+            #expect(try await api.auditKinds().contains("challenge_replay:failure"))
+        }
+    }
+
+    @Test("an expired challenge is refused (about 2 minutes)")
+    func expired() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let challenge = try await api.signInChallenge(key)
+            api.clock.advance(by: 121)
+            let reply = try await api.biometricSignIn(key, counter: 1, challenge: challenge)
+            #expect(reply.status == 400 && reply.code == "challenge_expired")
+            // A fresh challenge works.
+            #expect(try await api.biometricSignIn(key, counter: 1).status == 201)
+        }
+    }
+
+    @Test("a signature by another key is refused, and burns the challenge")
+    func anotherKey() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let challenge = try await api.signInChallenge(key)
+            let forged = try await api.biometricSignIn(key, counter: 1, signer: TestKey(), challenge: challenge)
+            #expect(forged.status == 401 && forged.code == "invalid_signature")
+            // The genuine key can't reuse that challenge afterwards.
+            #expect(try await api.biometricSignIn(key, counter: 1, challenge: challenge).code == "challenge_used")
+            #expect(try await api.auditKinds().contains("biometric_sign_in:failure"))
+        }
+    }
+
+    @Test("a signature for another purpose is refused with its own code, both ways")
+    func anotherPurpose() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            let (tokens, _) = try await api.enrolled(key)
+            let asRegister = try await api.biometricSignIn(key, counter: 1, purpose: .register)
+            #expect(asRegister.status == 401 && asRegister.code == "signature_purpose_mismatch")
+            let otherKey = TestKey()
+            let asLogin = try await api.register(otherKey, token: tokens.access, purpose: .login)
+            #expect(asLogin.code == "signature_purpose_mismatch")
+        }
+    }
+
+    @Test("a counter that does not increase is refused and audited as a cloned-key signal")
+    func counter() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            #expect(try await api.biometricSignIn(key, counter: 5).status == 201)
+            let same = try await api.biometricSignIn(key, counter: 5)
+            #expect(same.status == 401 && same.code == "counter_not_increasing")
+            #expect(try await api.biometricSignIn(key, counter: 4).code == "counter_not_increasing")
+            #expect(try await api.biometricSignIn(key, counter: 6).status == 201)
+            #expect(try await api.auditKinds().filter { $0 == "counter_regression:failure" }.count == 2)
+        }
+    }
+
+    @Test("a revoked device's key is refused at once, and its sessions end")
+    func revoked() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            let (tokens, deviceID) = try await api.enrolled(key)
+            let biometric = Tokens(try await api.biometricSignIn(key, counter: 1))
+            let other = try await api.signIn(installation: "laptop")
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: other.access).status == 204)
+            #expect(try await api.call(.get, "/v1/me", token: biometric.access).code == "session_ended")
+            #expect(try await api.call(.get, "/v1/me", token: tokens.access).code == "session_ended")
+            #expect(try await api.call(.get, "/v1/me", token: other.access).status == 200)
+            let challenge = try await api.signInChallenge(key)
+            #expect(challenge.status == 403 && challenge.code == "device_revoked")
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: other.access).status == 204)
+        }
+    }
+
+    @Test("a challenge only serves what it was issued for")
+    func challengeBinding() async throws {
+        try await TestServer.run { api in
+            let alice = TestKey()
+            let (aliceTokens, _) = try await api.enrolled(alice, username: "alice")
+            let bob = TestKey()
+            _ = try await api.enrolled(bob, username: "bob", installation: "phone-2")
+            // Bob's login challenge used with Alice's key.
+            let bobChallenge = try await api.signInChallenge(bob)
+            #expect(try await api.biometricSignIn(alice, counter: 1, challenge: bobChallenge).code == "challenge_mismatch")
+            // ...and it was not burnt: Bob can still use it.
+            let bobSignIn = try await api.biometricSignIn(bob, counter: 1, challenge: bobChallenge)
+            #expect(bobSignIn.status == 201)
+            let bobTokens = Tokens(bobSignIn)
+            // A registration challenge of Alice's session, used by Bob's session.
+            let registration = try await api.call(.post, "/v1/devices/challenges", token: aliceTokens.access)
+            let newKey = TestKey()
+            let stolen = try await api.call(.post, "/v1/devices", json: [
+                "challengeId": try #require(registration["challengeId"]), "publicKey": newKey.publicKey, "keyId": newKey.keyID,
+                "biometryKind": "touchID", "deviceName": "x", "counter": 0,
+                "signature": try newKey.sign(.register, challenge: try #require(registration["challenge"]), counter: 0),
+            ], token: bobTokens.access)
+            #expect(stolen.code == "challenge_mismatch")
+            // A sign-in challenge id can't register a device.
+            let login = try await api.signInChallenge(alice)
+            let wrongPurpose = try await api.call(.post, "/v1/devices", json: [
+                "challengeId": try #require(login["challengeId"]), "publicKey": newKey.publicKey, "keyId": newKey.keyID,
+                "biometryKind": "touchID", "deviceName": "x", "counter": 0,
+                "signature": try newKey.sign(.register, challenge: try #require(login["challenge"]), counter: 0),
+            ], token: aliceTokens.access)
+            #expect(wrongPurpose.code == "challenge_mismatch")
+            #expect(try await api.biometricSignIn(alice, counter: 1, challenge: try await api.signInChallenge(alice)).status == 201)
+        }
+    }
+
+    @Test("registration: a key is bound once; its key id must be its own hash; an unknown key gets no challenge")
+    func registrationRules() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            let (tokens, _) = try await api.enrolled(key)
+            #expect(try await api.register(key, token: tokens.access).code == "key_already_registered")
+            let other = TestKey()
+            let challenge = try await api.call(.post, "/v1/devices/challenges", token: tokens.access)
+            let mismatched = try await api.call(.post, "/v1/devices", json: [
+                "challengeId": try #require(challenge["challengeId"]), "publicKey": other.publicKey, "keyId": key.keyID,
+                "biometryKind": "faceID", "deviceName": "x", "counter": 0,
+                "signature": try other.sign(.register, challenge: try #require(challenge["challenge"]), counter: 0),
+            ], token: tokens.access)
+            #expect(mismatched.code == "key_id_mismatch")
+            let unknown = try await api.signInChallenge(TestKey())
+            #expect(unknown.status == 404 && unknown.code == "device_not_found")
+            #expect(try await api.call(.delete, "/v1/devices/00000000-0000-0000-0000-000000000000", token: tokens.access).code == "device_not_found")
+        }
+    }
+
+    @Test("another account's device can't be revoked or listed")
+    func otherAccountsDevice() async throws {
+        try await TestServer.run { api in
+            let (_, aliceDevice) = try await api.enrolled(TestKey(), username: "alice")
+            let (bobTokens, _) = try await api.enrolled(TestKey(), username: "bob", installation: "phone-2")
+            #expect(try await api.call(.delete, "/v1/devices/\(aliceDevice)", token: bobTokens.access).code == "device_not_found")
+            let list = try await api.call(.get, "/v1/devices", token: bobTokens.access)
+            #expect((list.json["devices"] as? [[String: Any]])?.count == 1)
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import BioAuthCore
+import BioAuthTesting
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import SQLKit
+import Testing
+
+@testable import BioAuthServer
+
+/// A server over a private in-memory database, bcrypt at cost 4 and a manual clock.
+struct TestServer {
+    static let relyingPartyID = "bank.example"
+
+    /// Runs `body` against a fresh server, in process (`.router`) or over a real socket (`.live`).
+    static func run<R: Sendable>(
+        _ setup: TestingSetup = .router,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (API) async throws -> R
+    ) async throws -> R {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = ":memory:"
+        configuration.bcryptCost = 4
+        configuration.relyingPartyID = relyingPartyID
+        configuration.port = 0
+        configure(&configuration)
+        var logger = Logger(label: "bioauth-test")
+        logger.logLevel = .warning
+        let clock = ManualClock()
+        let database = try await SQLiteDatabaseExecutor.open(path: ":memory:", logger: logger)
+        let (app, _) = try await BioAuthServerApplication.build(
+            configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), logger: logger)
+        return try await app.test(setup) { client in
+            try await body(API(client: client, database: database, clock: clock))
+        }
+    }
+}
+
+/// A reply: status, code (for problems) and the JSON body.
+struct Reply: @unchecked Sendable {
+    let status: Int
+    let json: [String: Any]
+    let raw: String
+
+    var code: String? { json["code"] as? String }
+    subscript(key: String) -> String? { json[key] as? String }
+}
+
+/// Requests against a test server, plus direct access to its database.
+struct API: Sendable {
+    let client: any TestClientProtocol
+    let database: any DatabaseExecutor
+    let clock: ManualClock
+
+    @discardableResult
+    func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil, body: String? = nil, token: String? = nil,
+              headers extra: HTTPFields = [:]) async throws -> Reply {
+        var headers = extra
+        var buffer: ByteBuffer?
+        if let json {
+            buffer = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+            headers[.contentType] = "application/json"
+        } else if let body {
+            buffer = ByteBuffer(string: body)
+            if headers[.contentType] == nil { headers[.contentType] = "application/json" }
+        }
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        let response = try await client.execute(uri: path, method: method, headers: headers, body: buffer)
+        let raw = String(buffer: response.body)
+        let parsed = (try? JSONSerialization.jsonObject(with: Data(raw.utf8))) as? [String: Any] ?? [:]
+        if response.status.code >= 400 {
+            #expect(response.headers[.contentType] == "application/problem+json", "\(method) \(path): \(raw)")
+            #expect(parsed["code"] is String, "\(method) \(path): no code in \(raw)")
+        }
+        return Reply(status: response.status.code, json: parsed, raw: raw)
+    }
+
+    // MARK: Flows
+
+    func createAccount(_ username: String = "alice", password: String = "correct horse") async throws {
+        let reply = try await call(.post, "/v1/accounts", json: ["username": username, "password": password])
+        try #require(reply.status == 201, "create account: \(reply.raw)")
+    }
+
+    func signIn(_ username: String = "alice", password: String = "correct horse", installation: String = "phone-1") async throws -> Tokens {
+        let reply = try await call(.post, "/v1/sessions", json: ["username": username, "password": password, "installationId": installation])
+        try #require(reply.status == 201, "sign in: \(reply.raw)")
+        return Tokens(reply)
+    }
+
+    /// An account signed in on `installation`, with `key` registered; returns the tokens and the device id.
+    func enrolled(_ key: TestKey, username: String = "alice", installation: String = "phone-1") async throws -> (Tokens, String) {
+        try await createAccount(username)
+        let tokens = try await signIn(username, installation: installation)
+        let device = try await register(key, token: tokens.access)
+        try #require(device.status == 201, "register: \(device.raw)")
+        return (tokens, try #require(device["deviceId"]))
+    }
+
+    func register(_ key: TestKey, token: String, counter: UInt64 = 0, name: String = "Alice's iPhone", purpose: SignedPayload.Purpose = .register)
+        async throws -> Reply
+    {
+        let challenge = try await call(.post, "/v1/devices/challenges", token: token)
+        try #require(challenge.status == 201, "registration challenge: \(challenge.raw)")
+        return try await call(.post, "/v1/devices", json: [
+            "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
+            "biometryKind": "faceID", "deviceName": name, "counter": Int(counter),
+            "signature": try key.sign(purpose, challenge: try #require(challenge["challenge"]), counter: counter),
+        ], token: token)
+    }
+
+    func signInChallenge(_ key: TestKey) async throws -> Reply {
+        try await call(.post, "/v1/sessions/biometric/challenges", json: ["keyId": key.keyID])
+    }
+
+    /// Biometric sign-in; `signer` signs (another key to forge), `purpose` is what it signs for.
+    func biometricSignIn(_ key: TestKey, counter: UInt64, signer: TestKey? = nil, purpose: SignedPayload.Purpose = .login,
+                         challenge: Reply? = nil) async throws -> Reply {
+        let issued: Reply
+        if let challenge {
+            issued = challenge
+        } else {
+            issued = try await signInChallenge(key)
+        }
+        try #require(issued.status == 201, "sign-in challenge: \(issued.raw)")
+        return try await call(.post, "/v1/sessions/biometric", json: [
+            "challengeId": try #require(issued["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
+            "signature": try (signer ?? key).sign(purpose, challenge: try #require(issued["challenge"]), counter: counter, keyID: key.keyIDBytes),
+        ])
+    }
+
+    // MARK: The database
+
+    /// Every row of every table, as text, for "nothing changed" and "no secret stored" checks.
+    func snapshot() async throws -> [String: [[String: String]]] {
+        try await database.transaction { db in
+            var tables: [String: [[String: String]]] = [:]
+            for table in ["accounts", "devices", "sessions", "access_tokens", "refresh_tokens", "challenges", "audit_events", "schema_migrations"] {
+                let rows = try await db.raw(SQLQueryString("SELECT * FROM \(unsafeRaw: table)")).all()
+                tables[table] = try rows.map { row in
+                    var values: [String: String] = [:]
+                    for column in row.allColumns {
+                        if try row.decodeNil(column: column) {
+                            values[column] = "NULL"
+                        } else if let text = try? row.decode(column: column, as: String.self) {
+                            values[column] = text
+                        } else {
+                            values[column] = String(try row.decode(column: column, as: Int64.self))
+                        }
+                    }
+                    return values
+                }.sorted { canonical($0) < canonical($1) }
+            }
+            return tables
+        }
+    }
+
+    private func canonical(_ row: [String: String]) -> String {
+        row.keys.sorted().map { "\($0)=\(row[$0] ?? "")" }.joined(separator: "|")
+    }
+
+    func auditKinds() async throws -> [String] {
+        try await database.transaction { db in
+            try await db.select().columns("kind", "outcome").from("audit_events").orderBy("sequence").all()
+                .map { "\(try $0.decode(column: "kind", as: String.self)):\(try $0.decode(column: "outcome", as: String.self))" }
+        }
+    }
+}
+
+struct Tokens: Sendable {
+    let access: String
+    let refresh: String
+    let sessionID: String
+
+    init(_ reply: Reply) {
+        access = reply["accessToken"] ?? ""
+        refresh = reply["refreshToken"] ?? ""
+        sessionID = reply["sessionId"] ?? ""
+    }
+}
+
+/// A device key in software, signing BioAuth payloads as a phone would.
+struct TestKey: Sendable {
+    let privateKey = P256.Signing.PrivateKey()
+
+    var publicKey: String { Base64URL.encode(privateKey.publicKey.x963Representation) }
+    var keyIDBytes: Data { Data(SHA256.hash(data: privateKey.publicKey.x963Representation)) }
+    var keyID: String { Base64URL.encode(keyIDBytes) }
+
+    /// Signs the payload for `purpose` over the base64url `challenge`, naming `keyID` (this key's by default).
+    func sign(_ purpose: SignedPayload.Purpose, challenge: String, counter: UInt64, keyID: Data? = nil,
+              relyingPartyID: String = TestServer.relyingPartyID) throws -> String {
+        let payload = try SignedPayload(
+            purpose: purpose, relyingPartyID: relyingPartyID, challenge: try #require(Base64URL.decode(challenge)),
+            keyID: keyID ?? keyIDBytes, counter: counter)
+        return Base64URL.encode(try privateKey.signature(for: payload.bytes).derRepresentation)
+    }
+}
