@@ -21,7 +21,7 @@ struct SignedPayloadTests {
     @Test("the published vectors (made by an independent implementation) encode and verify byte for byte")
     func vectors() throws {
         let vectors = try Self.vectors()
-        #expect(vectors.count == 5)
+        #expect(vectors.count == 6)
         for vector in vectors {
             let publicKey = try DevicePublicKey(x963Representation: try hex(vector.publicKeyX963Hex))
             #expect(publicKey.keyID == (try hex(vector.keyIdHex)), "\(vector.name)")

@@ -5,7 +5,7 @@ import Foundation
 /// ```
 /// "BIOAUTH" 0x00          8 bytes, domain separation
 /// version                 1 byte  (1)
-/// purpose                 u16 length ‖ ASCII ("register", "login", "payment")
+/// purpose                 u16 length ‖ ASCII ("register", "login", "payment", "pin")
 /// relying party id        u16 length ‖ UTF-8
 /// challenge               u16 length ‖ 32 bytes
 /// key id                  u16 length ‖ 32 bytes (SHA-256 of the X9.63 public key)
@@ -23,6 +23,8 @@ public struct SignedPayload: Hashable, Sendable {
         public static let login = Purpose(rawValue: "login")
         /// Authorizing a payment; the payload then carries the transaction hash.
         public static let payment = Purpose(rawValue: "payment")
+        /// Setting or changing the payment PIN without the account password.
+        public static let paymentPIN = Purpose(rawValue: "pin")
 
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
@@ -32,7 +34,7 @@ public struct SignedPayload: Hashable, Sendable {
     /// The current format version.
     public static let version: UInt8 = 1
     /// The leading bytes of every payload: `"BIOAUTH"` and a zero byte.
-    public static let domain = Data("BIOAUTH\u{0}".utf8)
+    public static let domain = CanonicalWriter.domain
 
     /// What the signature is for.
     public let purpose: Purpose
@@ -78,20 +80,14 @@ public struct SignedPayload: Hashable, Sendable {
 
     /// The bytes to sign.
     public var bytes: Data {
-        var out = Self.domain
-        out.append(Self.version)
-        func field(_ value: Data) {
-            out.append(UInt8(value.count >> 8))
-            out.append(UInt8(value.count & 0xFF))
-            out.append(value)
-        }
-        field(Data(purpose.rawValue.utf8))
-        field(Data(relyingPartyID.utf8))
-        field(challenge)
-        field(keyID)
-        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: counter >> UInt64(shift))) }
-        field(transactionHash)
-        return out
+        var writer = CanonicalWriter(version: Self.version)
+        writer.field(purpose.rawValue)
+        writer.field(relyingPartyID)
+        writer.field(challenge)
+        writer.field(keyID)
+        writer.uint64(counter)
+        writer.field(transactionHash)
+        return writer.bytes
     }
 }
 
