@@ -86,6 +86,7 @@ let package = Package(
                 "BioAuthServer",
                 "BioAuthTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
     ]

@@ -2,6 +2,7 @@ import BioAuthCore
 import BioAuthTesting
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -17,6 +18,8 @@ struct TestServer {
     /// Runs `body` against a fresh server, in process (`.router`) or over a real socket (`.live`).
     static func run<R: Sendable>(
         _ setup: TestingSetup = .router,
+        logLevel: Logger.Level = .warning,
+        logSink: LogSink = LogSink(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (API) async throws -> R
     ) async throws -> R {
@@ -25,9 +28,10 @@ struct TestServer {
         configuration.bcryptCost = 4
         configuration.relyingPartyID = relyingPartyID
         configuration.port = 0
+        configuration.receiptKeyPath = ":memory:"
         configure(&configuration)
-        var logger = Logger(label: "bioauth-test")
-        logger.logLevel = .warning
+        var logger = Logger(label: "bioauth-test") { _ in CapturingLogHandler(sink: logSink) }
+        logger.logLevel = logLevel
         let clock = ManualClock()
         let database = try await SQLiteDatabaseExecutor.open(path: ":memory:", logger: logger)
         let (app, _) = try await BioAuthServerApplication.build(
@@ -35,6 +39,29 @@ struct TestServer {
         return try await app.test(setup) { client in
             try await body(API(client: client, database: database, clock: clock))
         }
+    }
+}
+
+/// Collects every log line a test server writes.
+final class LogSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var text: String { lock.withLock { lines.joined(separator: "\n") } }
+}
+
+/// A log handler that writes into a ``LogSink`` (message and metadata).
+struct CapturingLogHandler: LogHandler {
+    let sink: LogSink
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        let all = self.metadata.merging(metadata ?? [:]) { $1 }
+        sink.append("\(level) \(message) \(all)")
     }
 }
 
@@ -131,13 +158,58 @@ struct API: Sendable {
         ])
     }
 
+    // MARK: Payments
+
+    func setPIN(_ pin: String = "258046", token: String, password: String = "correct horse") async throws -> Reply {
+        try await call(.put, "/v1/me/payment-pin", json: ["pin": pin, "currentPassword": password], token: token)
+    }
+
+    func createPayment(token: String, amountMinor: Int = 8800, currency: String = "CNY", payeeID: String = "merchant-coffee-042",
+                       payeeName: String = "Coffee Shop", memo: String? = nil, idempotencyKey: String = UUID().uuidString) async throws -> Reply {
+        var json: [String: any Sendable] = ["amountMinor": amountMinor, "currency": currency, "payeeId": payeeID, "payeeName": payeeName]
+        if let memo { json["memo"] = memo }
+        return try await call(.post, "/v1/payments", json: json, token: token, headers: [HTTPField.Name("Idempotency-Key")!: idempotencyKey])
+    }
+
+    /// What a phone does: fetch the payment's challenge, build the transaction from what it shows (after
+    /// `tamper` had its way, as a compromised channel might), sign, and send.
+    func authorizeWithBiometrics(
+        _ payment: Reply, key: TestKey, counter: UInt64, token: String, purpose: SignedPayload.Purpose = .payment,
+        challenge: Reply? = nil, tamper: (inout (paymentID: String, amount: Int64, currency: String, payeeID: String, payeeName: String)) -> Void = { _ in }
+    ) async throws -> Reply {
+        let paymentID = try #require(payment["paymentId"])
+        let issued: Reply
+        if let challenge {
+            issued = challenge
+        } else {
+            issued = try await call(.post, "/v1/payments/\(paymentID)/challenges", json: ["keyId": key.keyID], token: token)
+        }
+        try #require(issued.status == 201, "payment challenge: \(issued.raw)")
+        var shown = (paymentID: paymentID, amount: (payment.json["amountMinor"] as? Int).map(Int64.init) ?? 0,
+                     currency: payment["currency"] ?? "", payeeID: payment["payeeId"] ?? "", payeeName: payment["payeeName"] ?? "")
+        tamper(&shown)
+        let transaction = try CanonicalTransaction(
+            paymentID: shown.paymentID, amount: Money(minorUnits: shown.amount, currency: try #require(Currency(code: shown.currency))),
+            payeeID: shown.payeeID, payeeName: shown.payeeName)
+        let challengeText = try #require(issued["challenge"])
+        let payload = try SignedPayload(
+            purpose: purpose, relyingPartyID: TestServer.relyingPartyID, challenge: try #require(Base64URL.decode(challengeText)),
+            keyID: key.keyIDBytes, counter: counter, transactionHash: purpose == .payment ? transaction.hash : Data())
+        return try await call(.post, "/v1/payments/\(paymentID)/biometric-authorization", json: [
+            "challengeId": try #require(issued["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
+            "transactionHash": Base64URL.encode(transaction.hash),
+            "signature": Base64URL.encode(try key.privateKey.signature(for: payload.bytes).derRepresentation),
+        ], token: token)
+    }
+
     // MARK: The database
 
     /// Every row of every table, as text, for "nothing changed" and "no secret stored" checks.
     func snapshot() async throws -> [String: [[String: String]]] {
         try await database.transaction { db in
             var tables: [String: [[String: String]]] = [:]
-            for table in ["accounts", "devices", "sessions", "access_tokens", "refresh_tokens", "challenges", "audit_events", "schema_migrations"] {
+            for table in ["accounts", "devices", "sessions", "access_tokens", "refresh_tokens", "challenges", "audit_events", "schema_migrations",
+                          "payments", "idempotency_keys", "payment_pins"] {
                 let rows = try await db.raw(SQLQueryString("SELECT * FROM \(unsafeRaw: table)")).all()
                 tables[table] = try rows.map { row in
                     var values: [String: String] = [:]

@@ -75,4 +75,40 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let deviceNotFound = ProblemCode(rawValue: "device_not_found")
     /// The device was revoked; its key is refused.
     public static let deviceRevoked = ProblemCode(rawValue: "device_revoked")
+
+    // Payments
+    /// The amount is not a positive integer of minor units.
+    public static let invalidAmount = ProblemCode(rawValue: "invalid_amount")
+    /// The currency is not an active ISO 4217 code.
+    public static let invalidCurrency = ProblemCode(rawValue: "invalid_currency")
+    /// The payee id or display name breaks its rules.
+    public static let invalidPayee = ProblemCode(rawValue: "invalid_payee")
+    /// The memo is too long or has control characters.
+    public static let invalidMemo = ProblemCode(rawValue: "invalid_memo")
+    /// The `Idempotency-Key` header is empty or too long.
+    public static let invalidIdempotencyKey = ProblemCode(rawValue: "invalid_idempotency_key")
+    /// The `Idempotency-Key` was used before with another body.
+    public static let idempotencyKeyReused = ProblemCode(rawValue: "idempotency_key_reused")
+    /// No such payment on this account.
+    public static let paymentNotFound = ProblemCode(rawValue: "payment_not_found")
+    /// The payment is authorized already (a concurrent or repeated authorization); read it for the receipt.
+    public static let paymentAlreadyAuthorized = ProblemCode(rawValue: "payment_already_authorized")
+    /// The payment was cancelled.
+    public static let paymentCancelled = ProblemCode(rawValue: "payment_cancelled")
+    /// The payment expired before it was authorized.
+    public static let paymentExpired = ProblemCode(rawValue: "payment_expired")
+    /// Too many failed authorizations: the payment can no longer be authorized.
+    public static let paymentLocked = ProblemCode(rawValue: "payment_locked")
+    /// The device signed a different transaction (amount, currency, payee or payment) than the server's.
+    public static let transactionMismatch = ProblemCode(rawValue: "transaction_mismatch")
+    /// The PIN is not 6 digits.
+    public static let invalidPIN = ProblemCode(rawValue: "invalid_pin")
+    /// The PIN is all one digit or a straight run.
+    public static let weakPIN = ProblemCode(rawValue: "weak_pin")
+    /// No payment PIN is set for the account.
+    public static let pinNotSet = ProblemCode(rawValue: "pin_not_set")
+    /// The PIN is wrong.
+    public static let wrongPIN = ProblemCode(rawValue: "wrong_pin")
+    /// Too many wrong PINs: PIN payments are locked for a while.
+    public static let pinLocked = ProblemCode(rawValue: "pin_locked")
 }

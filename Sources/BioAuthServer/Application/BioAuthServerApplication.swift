@@ -5,8 +5,8 @@ import Logging
 import OpenAPIHummingbird
 import ServiceLifecycle
 
-/// Builds the BioAuth server: opens (and migrates) the database, starts the password hashing threads,
-/// and wires the generated API into a Hummingbird application.
+/// Builds the BioAuth server: opens (and migrates) the database, loads (or creates) the receipt key, starts
+/// the password hashing threads, and wires the generated API into a Hummingbird application.
 ///
 /// ```swift
 /// var configuration = ServerConfiguration()
@@ -42,10 +42,11 @@ public enum BioAuthServerApplication {
             throw ConfigurationError(message: "the OpenAPI document is missing from the build")
         }
         let document = try Data(contentsOf: documentURL)
+        let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath)
         let passwords = try await PasswordHasher.start(cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads)
         let service = BioAuthService(
             configuration: configuration, database: database, clock: clock, random: random, passwords: passwords,
-            logger: logger)
+            receipts: receipts, logger: logger)
 
         let router = Router()
         router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize))

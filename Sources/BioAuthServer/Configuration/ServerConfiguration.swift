@@ -29,6 +29,17 @@ public struct ServerConfiguration: Sendable {
     public var loginChallengeLifetime: TimeInterval = 120
     /// Lifetime of a device registration challenge.
     public var registrationChallengeLifetime: TimeInterval = 300
+    /// The PEM file of the server's receipt-signing key (P-256), created with owner-only permissions on
+    /// first start and never overwritten; `":memory:"` for a key that lives as long as the process (tests).
+    public var receiptKeyPath: String = "./bioauth-receipt-key.pem"
+    /// How long a payment stays pending before it expires (at most 5 minutes).
+    public var paymentLifetime: TimeInterval = 300
+    /// Failed authorizations (wrong signature, transaction or PIN) that lock a payment.
+    public var maxFailedPaymentAttempts: Int = 5
+    /// Consecutive wrong PINs that lock PIN payments.
+    public var maxFailedPINAttempts: Int = 5
+    /// How long PIN payments stay locked.
+    public var pinLockDuration: TimeInterval = 30 * 60
     /// The largest request body accepted, in bytes.
     public var maxRequestBodySize: Int = 64 * 1024
 
@@ -48,10 +59,14 @@ public struct ServerConfiguration: Sendable {
         for (name, value) in [
             ("account lock duration", accountLockDuration), ("access token lifetime", accessTokenLifetime),
             ("refresh token lifetime", refreshTokenLifetime), ("login challenge lifetime", loginChallengeLifetime),
-            ("registration challenge lifetime", registrationChallengeLifetime),
+            ("registration challenge lifetime", registrationChallengeLifetime), ("payment lifetime", paymentLifetime),
+            ("PIN lock duration", pinLockDuration),
         ] where !(value > 0) {
             throw fail("\(name) must be positive")
         }
+        guard paymentLifetime <= 300 else { throw fail("payment lifetime must be at most 300 seconds") }
+        guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
+        guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
     }
 }

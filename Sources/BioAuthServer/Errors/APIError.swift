@@ -20,15 +20,20 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
     static func status(of code: ProblemCode) -> HTTPResponse.Status {
         switch code {
         case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
-            .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch:
+            .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch,
+            .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo, .invalidIdempotencyKey, .invalidPIN, .weakPIN:
             .badRequest
         case .unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused,
-            .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing:
+            .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
+            .transactionMismatch, .wrongPIN:
             .unauthorized
         case .deviceRevoked: .forbidden
-        case .notFound, .challengeNotFound, .deviceNotFound: .notFound
-        case .usernameTaken, .keyAlreadyRegistered, .challengeUsed: .conflict
-        case .accountLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+        case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound: .notFound
+        case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
+            .conflict
+        case .paymentExpired: .gone
+        case .idempotencyKeyReused: .unprocessableContent
+        case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
         default: .internalServerError
         }

@@ -103,6 +103,77 @@ struct APIHandler: APIProtocol {
         return .noContent(.init())
     }
 
+    // MARK: Payments
+
+    func createPayment(_ input: Operations.CreatePayment.Input) async throws -> Operations.CreatePayment.Output {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let session = try await session()
+        let request = try PaymentRequest(
+            amountMinor: body.amountMinor, currency: body.currency, payeeID: body.payeeId, payeeName: body.payeeName, memo: body.memo,
+            idempotencyKey: input.headers.idempotencyKey)
+        return .created(.init(body: .json(try Self.payment(try await service.createPayment(session: session, request)))))
+    }
+
+    func listPayments(_ input: Operations.ListPayments.Input) async throws -> Operations.ListPayments.Output {
+        let limit = input.query.limit ?? 50
+        guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
+        let payments = try await service.payments(session: try await session(), limit: limit)
+        return .ok(.init(body: .json(.init(payments: try payments.map(Self.payment)))))
+    }
+
+    func getPayment(_ input: Operations.GetPayment.Input) async throws -> Operations.GetPayment.Output {
+        .ok(.init(body: .json(try Self.payment(try await service.payment(input.path.paymentId, session: try await session())))))
+    }
+
+    func createPaymentChallenge(_ input: Operations.CreatePaymentChallenge.Input) async throws -> Operations.CreatePaymentChallenge.Output {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let issued = try await service.createPaymentChallenge(input.path.paymentId, keyID: body.keyId, session: try await session())
+        return .created(.init(body: .json(challenge(issued))))
+    }
+
+    func authorizePaymentWithBiometrics(_ input: Operations.AuthorizePaymentWithBiometrics.Input) async throws
+        -> Operations.AuthorizePaymentWithBiometrics.Output
+    {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let payment = try await service.authorizeWithBiometrics(
+            input.path.paymentId, challengeID: body.challengeId, keyID: body.keyId, counter: body.counter,
+            transactionHash: body.transactionHash, signature: body.signature, session: try await session())
+        return .ok(.init(body: .json(try Self.payment(payment))))
+    }
+
+    func authorizePaymentWithPIN(_ input: Operations.AuthorizePaymentWithPIN.Input) async throws -> Operations.AuthorizePaymentWithPIN.Output {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let payment = try await service.authorizeWithPIN(input.path.paymentId, pin: body.pin, session: try await session())
+        return .ok(.init(body: .json(try Self.payment(payment))))
+    }
+
+    func cancelPayment(_ input: Operations.CancelPayment.Input) async throws -> Operations.CancelPayment.Output {
+        .ok(.init(body: .json(try Self.payment(try await service.cancelPayment(input.path.paymentId, session: try await session())))))
+    }
+
+    func createPaymentPINChallenge(_ input: Operations.CreatePaymentPINChallenge.Input) async throws
+        -> Operations.CreatePaymentPINChallenge.Output
+    {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        return .created(.init(body: .json(challenge(try await service.createPaymentPINChallenge(keyID: body.keyId, session: try await session())))))
+    }
+
+    func setPaymentPIN(_ input: Operations.SetPaymentPIN.Input) async throws -> Operations.SetPaymentPIN.Output {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let session = try await session()
+        let proof = try body.biometric.map {
+            try BiometricProof(challengeID: $0.challengeId, keyID: $0.keyId, counter: $0.counter, signature: $0.signature)
+        }
+        try await service.setPaymentPIN(body.pin, currentPassword: body.currentPassword, biometric: proof, session: session)
+        return .noContent(.init())
+    }
+
+    func listReceiptKeys(_ input: Operations.ListReceiptKeys.Input) async throws -> Operations.ListReceiptKeys.Output {
+        .ok(.init(body: .json(.init(keys: service.receiptKeys.map { key in
+            .init(keyId: Base64URL.encode(key.keyID), publicKey: Base64URL.encode(key.x963Representation), algorithm: .es256)
+        }))))
+    }
+
     // MARK: Audit
 
     func listAuditEvents(_ input: Operations.ListAuditEvents.Input) async throws -> Operations.ListAuditEvents.Output {
@@ -128,14 +199,33 @@ struct APIHandler: APIProtocol {
     private func challenge(_ challenge: IssuedChallenge) -> Components.Schemas.Challenge {
         .init(
             challengeId: challenge.id, challenge: Base64URL.encode(challenge.challenge),
-            purpose: challenge.purpose == .register ? .register : .login, relyingPartyId: service.configuration.relyingPartyID,
-            keyId: challenge.keyID.map(Base64URL.encode), expiresAt: challenge.expiresAt)
+            purpose: Components.Schemas.Challenge.PurposePayload(rawValue: challenge.purpose.rawValue) ?? .login,
+            relyingPartyId: service.configuration.relyingPartyID, keyId: challenge.keyID.map(Base64URL.encode),
+            paymentId: challenge.paymentID, expiresAt: challenge.expiresAt)
     }
 
     /// The wire enum and ``BioAuthCore/BiometryKind`` share raw values.
     private static func kind(_ kind: Components.Schemas.BiometryKind) throws -> BiometryKind {
         guard let kind = BiometryKind(rawValue: kind.rawValue) else { throw APIError(.malformedRequest, "Unknown biometryKind.") }
         return kind
+    }
+
+    private static func payment(_ payment: PaymentInfo) throws -> Components.Schemas.Payment {
+        guard let status = Components.Schemas.Payment.StatusPayload(rawValue: payment.status.rawValue),
+            let currency = Currency(code: payment.currency)
+        else { throw APIError.internalError }
+        return .init(
+            paymentId: payment.id, status: status, amountMinor: payment.amountMinor, currency: payment.currency,
+            currencyExponent: currency.minorUnitExponent, payeeId: payment.payeeID, payeeName: payment.payeeName, memo: payment.memo,
+            transactionHash: Base64URL.encode(try payment.transaction().hash), failedAttempts: payment.failedAttempts,
+            createdAt: payment.createdAt, expiresAt: payment.expiresAt, authorizedAt: payment.authorizedAt,
+            authorizationMethod: payment.authorizationMethod.flatMap { .init(rawValue: $0) }, deviceId: payment.deviceID,
+            receipt: payment.receipt.map { receipt in
+                .init(
+                    version: receipt.version, paymentId: receipt.paymentId, accountId: receipt.accountId, amountMinor: receipt.amountMinor,
+                    currency: receipt.currency, payeeId: receipt.payeeId, payeeName: receipt.payeeName, method: receipt.method,
+                    authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId, signature: receipt.signature)
+            })
     }
 
     private static func device(_ device: DeviceInfo) throws -> Components.Schemas.Device {

@@ -75,18 +75,12 @@ extension BioAuthService {
     /// Changes the password after checking the current one, and ends every session of the account.
     func changePassword(session: AuthenticatedSession, current: String, new: String) async throws {
         try Validation.newPassword(new)
-        let stored = try await database.transaction { db in try await storedCredentials(id: session.accountID, on: db) }
-        guard let stored else { throw APIError(.sessionEnded, "The session has ended.") }
-        if let lockedUntil = stored.lockedUntil, lockedUntil > now { throw lockedError(until: lockedUntil) }
-        let plausible = (1...72).contains(current.utf8.count)
-        let matches = try await passwords.verify(current, hash: plausible ? stored.passwordHash : nil)
-        let newHash = matches ? try await passwords.hash(new) : ""
+        let stored = try await verifyPassword(of: session, current, auditing: .passwordChanged)
+        let newHash = try await passwords.hash(new)
         try await commit { db -> Outcome<Void> in
-            guard let latest = try await storedCredentials(id: stored.id, on: db) else {
-                return .failure(APIError(.sessionEnded, "The session has ended."))
-            }
-            guard matches, latest.passwordHash == stored.passwordHash else {
-                return .failure(try await recordWrongPassword(account: latest, kind: .passwordChanged, on: db))
+            // A concurrent change since the check wins; this one is refused.
+            guard let latest = try await storedCredentials(id: stored.id, on: db), latest.passwordHash == stored.passwordHash else {
+                return .failure(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
             try await db.update("accounts")
                 .set("password_hash", to: newHash)
@@ -97,6 +91,26 @@ extension BioAuthService {
             try await audit(.passwordChanged, succeeded: true, account: stored.id, session: session.sessionID, on: db)
             return .success(())
         }
+    }
+
+    /// Checks the signed-in account's password (off the event loop), with the same lock as sign-in: a wrong
+    /// one is counted, audited as `kind` and thrown.
+    func verifyPassword(of session: AuthenticatedSession, _ password: String, auditing kind: AuditKind) async throws
+        -> StoredCredentials
+    {
+        let stored = try await database.transaction { db in try await storedCredentials(id: session.accountID, on: db) }
+        guard let stored else { throw APIError(.sessionEnded, "The session has ended.") }
+        if let lockedUntil = stored.lockedUntil, lockedUntil > now { throw lockedError(until: lockedUntil) }
+        let plausible = (1...72).contains(password.utf8.count)
+        guard try await passwords.verify(password, hash: plausible ? stored.passwordHash : nil) else {
+            return try await commit { db in
+                guard let latest = try await storedCredentials(id: stored.id, on: db) else {
+                    return .failure(APIError(.sessionEnded, "The session has ended."))
+                }
+                return .failure(try await recordWrongPassword(account: latest, kind: kind, on: db))
+            }
+        }
+        return stored
     }
 
     // MARK: Internals

@@ -14,6 +14,12 @@ enum AuditKind: String, Sendable {
     case biometricSignIn = "biometric_sign_in"
     case challengeReplay = "challenge_replay"
     case counterRegression = "counter_regression"
+    case paymentCreated = "payment_created"
+    case paymentAuthorized = "payment_authorized"
+    case paymentCancelled = "payment_cancelled"
+    case paymentLocked = "payment_locked"
+    case paymentPINSet = "payment_pin_set"
+    case paymentPINLocked = "payment_pin_locked"
 }
 
 /// One row of the audit log.

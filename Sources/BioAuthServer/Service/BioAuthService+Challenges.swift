@@ -8,6 +8,7 @@ struct IssuedChallenge: Sendable {
     var challenge: Data
     var purpose: SignedPayload.Purpose
     var keyID: Data?
+    var paymentID: String?
     var expiresAt: Date
 }
 
@@ -17,6 +18,7 @@ struct ChallengeBinding: Sendable {
     var account: String
     var session: String?
     var device: String?
+    var payment: String? = nil
 }
 
 extension BioAuthService {
@@ -26,12 +28,12 @@ extension BioAuthService {
     {
         let challenge = IssuedChallenge(
             id: UUID().uuidString.lowercased(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
-            expiresAt: now.addingTimeInterval(lifetime))
+            paymentID: binding.payment, expiresAt: now.addingTimeInterval(lifetime))
         try await db.insert(into: "challenges")
             .columns("id", "purpose", "challenge", "account_id", "session_id", "device_id", "payment_id", "created_at", "expires_at", "consumed_at")
             .values(
                 SQLBind(challenge.id), SQLBind(binding.purpose.rawValue), SQLBind(Base64URL.encode(challenge.challenge)),
-                SQLBind(binding.account), SQLBind(binding.session), SQLBind(binding.device), SQLBind(String?.none),
+                SQLBind(binding.account), SQLBind(binding.session), SQLBind(binding.device), SQLBind(binding.payment),
                 SQLBind(now.millisecondsSince1970), SQLBind(challenge.expiresAt.millisecondsSince1970), SQLBind(Int64?.none))
             .run()
         return challenge
@@ -44,7 +46,7 @@ extension BioAuthService {
     func consumeChallenge(_ id: String, for binding: ChallengeBinding, on db: any SQLDatabase) async throws -> Outcome<Data> {
         guard Validation.isIssuedID(id),
             let row = try await db.select()
-                .columns("purpose", "challenge", "account_id", "session_id", "device_id", "expires_at", "consumed_at")
+                .columns("purpose", "challenge", "account_id", "session_id", "device_id", "payment_id", "expires_at", "consumed_at")
                 .from("challenges").where("id", .equal, id).first()
         else { return .failure(APIError(.challengeNotFound, "There is no such challenge.")) }
 
@@ -53,8 +55,9 @@ extension BioAuthService {
             && row.decode(column: "account_id", as: String.self) == binding.account
             && (binding.session == nil || row.decode(column: "session_id", as: String?.self) == binding.session)
             && (binding.device == nil || row.decode(column: "device_id", as: String?.self) == binding.device)
+            && row.decode(column: "payment_id", as: String?.self) == binding.payment
         guard matches else {
-            return .failure(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session or key."))
+            return .failure(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session, key or payment."))
         }
         guard try row.decode(column: "consumed_at", as: Int64?.self) == nil else {
             try await audit(.challengeReplay, succeeded: false, account: binding.account, device: binding.device, code: "challenge_used", on: db)
@@ -71,23 +74,46 @@ extension BioAuthService {
         return .success(bytes)
     }
 
-    /// Checks `signature` over the payload for `purpose`. When it fails, tells a signature made for another
-    /// purpose apart from one that is simply wrong.
+    /// Checks `signature` over the payload for `purpose` (with `transactionHash` for payments). When it
+    /// fails, tells a signature made for another purpose apart from one that is simply wrong.
     func checkSignature(
-        _ signature: Data, by key: DevicePublicKey, purpose: SignedPayload.Purpose, challenge: Data, counter: UInt64
+        _ signature: Data, by key: DevicePublicKey, purpose: SignedPayload.Purpose, challenge: Data, counter: UInt64,
+        transactionHash: Data = Data()
     ) throws -> APIError? {
-        func payload(_ purpose: SignedPayload.Purpose) throws -> Data {
+        func payload(_ purpose: SignedPayload.Purpose, _ hash: Data) throws -> Data {
             try SignedPayload(
                 purpose: purpose, relyingPartyID: configuration.relyingPartyID, challenge: challenge, keyID: key.keyID,
-                counter: counter
+                counter: counter, transactionHash: hash
             ).bytes
         }
-        if key.isValidSignature(signature, for: try payload(purpose)) { return nil }
-        for other in [SignedPayload.Purpose.register, .login] where other != purpose {
-            if key.isValidSignature(signature, for: try payload(other)) {
+        if key.isValidSignature(signature, for: try payload(purpose, transactionHash)) { return nil }
+        for other in [SignedPayload.Purpose.register, .login, .paymentPIN] where other != purpose {
+            if key.isValidSignature(signature, for: try payload(other, Data())) {
                 return APIError(.signaturePurposeMismatch, "The signature was made for \(other), not \(purpose).")
             }
         }
         return APIError(.invalidSignature, "The signature does not verify with the registered key.")
+    }
+
+    /// The account's usable device for `keyID` (not another account's, not revoked), for payments and PINs.
+    func accountDevice(keyID: Data, account: String, on db: any SQLDatabase) async throws -> Outcome<DeviceInfo> {
+        switch try await usableDevice(keyID: keyID, on: db) {
+        case .failure(let error): return .failure(error)
+        case .success(let device) where device.accountID != account:
+            return .failure(APIError(.deviceNotFound, "No device of this account is registered with this key."))
+        case .success(let device): return .success(device)
+        }
+    }
+
+    /// Moves the device's counter forward, or refuses (and audits) a counter that did not increase.
+    func advanceCounter(of device: DeviceInfo, to counter: UInt64, on db: any SQLDatabase) async throws -> APIError? {
+        guard counter > UInt64(device.counter) else {
+            try await audit(.counterRegression, succeeded: false, account: device.accountID, device: device.id, code: "counter_not_increasing", on: db)
+            return APIError(
+                .counterNotIncreasing, "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied.")
+        }
+        try await db.update("devices").set("counter", to: Int64(counter)).set("last_used_at", to: now.millisecondsSince1970)
+            .where("id", .equal, device.id).run()
+        return nil
     }
 }

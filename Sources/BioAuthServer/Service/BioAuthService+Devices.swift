@@ -160,13 +160,7 @@ extension BioAuthService {
                 try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: error.code.rawValue, on: db)
                 return .failure(error)
             }
-            guard counter > UInt64(device.counter) else {
-                try await audit(.counterRegression, succeeded: false, account: device.accountID, device: device.id, code: "counter_not_increasing", on: db)
-                return .failure(APIError(
-                    .counterNotIncreasing, "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied."))
-            }
-            try await db.update("devices").set("counter", to: Int64(counter)).set("last_used_at", to: now.millisecondsSince1970)
-                .where("id", .equal, device.id).run()
+            if let error = try await advanceCounter(of: device, to: counter, on: db) { return .failure(error) }
             let tokens = try await startSession(
                 account: device.accountID, installationID: device.installationID, method: .biometric, device: device.id, on: db)
             try await audit(.biometricSignIn, succeeded: true, account: device.accountID, device: device.id, session: tokens.sessionID, on: db)
@@ -177,7 +171,7 @@ extension BioAuthService {
     // MARK: Internals
 
     /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
-    private func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> Outcome<DeviceInfo> {
+    func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> Outcome<DeviceInfo> {
         guard let device = try await devicesQuery(on: db).where("key_id", .equal, Base64URL.encode(keyID)).first().map(Self.device)
         else { return .failure(APIError(.deviceNotFound, "No device is registered with this key.")) }
         guard device.revokedAt == nil else {

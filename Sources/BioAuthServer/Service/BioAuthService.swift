@@ -16,6 +16,7 @@ struct BioAuthService: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     let passwords: PasswordHasher
+    let receipts: ReceiptSigner
     let logger: Logger
 
     var now: Date { clock.now }

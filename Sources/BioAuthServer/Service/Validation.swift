@@ -28,16 +28,22 @@ enum Validation {
 
     /// 1-64 characters, no control, format or line-separator characters.
     static func deviceName(_ raw: String) throws -> String {
-        let bad = raw.unicodeScalars.contains { scalar in
+        guard isDisplayable(raw, maxCharacters: 64) else {
+            throw APIError(.invalidDeviceName, "A device name is 1-64 characters without control characters.")
+        }
+        return raw
+    }
+
+    /// Whether `text` can be shown as it is: 1 to `maxCharacters` characters, not only white space, and no
+    /// control, format (bidi overrides, zero-width), separator, private-use or unassigned characters.
+    static func isDisplayable(_ text: String, maxCharacters: Int) -> Bool {
+        let bad = text.unicodeScalars.contains { scalar in
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: true
             default: false
             }
         }
-        guard (1...64).contains(raw.count), !bad, !raw.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw APIError(.invalidDeviceName, "A device name is 1-64 characters without control characters.")
-        }
-        return raw
+        return (1...maxCharacters).contains(text.count) && !bad && !text.trimmingCharacters(in: .whitespaces).isEmpty
     }
 
     /// A base64url field of exactly `length` bytes (any length when nil).

@@ -98,7 +98,52 @@ enum Migrations {
                 "CREATE INDEX audit_events_by_account ON audit_events (account_id, occurred_at)",
                 "CREATE INDEX audit_events_by_sequence ON audit_events (sequence)",
             ]
-        )
+        ),
+        (
+            2, "payments, idempotency keys, payment PINs",
+            [
+                """
+                CREATE TABLE payments (
+                    id TEXT PRIMARY KEY,
+                    account_id TEXT NOT NULL REFERENCES accounts (id),
+                    amount_minor BIGINT NOT NULL,
+                    currency TEXT NOT NULL,
+                    payee_id TEXT NOT NULL,
+                    payee_name TEXT NOT NULL,
+                    memo TEXT,
+                    status TEXT NOT NULL,
+                    failed_attempts INTEGER NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    authorized_at BIGINT,
+                    authorization_method TEXT,
+                    device_id TEXT REFERENCES devices (id),
+                    receipt TEXT
+                )
+                """,
+                "CREATE INDEX payments_by_account ON payments (account_id, created_at)",
+                """
+                CREATE TABLE idempotency_keys (
+                    account_id TEXT NOT NULL REFERENCES accounts (id),
+                    idempotency_key TEXT NOT NULL,
+                    request_hash TEXT NOT NULL,
+                    payment_id TEXT NOT NULL REFERENCES payments (id),
+                    response TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (account_id, idempotency_key)
+                )
+                """,
+                """
+                CREATE TABLE payment_pins (
+                    account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+                    pin_hash TEXT NOT NULL,
+                    failed_attempts INTEGER NOT NULL,
+                    locked_until BIGINT,
+                    updated_at BIGINT NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
     /// Applies the migrations the database has not seen yet.

@@ -10,8 +10,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Runs the BioAuth server.",
         discussion: """
             Every option can also be set with an environment variable (BIOAUTH_HOST, BIOAUTH_PORT, \
-            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST); an option given on the \
-            command line wins. The database is created with its tables on first start.
+            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY); an \
+            option given on the command line wins. The database and the receipt key are created on first start.
             """
     )
 
@@ -33,6 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "bcrypt cost, 4-31 (default 12).")
     var bcryptCost: Int?
 
+    @Option(help: "The receipt-signing key's PEM file, created (0600) if missing (default ./bioauth-receipt-key.pem).")
+    var receiptKey: String?
+
     /// The configuration from the options, then the environment, then the defaults.
     func serverConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
@@ -46,6 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.databasePath = database ?? environment["BIOAUTH_DATABASE"] ?? configuration.databasePath
         configuration.relyingPartyID = relyingPartyID ?? environment["BIOAUTH_RP_ID"] ?? configuration.relyingPartyID
         configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
+        configuration.receiptKeyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? configuration.receiptKeyPath
         if let level = logLevel ?? environment["BIOAUTH_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ValidationError("unknown log level \(level)")

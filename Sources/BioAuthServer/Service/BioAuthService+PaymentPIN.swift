@@ -1,0 +1,146 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+/// Proof of a fresh biometric for setting the PIN without the password, decoded.
+struct BiometricProof: Sendable {
+    var challengeID: String
+    var keyID: Data
+    var counter: UInt64
+    var signature: Data
+
+    init(challengeID: String, keyID: String, counter: Int64, signature: String) throws {
+        self.challengeID = challengeID
+        self.keyID = try Validation.bytes(keyID, field: "keyId", length: 32)
+        self.counter = try Validation.counter(counter)
+        self.signature = try Validation.bytes(signature, field: "signature")
+    }
+}
+
+extension BioAuthService {
+    /// Checks a PIN's form: exactly 6 ASCII digits, not all one digit, not a straight run.
+    static func validatePIN(_ pin: String) throws {
+        let digits = pin.utf8.map { Int($0) - 0x30 }
+        guard digits.count == 6, digits.allSatisfy({ (0...9).contains($0) }) else {
+            throw APIError(.invalidPIN, "A payment PIN is exactly 6 digits.")
+        }
+        let steps = Set(zip(digits, digits.dropFirst()).map { $1 - $0 })
+        if steps == [0] || steps == [1] || steps == [-1] {
+            throw APIError(.weakPIN, "Choose a PIN that is not one digit repeated or a straight run like 123456.")
+        }
+    }
+
+    /// A challenge for setting the PIN with the account's key `keyID`.
+    func createPaymentPINChallenge(keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        return try await commit { db in
+            let device: DeviceInfo
+            switch try await accountDevice(keyID: keyID, account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): device = found
+            }
+            return .success(try await issueChallenge(
+                ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id),
+                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db))
+        }
+    }
+
+    /// Sets or changes the payment PIN, proven by exactly one of the account password and a fresh biometric
+    /// signature. Only its bcrypt hash is stored; the failure count and lock are cleared.
+    func setPaymentPIN(_ pin: String, currentPassword: String?, biometric: BiometricProof?, session: AuthenticatedSession) async throws {
+        try Self.validatePIN(pin)
+        guard (currentPassword == nil) != (biometric == nil) else {
+            throw APIError(.malformedRequest, "Give exactly one of currentPassword and biometric.")
+        }
+        if let currentPassword { _ = try await verifyPassword(of: session, currentPassword, auditing: .paymentPINSet) }
+        let hash = try await passwords.hash(pin)
+        try await commit { db -> Outcome<Void> in
+            if let biometric {
+                let device: DeviceInfo
+                switch try await accountDevice(keyID: biometric.keyID, account: session.accountID, on: db) {
+                case .failure(let error): return .failure(error)
+                case .success(let found): device = found
+                }
+                let binding = ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id)
+                let challenge: Data
+                switch try await consumeChallenge(biometric.challengeID, for: binding, on: db) {
+                case .failure(let error): return .failure(error)
+                case .success(let bytes): challenge = bytes
+                }
+                if let error = try checkSignature(biometric.signature, by: device.publicKey, purpose: .paymentPIN, challenge: challenge, counter: biometric.counter) {
+                    try await audit(.paymentPINSet, succeeded: false, account: session.accountID, device: device.id, code: error.code.rawValue, on: db)
+                    return .failure(error)
+                }
+                if let error = try await advanceCounter(of: device, to: biometric.counter, on: db) { return .failure(error) }
+            }
+            try await db.delete(from: "payment_pins").where("account_id", .equal, session.accountID).run()
+            try await db.insert(into: "payment_pins").columns("account_id", "pin_hash", "failed_attempts", "locked_until", "updated_at")
+                .values(SQLBind(session.accountID), SQLBind(hash), SQLBind(0), SQLBind(Int64?.none), SQLBind(now.millisecondsSince1970))
+                .run()
+            try await audit(.paymentPINSet, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            return .success(())
+        }
+    }
+
+    /// Authorizes with the payment PIN: the fallback when biometrics fail or are unavailable. Wrong PINs count
+    /// against both the account's PIN lock and the payment's attempts.
+    func authorizeWithPIN(_ paymentID: String, pin: String, session: AuthenticatedSession) async throws -> PaymentInfo {
+        guard pin.utf8.count == 6, pin.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw APIError(.invalidPIN, "A payment PIN is exactly 6 digits.")
+        }
+        let storedHash: String = try await commit { db in
+            if case .failure(let error) = try await pendingPayment(paymentID, account: session.accountID, on: db) { return .failure(error) }
+            switch try await storedPIN(account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let stored): return .success(stored.hash)
+            }
+        }
+        let matches = try await passwords.verify(pin, hash: storedHash)
+        return try await commit { db in
+            // Everything is checked again: another request may have authorized the payment or locked the PIN
+            // while bcrypt ran.
+            let payment: PaymentInfo
+            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): payment = found
+            }
+            let stored: (hash: String, failures: Int)
+            switch try await storedPIN(account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): stored = found
+            }
+            guard matches, stored.hash == storedHash else {
+                let failures = stored.failures + 1
+                var error = APIError(.wrongPIN, "The payment PIN is wrong.")
+                if failures >= configuration.maxFailedPINAttempts {
+                    let until = now.addingTimeInterval(configuration.pinLockDuration)
+                    try await db.update("payment_pins").set("failed_attempts", to: 0).set("locked_until", to: until.millisecondsSince1970)
+                        .where("account_id", .equal, session.accountID).run()
+                    try await audit(.paymentPINLocked, succeeded: true, account: session.accountID, on: db)
+                    error = pinLockedError(until: until)
+                } else {
+                    try await db.update("payment_pins").set("failed_attempts", to: failures).where("account_id", .equal, session.accountID).run()
+                }
+                _ = try await recordFailedAuthorization(payment, APIError(.wrongPIN, "The payment PIN is wrong."), device: nil, on: db)
+                return .failure(error)
+            }
+            try await db.update("payment_pins").set("failed_attempts", to: 0).where("account_id", .equal, session.accountID).run()
+            return try await authorize(payment, method: "pin", device: nil, session: session, on: db)
+        }
+    }
+
+    private func storedPIN(account: String, on db: any SQLDatabase) async throws -> Outcome<(hash: String, failures: Int)> {
+        guard let row = try await db.select().columns("pin_hash", "failed_attempts", "locked_until").from("payment_pins")
+            .where("account_id", .equal, account).first()
+        else { return .failure(APIError(.pinNotSet, "No payment PIN is set for this account.")) }
+        if let locked = try row.decode(column: "locked_until", as: Int64?.self).map({ Date(millisecondsSince1970: $0) }), locked > now {
+            return .failure(pinLockedError(until: locked))
+        }
+        return .success((try row.decode(column: "pin_hash", as: String.self), try row.decode(column: "failed_attempts", as: Int.self)))
+    }
+
+    private func pinLockedError(until: Date) -> APIError {
+        let minutes = Int((until.timeIntervalSince(now) / 60).rounded(.up))
+        return APIError(.pinLocked, "Too many wrong PINs. PIN payments are locked for \(max(minutes, 1)) minutes.")
+    }
+}

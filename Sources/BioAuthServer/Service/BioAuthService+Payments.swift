@@ -1,0 +1,336 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import SQLKit
+
+/// A payment as the service sees it; also what an idempotency key replays.
+struct PaymentInfo: Codable, Sendable, Equatable {
+    enum Status: String, Codable, Sendable {
+        case pending, authorized, cancelled, expired, locked
+    }
+
+    var id: String
+    var accountID: String
+    var amountMinor: Int64
+    var currency: String
+    var payeeID: String
+    var payeeName: String
+    var memo: String?
+    var status: Status
+    var failedAttempts: Int
+    var createdAt: Date
+    var expiresAt: Date
+    var authorizedAt: Date?
+    var authorizationMethod: String?
+    var deviceID: String?
+    var receipt: PaymentReceipt?
+
+    /// The canonical transaction the server recomputes from its own record.
+    func transaction() throws -> CanonicalTransaction {
+        guard let currency = Currency(code: currency) else { throw APIError.internalError }
+        do {
+            return try CanonicalTransaction(
+                paymentID: id, amount: Money(minorUnits: amountMinor, currency: currency), payeeID: payeeID, payeeName: payeeName)
+        } catch {
+            throw APIError.internalError
+        }
+    }
+
+    /// The status a reader sees: a pending payment past its time is expired.
+    func effective(at now: Date) -> PaymentInfo {
+        var copy = self
+        if status == .pending && expiresAt <= now { copy.status = .expired }
+        return copy
+    }
+}
+
+/// A validated request to create a payment.
+struct PaymentRequest: Sendable {
+    var amount: Money
+    var payeeID: String
+    var payeeName: String
+    var memo: String?
+    var idempotencyKey: String
+
+    init(amountMinor: Int64, currency rawCurrency: String, payeeID: String, payeeName: String, memo: String?, idempotencyKey: String) throws {
+        guard amountMinor > 0 else { throw APIError(.invalidAmount, "amountMinor must be a positive number of minor units.") }
+        guard let currency = Currency(code: rawCurrency) else {
+            throw APIError(.invalidCurrency, "currency must be an active ISO 4217 code such as CNY.")
+        }
+        guard (1...64).contains(payeeID.utf8.count),
+            payeeID.utf8.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || [0x2E, 0x5F, 0x3A, 0x2D].contains(byte)
+            })
+        else { throw APIError(.invalidPayee, "payeeId is 1-64 characters of A-Z a-z 0-9 . _ : -") }
+        guard Validation.isDisplayable(payeeName, maxCharacters: 64) else {
+            throw APIError(.invalidPayee, "payeeName is 1-64 characters without control, format or bidirectional characters.")
+        }
+        if let memo, !memo.isEmpty, !Validation.isDisplayable(memo, maxCharacters: 140) {
+            throw APIError(.invalidMemo, "memo is at most 140 characters without control characters.")
+        }
+        guard (1...128).contains(idempotencyKey.utf8.count), idempotencyKey.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw APIError(.invalidIdempotencyKey, "Idempotency-Key is 1-128 visible ASCII characters.")
+        }
+        self.amount = Money(minorUnits: amountMinor, currency: currency)
+        self.payeeID = payeeID
+        self.payeeName = payeeName
+        self.memo = memo?.isEmpty == true ? nil : memo
+        self.idempotencyKey = idempotencyKey
+    }
+
+    /// What "the same body" means for an idempotency key: every field, length-prefixed, hashed.
+    var fingerprint: String {
+        let fields = [String(amount.minorUnits), amount.currency.code, payeeID, payeeName, memo ?? "\u{0}none"]
+        let joined = fields.map { "\($0.utf8.count):\($0)" }.joined()
+        return Base64URL.encode(Data(SHA256.hash(data: Data(joined.utf8))))
+    }
+}
+
+extension BioAuthService {
+    /// Creates a pending payment, or replays the first response for a repeated idempotency key and body.
+    func createPayment(session: AuthenticatedSession, _ request: PaymentRequest) async throws -> PaymentInfo {
+        try await commit { db in
+            if let row = try await db.select().columns("request_hash", "response").from("idempotency_keys")
+                .where("account_id", .equal, session.accountID).where("idempotency_key", .equal, request.idempotencyKey).first()
+            {
+                guard try row.decode(column: "request_hash", as: String.self) == request.fingerprint else {
+                    return .failure(APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body."))
+                }
+                return .success(try Self.decodeJSON(PaymentInfo.self, try row.decode(column: "response", as: String.self)))
+            }
+            let payment = PaymentInfo(
+                id: UUID().uuidString.lowercased(), accountID: session.accountID, amountMinor: request.amount.minorUnits,
+                currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: request.payeeName, memo: request.memo,
+                status: .pending, failedAttempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(configuration.paymentLifetime))
+            try await db.insert(into: "payments")
+                .columns("id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts",
+                         "created_at", "expires_at", "authorized_at", "authorization_method", "device_id", "receipt")
+                .values(
+                    SQLBind(payment.id), SQLBind(payment.accountID), SQLBind(payment.amountMinor), SQLBind(payment.currency),
+                    SQLBind(payment.payeeID), SQLBind(payment.payeeName), SQLBind(payment.memo), SQLBind(payment.status.rawValue),
+                    SQLBind(0), SQLBind(now.millisecondsSince1970), SQLBind(payment.expiresAt.millisecondsSince1970),
+                    SQLBind(Int64?.none), SQLBind(String?.none), SQLBind(String?.none), SQLBind(String?.none))
+                .run()
+            try await db.insert(into: "idempotency_keys")
+                .columns("account_id", "idempotency_key", "request_hash", "payment_id", "response", "created_at")
+                .values(
+                    SQLBind(session.accountID), SQLBind(request.idempotencyKey), SQLBind(request.fingerprint), SQLBind(payment.id),
+                    SQLBind(try Self.encodeJSON(payment)), SQLBind(now.millisecondsSince1970))
+                .run()
+            try await audit(.paymentCreated, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            return .success(payment)
+        }
+    }
+
+    /// One of the account's payments, with its effective status.
+    func payment(_ id: String, session: AuthenticatedSession) async throws -> PaymentInfo {
+        try await database.transaction { db in
+            guard let payment = try await storedPayment(id, account: session.accountID, on: db) else {
+                throw APIError(.paymentNotFound, "There is no such payment on this account.")
+            }
+            return payment.effective(at: now)
+        }
+    }
+
+    /// The account's payments, newest first.
+    func payments(session: AuthenticatedSession, limit: Int) async throws -> [PaymentInfo] {
+        try await database.transaction { db in
+            try await paymentsQuery(on: db).where("account_id", .equal, session.accountID)
+                .orderBy("created_at", .descending).limit(limit).all().map { try Self.payment($0).effective(at: now) }
+        }
+    }
+
+    /// A challenge to authorize `paymentID` with the account's key `keyID`; it lives at most until the
+    /// payment expires.
+    func createPaymentChallenge(_ paymentID: String, keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        return try await commit { db in
+            let payment: PaymentInfo
+            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): payment = found
+            }
+            let device: DeviceInfo
+            switch try await accountDevice(keyID: keyID, account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): device = found
+            }
+            let lifetime = min(configuration.paymentLifetime, payment.expiresAt.timeIntervalSince(now))
+            return .success(try await issueChallenge(
+                ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id),
+                lifetime: lifetime, keyID: keyID, on: db))
+        }
+    }
+
+    /// Authorizes with the device key: the transaction hash the device signed must be the server's own, the
+    /// signature must verify over the payment payload, and the counter must increase.
+    func authorizeWithBiometrics(
+        _ paymentID: String, challengeID: String, keyID rawKeyID: String, counter rawCounter: Int64, transactionHash rawHash: String,
+        signature rawSignature: String, session: AuthenticatedSession
+    ) async throws -> PaymentInfo {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        let counter = try Validation.counter(rawCounter)
+        let signedHash = try Validation.bytes(rawHash, field: "transactionHash", length: 32)
+        let signature = try Validation.bytes(rawSignature, field: "signature")
+        return try await commit { db in
+            let payment: PaymentInfo
+            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): payment = found
+            }
+            let device: DeviceInfo
+            switch try await accountDevice(keyID: keyID, account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): device = found
+            }
+            let binding = ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id)
+            let challenge: Data
+            switch try await consumeChallenge(challengeID, for: binding, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let bytes): challenge = bytes
+            }
+            let transactionHash = try payment.transaction().hash
+            guard signedHash == transactionHash else {
+                return .failure(try await recordFailedAuthorization(
+                    payment, APIError(.transactionMismatch, "The device signed a different amount, currency, payee or payment than this one."),
+                    device: device.id, on: db))
+            }
+            if let error = try checkSignature(
+                signature, by: device.publicKey, purpose: .payment, challenge: challenge, counter: counter, transactionHash: transactionHash)
+            {
+                return .failure(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
+            }
+            if let error = try await advanceCounter(of: device, to: counter, on: db) {
+                return .failure(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
+            }
+            return try await authorize(payment, method: "biometric", device: device.id, session: session, on: db)
+        }
+    }
+
+    /// Cancels a pending payment.
+    func cancelPayment(_ paymentID: String, session: AuthenticatedSession) async throws -> PaymentInfo {
+        try await commit { db in
+            var payment: PaymentInfo
+            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
+            case .failure(let error): return .failure(error)
+            case .success(let found): payment = found
+            }
+            try await db.update("payments").set("status", to: PaymentInfo.Status.cancelled.rawValue)
+                .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
+            payment.status = .cancelled
+            try await audit(.paymentCancelled, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            return .success(payment)
+        }
+    }
+
+    /// The published receipt keys.
+    var receiptKeys: [DevicePublicKey] { [receipts.publicKey] }
+
+    // MARK: Internals
+
+    /// The payment if it can still be authorized; an expired one is marked so (and that is committed).
+    func pendingPayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> Outcome<PaymentInfo> {
+        guard Validation.isIssuedID(id), let payment = try await storedPayment(id, account: account, on: db) else {
+            return .failure(APIError(.paymentNotFound, "There is no such payment on this account."))
+        }
+        switch payment.status {
+        case .pending where payment.expiresAt <= now:
+            try await db.update("payments").set("status", to: PaymentInfo.Status.expired.rawValue).where("id", .equal, id).run()
+            return .failure(APIError(.paymentExpired, "The payment expired before it was authorized."))
+        case .pending: return .success(payment)
+        case .authorized: return .failure(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
+        case .cancelled: return .failure(APIError(.paymentCancelled, "The payment was cancelled."))
+        case .expired: return .failure(APIError(.paymentExpired, "The payment expired before it was authorized."))
+        case .locked: return .failure(APIError(.paymentLocked, "Too many failed authorizations; the payment is locked."))
+        }
+    }
+
+    /// Moves the payment from pending to authorized, exactly once, with a signed receipt.
+    func authorize(_ payment: PaymentInfo, method: String, device: String?, session: AuthenticatedSession, on db: any SQLDatabase)
+        async throws -> Outcome<PaymentInfo>
+    {
+        let transaction = try payment.transaction()
+        let receipt = try receipts.sign(PaymentReceipt(
+            paymentId: payment.id, accountId: payment.accountID, amount: transaction.amount, payeeId: payment.payeeID,
+            payeeName: payment.payeeName, method: method, authorizedAtMs: now.millisecondsSince1970, keyId: ""))
+        // The status condition makes the move happen once even if two units of work got this far.
+        let moved = try await db.update("payments")
+            .set("status", to: PaymentInfo.Status.authorized.rawValue)
+            .set("authorized_at", to: receipt.authorizedAtMs)
+            .set("authorization_method", to: method)
+            .set("device_id", to: device)
+            .set("receipt", to: try Self.encodeJSON(receipt))
+            .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue)
+            .returning("id").all()
+        guard !moved.isEmpty else {
+            return .failure(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
+        }
+        try await audit(.paymentAuthorized, succeeded: true, account: payment.accountID, device: device, session: session.sessionID, on: db)
+        var authorized = payment
+        authorized.status = .authorized
+        authorized.authorizedAt = Date(millisecondsSince1970: receipt.authorizedAtMs)
+        authorized.authorizationMethod = method
+        authorized.deviceID = device
+        authorized.receipt = receipt
+        return .success(authorized)
+    }
+
+    /// Counts a failed authorization; the configured number locks the payment. Returns the error to report.
+    func recordFailedAuthorization(_ payment: PaymentInfo, _ error: APIError, device: String?, on db: any SQLDatabase) async throws -> APIError {
+        let failures = payment.failedAttempts + 1
+        try await audit(.paymentAuthorized, succeeded: false, account: payment.accountID, device: device, code: error.code.rawValue, on: db)
+        if failures >= configuration.maxFailedPaymentAttempts {
+            try await db.update("payments").set("failed_attempts", to: failures).set("status", to: PaymentInfo.Status.locked.rawValue)
+                .where("id", .equal, payment.id).run()
+            try await audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, on: db)
+        } else {
+            try await db.update("payments").set("failed_attempts", to: failures).where("id", .equal, payment.id).run()
+        }
+        return error
+    }
+
+    private func storedPayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> PaymentInfo? {
+        try await paymentsQuery(on: db).where("id", .equal, id).where("account_id", .equal, account).first().map(Self.payment)
+    }
+
+    private func paymentsQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
+        db.select()
+            .columns("id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts",
+                     "created_at", "expires_at", "authorized_at", "authorization_method", "device_id", "receipt")
+            .from("payments")
+    }
+
+    private static func payment(_ row: any SQLRow) throws -> PaymentInfo {
+        guard let status = PaymentInfo.Status(rawValue: try row.decode(column: "status", as: String.self)) else { throw APIError.internalError }
+        return PaymentInfo(
+            id: try row.decode(column: "id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            amountMinor: try row.decode(column: "amount_minor", as: Int64.self),
+            currency: try row.decode(column: "currency", as: String.self),
+            payeeID: try row.decode(column: "payee_id", as: String.self),
+            payeeName: try row.decode(column: "payee_name", as: String.self),
+            memo: try row.decode(column: "memo", as: String?.self),
+            status: status,
+            failedAttempts: try row.decode(column: "failed_attempts", as: Int.self),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
+            authorizedAt: try row.decode(column: "authorized_at", as: Int64?.self).map { Date(millisecondsSince1970: $0) },
+            authorizationMethod: try row.decode(column: "authorization_method", as: String?.self),
+            deviceID: try row.decode(column: "device_id", as: String?.self),
+            receipt: try row.decode(column: "receipt", as: String?.self).map { try decodeJSON(PaymentReceipt.self, $0) })
+    }
+
+    static func encodeJSON(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try decoder.decode(type, from: Data(text.utf8))
+    }
+}
