@@ -17,7 +17,7 @@ extension BioAuthService {
         let account = AccountInfo(id: UUID().uuidString.lowercased(), username: username, createdAt: now)
         return try await commit { db in
             if try await db.select().column("id").from("accounts").where("username", .equal, username).first() != nil {
-                return .failure(APIError(.usernameTaken, "Another account has this username."))
+                throw Refusal(APIError(.usernameTaken, "Another account has this username."))
             }
             try await db.insert(into: "accounts")
                 .columns("id", "username", "password_hash", "failed_password_attempts", "locked_until", "created_at", "password_changed_at")
@@ -26,7 +26,7 @@ extension BioAuthService {
                     SQLBind(account.createdAt.millisecondsSince1970), SQLBind(account.createdAt.millisecondsSince1970))
                 .run()
             try await audit(.accountCreated, succeeded: true, account: account.id, on: db)
-            return .success(account)
+            return account
         }
     }
 
@@ -41,7 +41,7 @@ extension BioAuthService {
         if let stored, let lockedUntil = stored.lockedUntil, lockedUntil > now {
             return try await commit { db in
                 try await audit(.passwordSignIn, succeeded: false, account: stored.id, code: "account_locked", on: db)
-                return .failure(lockedError(until: lockedUntil))
+                throw Refusal(lockedError(until: lockedUntil))
             }
         }
         // bcrypt ignores bytes after the 72nd; such passwords can't have been set, so they never match.
@@ -50,25 +50,25 @@ extension BioAuthService {
         return try await commit { db in
             guard let stored else {
                 try await audit(.passwordSignIn, succeeded: false, account: nil, code: "invalid_credentials", on: db)
-                return .failure(APIError(.invalidCredentials, "The username or the password is wrong."))
+                throw Refusal(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
             // Re-read inside the transaction: a concurrent failure may have locked the account, or the
             // password may have changed since it was verified.
             guard let current = try await storedCredentials(username: username, on: db), current.id == stored.id else {
-                return .failure(APIError(.invalidCredentials, "The username or the password is wrong."))
+                throw Refusal(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
             if let lockedUntil = current.lockedUntil, lockedUntil > now {
                 try await audit(.passwordSignIn, succeeded: false, account: current.id, code: "account_locked", on: db)
-                return .failure(lockedError(until: lockedUntil))
+                throw Refusal(lockedError(until: lockedUntil))
             }
             guard matches, current.passwordHash == stored.passwordHash else {
-                return .failure(try await recordWrongPassword(account: current, kind: .passwordSignIn, on: db))
+                throw Refusal(try await recordWrongPassword(account: current, kind: .passwordSignIn, on: db))
             }
             try await db.update("accounts").set("failed_password_attempts", to: 0).set("locked_until", to: SQLLiteral.null)
                 .where("id", .equal, current.id).run()
             let tokens = try await startSession(account: current.id, installationID: installationID, method: .password, device: nil, on: db)
             try await audit(.passwordSignIn, succeeded: true, account: current.id, session: tokens.sessionID, on: db)
-            return .success(tokens)
+            return tokens
         }
     }
 
@@ -77,10 +77,10 @@ extension BioAuthService {
         try Validation.newPassword(new)
         let stored = try await verifyPassword(of: session, current, auditing: .passwordChanged)
         let newHash = try await passwords.hash(new)
-        try await commit { db -> Outcome<Void> in
+        try await commit { db -> Void in
             // A concurrent change since the check wins; this one is refused.
             guard let latest = try await storedCredentials(id: stored.id, on: db), latest.passwordHash == stored.passwordHash else {
-                return .failure(APIError(.invalidCredentials, "The username or the password is wrong."))
+                throw Refusal(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
             try await db.update("accounts")
                 .set("password_hash", to: newHash)
@@ -89,7 +89,7 @@ extension BioAuthService {
                 .where("id", .equal, stored.id).run()
             try await endSessions(account: stored.id, reason: "password_changed", on: db)
             try await audit(.passwordChanged, succeeded: true, account: stored.id, session: session.sessionID, on: db)
-            return .success(())
+            return
         }
     }
 
@@ -105,9 +105,9 @@ extension BioAuthService {
         guard try await passwords.verify(password, hash: plausible ? stored.passwordHash : nil) else {
             return try await commit { db in
                 guard let latest = try await storedCredentials(id: stored.id, on: db) else {
-                    return .failure(APIError(.sessionEnded, "The session has ended."))
+                    throw Refusal(APIError(.sessionEnded, "The session has ended."))
                 }
-                return .failure(try await recordWrongPassword(account: latest, kind: kind, on: db))
+                throw Refusal(try await recordWrongPassword(account: latest, kind: kind, on: db))
             }
         }
         return stored

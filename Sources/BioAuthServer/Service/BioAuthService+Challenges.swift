@@ -43,12 +43,12 @@ extension BioAuthService {
     ///
     /// A challenge issued for something else is refused without being used up (it is not the caller's to
     /// burn); a used one is a replay and is audited.
-    func consumeChallenge(_ id: String, for binding: ChallengeBinding, on db: any SQLDatabase) async throws -> Outcome<Data> {
+    func consumeChallenge(_ id: String, for binding: ChallengeBinding, on db: any SQLDatabase) async throws -> Data {
         guard Validation.isIssuedID(id),
             let row = try await db.select()
                 .columns("purpose", "challenge", "account_id", "session_id", "device_id", "payment_id", "expires_at", "consumed_at")
                 .from("challenges").where("id", .equal, id).first()
-        else { return .failure(APIError(.challengeNotFound, "There is no such challenge.")) }
+        else { throw Refusal(APIError(.challengeNotFound, "There is no such challenge.")) }
 
         let matches =
             try row.decode(column: "purpose", as: String.self) == binding.purpose.rawValue
@@ -57,21 +57,21 @@ extension BioAuthService {
             && (binding.device == nil || row.decode(column: "device_id", as: String?.self) == binding.device)
             && row.decode(column: "payment_id", as: String?.self) == binding.payment
         guard matches else {
-            return .failure(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session, key or payment."))
+            throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session, key or payment."))
         }
         guard try row.decode(column: "consumed_at", as: Int64?.self) == nil else {
             try await audit(.challengeReplay, succeeded: false, account: binding.account, device: binding.device, code: "challenge_used", on: db)
-            return .failure(APIError(.challengeUsed, "The challenge was already used."))
+            throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
         }
         guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
-            return .failure(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
+            throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
         }
         try await db.update("challenges").set("consumed_at", to: now.millisecondsSince1970)
             .where("id", .equal, id).where("consumed_at", .is, SQLLiteral.null).run()
         guard let bytes = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
             throw APIError.internalError
         }
-        return .success(bytes)
+        return bytes
     }
 
     /// Checks `signature` over the payload for `purpose` (with `transactionHash` for payments). When it
@@ -96,13 +96,12 @@ extension BioAuthService {
     }
 
     /// The account's usable device for `keyID` (not another account's, not revoked), for payments and PINs.
-    func accountDevice(keyID: Data, account: String, on db: any SQLDatabase) async throws -> Outcome<DeviceInfo> {
-        switch try await usableDevice(keyID: keyID, on: db) {
-        case .failure(let error): return .failure(error)
-        case .success(let device) where device.accountID != account:
-            return .failure(APIError(.deviceNotFound, "No device of this account is registered with this key."))
-        case .success(let device): return .success(device)
+    func accountDevice(keyID: Data, account: String, on db: any SQLDatabase) async throws -> DeviceInfo {
+        let device = try await usableDevice(keyID: keyID, on: db)
+        guard device.accountID == account else {
+            throw Refusal(APIError(.deviceNotFound, "No device of this account is registered with this key."))
         }
+        return device
     }
 
     /// Moves the device's counter forward, or refuses (and audits) a counter that did not increase.

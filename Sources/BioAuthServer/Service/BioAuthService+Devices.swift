@@ -63,22 +63,18 @@ extension BioAuthService {
     func registerDevice(session: AuthenticatedSession, _ registration: DeviceRegistration) async throws -> DeviceInfo {
         try await commit { db in
             let binding = ChallengeBinding(purpose: .register, account: session.accountID, session: session.sessionID, device: nil)
-            let challenge: Data
-            switch try await consumeChallenge(registration.challengeID, for: binding, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let bytes): challenge = bytes
-            }
+            let challenge = try await consumeChallenge(registration.challengeID, for: binding, on: db)
             if let error = try checkSignature(
                 registration.signature, by: registration.publicKey, purpose: .register, challenge: challenge,
                 counter: registration.counter)
             {
                 try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: error.code.rawValue, on: db)
-                return .failure(error)
+                throw Refusal(error)
             }
             let keyID = Base64URL.encode(registration.publicKey.keyID)
             if try await db.select().column("id").from("devices").where("key_id", .equal, keyID).first() != nil {
                 try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "key_already_registered", on: db)
-                return .failure(APIError(.keyAlreadyRegistered, "This key is registered already."))
+                throw Refusal(APIError(.keyAlreadyRegistered, "This key is registered already."))
             }
             let device = DeviceInfo(
                 id: UUID().uuidString.lowercased(), accountID: session.accountID, publicKey: registration.publicKey,
@@ -93,7 +89,7 @@ extension BioAuthService {
                     SQLBind(now.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
                 .run()
             try await audit(.deviceRegistered, succeeded: true, account: session.accountID, device: device.id, session: session.sessionID, on: db)
-            return .success(device)
+            return device
         }
     }
 
@@ -108,16 +104,16 @@ extension BioAuthService {
     /// Revokes one of the account's devices: its sessions end now, its key is refused from now on.
     /// Revoking a revoked device changes nothing.
     func revokeDevice(_ deviceID: String, session: AuthenticatedSession) async throws {
-        try await commit { db -> Outcome<Void> in
+        try await commit { db -> Void in
             guard Validation.isIssuedID(deviceID),
                 let device = try await devicesQuery(on: db).where("id", .equal, deviceID)
                     .where("account_id", .equal, session.accountID).first().map(Self.device)
-            else { return .failure(APIError(.deviceNotFound, "There is no such device on this account.")) }
-            guard device.revokedAt == nil else { return .success(()) }
+            else { throw Refusal(APIError(.deviceNotFound, "There is no such device on this account.")) }
+            guard device.revokedAt == nil else { return }
             try await db.update("devices").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, device.id).run()
             try await endSessions(account: device.accountID, installationID: device.installationID, device: device.id, reason: "device_revoked", on: db)
             try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session.sessionID, on: db)
-            return .success(())
+            return
         }
     }
 
@@ -125,14 +121,10 @@ extension BioAuthService {
     func createSignInChallenge(keyID rawKeyID: String) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         return try await commit { db in
-            let device: DeviceInfo
-            switch try await usableDevice(keyID: keyID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): device = found
-            }
-            return .success(try await issueChallenge(
+            let device = try await usableDevice(keyID: keyID, on: db)
+            return try await issueChallenge(
                 ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),
-                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db))
+                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db)
         }
     }
 
@@ -145,40 +137,32 @@ extension BioAuthService {
         let counter = try Validation.counter(rawCounter)
         let signature = try Validation.bytes(rawSignature, field: "signature")
         return try await commit { db in
-            let device: DeviceInfo
-            switch try await usableDevice(keyID: keyID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): device = found
-            }
+            let device = try await usableDevice(keyID: keyID, on: db)
             let binding = ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id)
-            let challenge: Data
-            switch try await consumeChallenge(challengeID, for: binding, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let bytes): challenge = bytes
-            }
+            let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
             if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter) {
                 try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: error.code.rawValue, on: db)
-                return .failure(error)
+                throw Refusal(error)
             }
-            if let error = try await advanceCounter(of: device, to: counter, on: db) { return .failure(error) }
+            if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
             let tokens = try await startSession(
                 account: device.accountID, installationID: device.installationID, method: .biometric, device: device.id, on: db)
             try await audit(.biometricSignIn, succeeded: true, account: device.accountID, device: device.id, session: tokens.sessionID, on: db)
-            return .success(tokens)
+            return tokens
         }
     }
 
     // MARK: Internals
 
     /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
-    func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> Outcome<DeviceInfo> {
+    func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> DeviceInfo {
         guard let device = try await devicesQuery(on: db).where("key_id", .equal, Base64URL.encode(keyID)).first().map(Self.device)
-        else { return .failure(APIError(.deviceNotFound, "No device is registered with this key.")) }
+        else { throw Refusal(APIError(.deviceNotFound, "No device is registered with this key.")) }
         guard device.revokedAt == nil else {
             try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
-            return .failure(APIError(.deviceRevoked, "This device was revoked. Sign in with your password."))
+            throw Refusal(APIError(.deviceRevoked, "This device was revoked. Sign in with your password."))
         }
-        return .success(device)
+        return device
     }
 
     private func devicesQuery(on db: any SQLDatabase) -> SQLSelectBuilder {

@@ -34,14 +34,10 @@ extension BioAuthService {
     func createPaymentPINChallenge(keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         return try await commit { db in
-            let device: DeviceInfo
-            switch try await accountDevice(keyID: keyID, account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): device = found
-            }
-            return .success(try await issueChallenge(
+            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
+            return try await issueChallenge(
                 ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id),
-                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db))
+                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db)
         }
     }
 
@@ -54,31 +50,23 @@ extension BioAuthService {
         }
         if let currentPassword { _ = try await verifyPassword(of: session, currentPassword, auditing: .paymentPINSet) }
         let hash = try await passwords.hash(pin)
-        try await commit { db -> Outcome<Void> in
+        try await commit { db -> Void in
             if let biometric {
-                let device: DeviceInfo
-                switch try await accountDevice(keyID: biometric.keyID, account: session.accountID, on: db) {
-                case .failure(let error): return .failure(error)
-                case .success(let found): device = found
-                }
+                let device = try await accountDevice(keyID: biometric.keyID, account: session.accountID, on: db)
                 let binding = ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id)
-                let challenge: Data
-                switch try await consumeChallenge(biometric.challengeID, for: binding, on: db) {
-                case .failure(let error): return .failure(error)
-                case .success(let bytes): challenge = bytes
-                }
+                let challenge = try await consumeChallenge(biometric.challengeID, for: binding, on: db)
                 if let error = try checkSignature(biometric.signature, by: device.publicKey, purpose: .paymentPIN, challenge: challenge, counter: biometric.counter) {
                     try await audit(.paymentPINSet, succeeded: false, account: session.accountID, device: device.id, code: error.code.rawValue, on: db)
-                    return .failure(error)
+                    throw Refusal(error)
                 }
-                if let error = try await advanceCounter(of: device, to: biometric.counter, on: db) { return .failure(error) }
+                if let error = try await advanceCounter(of: device, to: biometric.counter, on: db) { throw Refusal(error) }
             }
             try await db.delete(from: "payment_pins").where("account_id", .equal, session.accountID).run()
             try await db.insert(into: "payment_pins").columns("account_id", "pin_hash", "failed_attempts", "locked_until", "updated_at")
                 .values(SQLBind(session.accountID), SQLBind(hash), SQLBind(0), SQLBind(Int64?.none), SQLBind(now.millisecondsSince1970))
                 .run()
             try await audit(.paymentPINSet, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
-            return .success(())
+            return
         }
     }
 
@@ -89,26 +77,15 @@ extension BioAuthService {
             throw APIError(.invalidPIN, "A payment PIN is exactly 6 digits.")
         }
         let storedHash: String = try await commit { db in
-            if case .failure(let error) = try await pendingPayment(paymentID, account: session.accountID, on: db) { return .failure(error) }
-            switch try await storedPIN(account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let stored): return .success(stored.hash)
-            }
+            _ = try await pendingPayment(paymentID, account: session.accountID, on: db)
+            return try await storedPIN(account: session.accountID, on: db).hash
         }
         let matches = try await passwords.verify(pin, hash: storedHash)
         return try await commit { db in
             // Everything is checked again: another request may have authorized the payment or locked the PIN
             // while bcrypt ran.
-            let payment: PaymentInfo
-            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): payment = found
-            }
-            let stored: (hash: String, failures: Int)
-            switch try await storedPIN(account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): stored = found
-            }
+            let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
+            let stored = try await storedPIN(account: session.accountID, on: db)
             guard matches, stored.hash == storedHash else {
                 let failures = stored.failures + 1
                 var error = APIError(.wrongPIN, "The payment PIN is wrong.")
@@ -122,21 +99,21 @@ extension BioAuthService {
                     try await db.update("payment_pins").set("failed_attempts", to: failures).where("account_id", .equal, session.accountID).run()
                 }
                 _ = try await recordFailedAuthorization(payment, APIError(.wrongPIN, "The payment PIN is wrong."), device: nil, on: db)
-                return .failure(error)
+                throw Refusal(error)
             }
             try await db.update("payment_pins").set("failed_attempts", to: 0).where("account_id", .equal, session.accountID).run()
             return try await authorize(payment, method: "pin", device: nil, session: session, on: db)
         }
     }
 
-    private func storedPIN(account: String, on db: any SQLDatabase) async throws -> Outcome<(hash: String, failures: Int)> {
+    private func storedPIN(account: String, on db: any SQLDatabase) async throws -> (hash: String, failures: Int) {
         guard let row = try await db.select().columns("pin_hash", "failed_attempts", "locked_until").from("payment_pins")
             .where("account_id", .equal, account).first()
-        else { return .failure(APIError(.pinNotSet, "No payment PIN is set for this account.")) }
+        else { throw Refusal(APIError(.pinNotSet, "No payment PIN is set for this account.")) }
         if let locked = try row.decode(column: "locked_until", as: Int64?.self).map({ Date(millisecondsSince1970: $0) }), locked > now {
-            return .failure(pinLockedError(until: locked))
+            throw Refusal(pinLockedError(until: locked))
         }
-        return .success((try row.decode(column: "pin_hash", as: String.self), try row.decode(column: "failed_attempts", as: Int.self)))
+        return (try row.decode(column: "pin_hash", as: String.self), try row.decode(column: "failed_attempts", as: Int.self))
     }
 
     private func pinLockedError(until: Date) -> APIError {

@@ -95,9 +95,9 @@ extension BioAuthService {
                 .where("account_id", .equal, session.accountID).where("idempotency_key", .equal, request.idempotencyKey).first()
             {
                 guard try row.decode(column: "request_hash", as: String.self) == request.fingerprint else {
-                    return .failure(APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body."))
+                    throw Refusal(APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body."))
                 }
-                return .success(try Self.decodeJSON(PaymentInfo.self, try row.decode(column: "response", as: String.self)))
+                return try Self.decodeJSON(PaymentInfo.self, try row.decode(column: "response", as: String.self))
             }
             let payment = PaymentInfo(
                 id: UUID().uuidString.lowercased(), accountID: session.accountID, amountMinor: request.amount.minorUnits,
@@ -119,7 +119,7 @@ extension BioAuthService {
                     SQLBind(try Self.encodeJSON(payment)), SQLBind(now.millisecondsSince1970))
                 .run()
             try await audit(.paymentCreated, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
-            return .success(payment)
+            return payment
         }
     }
 
@@ -146,20 +146,12 @@ extension BioAuthService {
     func createPaymentChallenge(_ paymentID: String, keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         return try await commit { db in
-            let payment: PaymentInfo
-            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): payment = found
-            }
-            let device: DeviceInfo
-            switch try await accountDevice(keyID: keyID, account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): device = found
-            }
+            let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
+            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
             let lifetime = min(configuration.paymentLifetime, payment.expiresAt.timeIntervalSince(now))
-            return .success(try await issueChallenge(
+            return try await issueChallenge(
                 ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id),
-                lifetime: lifetime, keyID: keyID, on: db))
+                lifetime: lifetime, keyID: keyID, on: db)
         }
     }
 
@@ -174,35 +166,23 @@ extension BioAuthService {
         let signedHash = try Validation.bytes(rawHash, field: "transactionHash", length: 32)
         let signature = try Validation.bytes(rawSignature, field: "signature")
         return try await commit { db in
-            let payment: PaymentInfo
-            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): payment = found
-            }
-            let device: DeviceInfo
-            switch try await accountDevice(keyID: keyID, account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): device = found
-            }
+            let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
+            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
             let binding = ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id)
-            let challenge: Data
-            switch try await consumeChallenge(challengeID, for: binding, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let bytes): challenge = bytes
-            }
+            let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
             let transactionHash = try payment.transaction().hash
             guard signedHash == transactionHash else {
-                return .failure(try await recordFailedAuthorization(
+                throw Refusal(try await recordFailedAuthorization(
                     payment, APIError(.transactionMismatch, "The device signed a different amount, currency, payee or payment than this one."),
                     device: device.id, on: db))
             }
             if let error = try checkSignature(
                 signature, by: device.publicKey, purpose: .payment, challenge: challenge, counter: counter, transactionHash: transactionHash)
             {
-                return .failure(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
+                throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }
             if let error = try await advanceCounter(of: device, to: counter, on: db) {
-                return .failure(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
+                throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }
             return try await authorize(payment, method: "biometric", device: device.id, session: session, on: db)
         }
@@ -211,16 +191,12 @@ extension BioAuthService {
     /// Cancels a pending payment.
     func cancelPayment(_ paymentID: String, session: AuthenticatedSession) async throws -> PaymentInfo {
         try await commit { db in
-            var payment: PaymentInfo
-            switch try await pendingPayment(paymentID, account: session.accountID, on: db) {
-            case .failure(let error): return .failure(error)
-            case .success(let found): payment = found
-            }
+            var payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
             try await db.update("payments").set("status", to: PaymentInfo.Status.cancelled.rawValue)
                 .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
             payment.status = .cancelled
             try await audit(.paymentCancelled, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
-            return .success(payment)
+            return payment
         }
     }
 
@@ -230,25 +206,25 @@ extension BioAuthService {
     // MARK: Internals
 
     /// The payment if it can still be authorized; an expired one is marked so (and that is committed).
-    func pendingPayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> Outcome<PaymentInfo> {
+    func pendingPayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> PaymentInfo {
         guard Validation.isIssuedID(id), let payment = try await storedPayment(id, account: account, on: db) else {
-            return .failure(APIError(.paymentNotFound, "There is no such payment on this account."))
+            throw Refusal(APIError(.paymentNotFound, "There is no such payment on this account."))
         }
         switch payment.status {
         case .pending where payment.expiresAt <= now:
             try await db.update("payments").set("status", to: PaymentInfo.Status.expired.rawValue).where("id", .equal, id).run()
-            return .failure(APIError(.paymentExpired, "The payment expired before it was authorized."))
-        case .pending: return .success(payment)
-        case .authorized: return .failure(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
-        case .cancelled: return .failure(APIError(.paymentCancelled, "The payment was cancelled."))
-        case .expired: return .failure(APIError(.paymentExpired, "The payment expired before it was authorized."))
-        case .locked: return .failure(APIError(.paymentLocked, "Too many failed authorizations; the payment is locked."))
+            throw Refusal(APIError(.paymentExpired, "The payment expired before it was authorized."))
+        case .pending: return payment
+        case .authorized: throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
+        case .cancelled: throw Refusal(APIError(.paymentCancelled, "The payment was cancelled."))
+        case .expired: throw Refusal(APIError(.paymentExpired, "The payment expired before it was authorized."))
+        case .locked: throw Refusal(APIError(.paymentLocked, "Too many failed authorizations; the payment is locked."))
         }
     }
 
     /// Moves the payment from pending to authorized, exactly once, with a signed receipt.
     func authorize(_ payment: PaymentInfo, method: String, device: String?, session: AuthenticatedSession, on db: any SQLDatabase)
-        async throws -> Outcome<PaymentInfo>
+        async throws -> PaymentInfo
     {
         let transaction = try payment.transaction()
         let receipt = try receipts.sign(PaymentReceipt(
@@ -264,7 +240,7 @@ extension BioAuthService {
             .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue)
             .returning("id").all()
         guard !moved.isEmpty else {
-            return .failure(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
+            throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
         }
         try await audit(.paymentAuthorized, succeeded: true, account: payment.accountID, device: device, session: session.sessionID, on: db)
         var authorized = payment
@@ -273,7 +249,7 @@ extension BioAuthService {
         authorized.authorizationMethod = method
         authorized.deviceID = device
         authorized.receipt = receipt
-        return .success(authorized)
+        return authorized
     }
 
     /// Counts a failed authorization; the configured number locks the payment. Returns the error to report.

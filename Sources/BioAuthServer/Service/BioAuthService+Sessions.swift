@@ -73,36 +73,36 @@ extension BioAuthService {
                 WHERE r.token_hash = \(bind: hash)
                 """
             ).first()
-            guard let row else { return .failure(APIError(.invalidRefreshToken, "The refresh token is not valid.")) }
+            guard let row else { throw Refusal(APIError(.invalidRefreshToken, "The refresh token is not valid.")) }
             let sessionID = try row.decode(column: "session_id", as: String.self)
             let accountID = try row.decode(column: "account_id", as: String.self)
             if try row.decode(column: "rotated_at", as: Int64?.self) != nil {
                 let wasLive = try row.decode(column: "ended_at", as: Int64?.self) == nil
                 try await endSession(sessionID, reason: "refresh_token_reuse", on: db)
                 try await audit(.refreshTokenReuse, succeeded: false, account: accountID, session: sessionID, code: "refresh_token_reused", on: db)
-                return .failure(APIError(
+                throw Refusal(APIError(
                     .refreshTokenReused,
                     wasLive ? "This refresh token was already used; the session has been ended." : "This refresh token was already used."))
             }
             guard try row.decode(column: "ended_at", as: Int64?.self) == nil else {
-                return .failure(APIError(.sessionEnded, "The session has ended. Sign in again."))
+                throw Refusal(APIError(.sessionEnded, "The session has ended. Sign in again."))
             }
             guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
-                return .failure(APIError(.invalidRefreshToken, "The refresh token expired. Sign in again."))
+                throw Refusal(APIError(.invalidRefreshToken, "The refresh token expired. Sign in again."))
             }
             try await db.update("refresh_tokens").set("rotated_at", to: now.millisecondsSince1970)
                 .where("token_hash", .equal, hash).run()
             try await db.delete(from: "access_tokens").where("session_id", .equal, sessionID).run()
-            return .success(try await issueTokens(session: sessionID, account: accountID, on: db))
+            return try await issueTokens(session: sessionID, account: accountID, on: db)
         }
     }
 
     /// Ends the session at once.
     func signOut(_ session: AuthenticatedSession) async throws {
-        try await commit { db -> Outcome<Void> in
+        try await commit { db -> Void in
             try await endSession(session.sessionID, reason: "signed_out", on: db)
             try await audit(.signOut, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
-            return .success(())
+            return
         }
     }
 

@@ -7,9 +7,9 @@ import SQLKit
 /// The server's logic: accounts, sessions, devices, challenges and the audit log, over a
 /// ``DatabaseExecutor``. The HTTP layer only translates to and from it.
 ///
-/// Failures are ``APIError``s. A refused security check still commits what it must keep (a consumed
-/// challenge, a failed-attempt count, an audit event) before the error is thrown; a malformed request is
-/// refused before anything is written.
+/// Failures are ``APIError``s. A refused security check throws a ``Refusal`` inside ``commit(_:)``, which still
+/// commits what it must keep (a consumed challenge, a failed-attempt count, an audit event) before the error
+/// is thrown; a malformed request is refused before anything is written.
 struct BioAuthService: Sendable {
     let configuration: ServerConfiguration
     let database: any DatabaseExecutor
@@ -21,9 +21,17 @@ struct BioAuthService: Sendable {
 
     var now: Date { clock.now }
 
-    /// Runs `body` in a transaction; a returned failure is committed, then thrown.
-    func commit<R: Sendable>(_ body: @Sendable @escaping (any SQLDatabase) async throws -> Outcome<R>) async throws -> R {
-        try await database.transaction(body).get()
+    /// Runs `body` in a transaction. When it throws a ``Refusal``, what it wrote so far is committed (a
+    /// used-up challenge, a failure count, an audit event) and the refusal's error is thrown; any other error
+    /// rolls everything back.
+    func commit<R: Sendable>(_ body: @Sendable @escaping (any SQLDatabase) async throws -> R) async throws -> R {
+        try await database.transaction { db -> Outcome<R> in
+            do {
+                return .success(try await body(db))
+            } catch let refusal as Refusal {
+                return .failure(refusal.error)
+            }
+        }.get()
     }
 
     /// A fresh opaque secret: 32 random bytes, base64url.
@@ -33,8 +41,14 @@ struct BioAuthService: Sendable {
     static func tokenHash(_ token: String) -> String { Base64URL.encode(Data(SHA256.hash(data: Data(token.utf8)))) }
 }
 
-/// The result of a unit of work whose failure must still be committed.
-enum Outcome<Value: Sendable>: Sendable {
+/// A refused request whose writes must still be kept; thrown inside ``BioAuthService/commit(_:)``.
+struct Refusal: Error {
+    let error: APIError
+    init(_ error: APIError) { self.error = error }
+}
+
+/// What ``BioAuthService/commit(_:)`` carries out of a transaction that must commit either way.
+private enum Outcome<Value: Sendable>: Sendable {
     case success(Value)
     case failure(APIError)
 
