@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -36,8 +37,14 @@ let package = Package(
         // The client SDK: biometric model, prompt copy, session state machine, app lock, stores.
         .target(
             name: "BioAuthClient",
-            dependencies: ["BioAuthCore"],
-            resources: [.process("Resources")]
+            dependencies: [
+                "BioAuthCore",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            resources: [.process("Resources")],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // Simulated authenticator, software key store and stores for tests and for app developers' tests.
         .target(

@@ -59,6 +59,24 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
         self.signature = signature
     }
 
+    /// A receipt exactly as it arrived on the wire; ``isValid(signedBy:)`` decides whether it is any good.
+    public init(
+        version: Int, paymentId: String, accountId: String, amountMinor: Int64, currency: String, payeeId: String, payeeName: String,
+        method: String, authorizedAtMs: Int64, keyId: String, signature: String
+    ) {
+        self.version = version
+        self.paymentId = paymentId
+        self.accountId = accountId
+        self.amountMinor = amountMinor
+        self.currency = currency
+        self.payeeId = payeeId
+        self.payeeName = payeeName
+        self.method = method
+        self.authorizedAtMs = authorizedAtMs
+        self.keyId = keyId
+        self.signature = signature
+    }
+
     /// The transaction the receipt is for, or `nil` when its fields are not a valid transaction.
     public var transaction: CanonicalTransaction? {
         guard let currency = Currency(code: currency) else { return nil }

@@ -1,0 +1,33 @@
+import BioAuthCore
+
+/// A failure reported by the BioAuth server (its problem document) or met while talking to it.
+///
+/// Branch on ``code``: the server's stable ``BioAuthCore/ProblemCode``s, plus ``BioAuthCore/ProblemCode/serverUnreachable``
+/// and ``BioAuthCore/ProblemCode/unexpectedResponse`` for failures on the way. Equality compares the code.
+public struct APIProblem: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable code.
+    public let code: ProblemCode
+    /// The HTTP status, when the server answered.
+    public let status: Int?
+    /// The server's explanation, or what went wrong on the way. Not for branching.
+    public let detail: String
+
+    /// A problem with `code`.
+    public init(_ code: ProblemCode, status: Int? = nil, detail: String) {
+        self.code = code
+        self.status = status
+        self.detail = detail
+    }
+
+    public var description: String { "APIProblem(\(code)\(status.map { ", \($0)" } ?? "")): \(detail)" }
+    public static func == (lhs: APIProblem, rhs: APIProblem) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+extension ProblemCode {
+    /// The server could not be reached (no network, refused connection, timeout). Nothing changed locally.
+    public static let serverUnreachable = ProblemCode(rawValue: "server_unreachable")
+    /// The server answered something this client does not understand (a 5xx without a problem document, a
+    /// malformed body).
+    public static let unexpectedResponse = ProblemCode(rawValue: "unexpected_response")
+}

@@ -1,0 +1,314 @@
+import BioAuthCore
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIURLSession
+
+/// The BioAuth server's API, generated from the same OpenAPI document the server is generated from, behind
+/// a small hand-made surface. Every failure is an ``APIProblem``.
+///
+/// ```swift
+/// let api = BioAuthAPI(serverURL: URL(string: "https://auth.bank.example")!)
+/// let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: installation)
+/// ```
+public struct BioAuthAPI: Sendable {
+    private let client: Client
+
+    /// An API client for the server at `serverURL`, over URLSession by default. `middlewares` see every
+    /// request (the demo's `--verbose` uses one to print them).
+    public init(serverURL: URL, transport: any ClientTransport = URLSessionTransport(), middlewares: [any ClientMiddleware] = []) {
+        client = Client(serverURL: serverURL, transport: transport, middlewares: middlewares + [BearerTokenMiddleware()])
+    }
+
+    // MARK: Accounts and sessions
+
+    /// Registers an account.
+    public func createAccount(username: String, password: String) async throws -> AccountSummary {
+        try await call {
+            switch try await client.createAccount(.init(body: .json(.init(username: username, password: password)))) {
+            case .created(let created):
+                let account = try created.body.json
+                return AccountSummary(id: account.accountId, username: account.username)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Password sign-in from this installation.
+    public func signIn(username: String, password: String, installationID: String) async throws -> SessionTokens {
+        try await call {
+            let body = Components.Schemas.PasswordSignInRequest(username: username, password: password, installationId: installationID)
+            switch try await client.signInWithPassword(.init(body: .json(body))) {
+            case .created(let created): return Self.tokens(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Exchanges a refresh token for a new pair.
+    public func refresh(_ refreshToken: String) async throws -> SessionTokens {
+        try await call {
+            switch try await client.refreshSession(.init(body: .json(.init(refreshToken: refreshToken)))) {
+            case .ok(let ok): return Self.tokens(try ok.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Ends the session of `accessToken`.
+    public func signOut(accessToken: String) async throws {
+        try await authorized(accessToken) {
+            switch try await client.signOut(.init()) {
+            case .noContent: return
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    // MARK: Devices and biometric sign-in
+
+    /// A registration challenge for the signed-in session.
+    public func registrationChallenge(accessToken: String) async throws -> ServerChallenge {
+        try await authorized(accessToken) {
+            switch try await client.createRegistrationChallenge(.init()) {
+            case .created(let created): return try Self.challenge(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Binds a device key: `signature` is over the `register` payload of `challenge`.
+    public func registerDevice(
+        challengeID: String, publicKey: DevicePublicKey, biometryKind: BiometryKind, deviceName: String, counter: UInt64,
+        signature: Data, accessToken: String
+    ) async throws -> RegisteredDevice {
+        guard let kind = Components.Schemas.BiometryKind(rawValue: biometryKind.rawValue) else {
+            throw APIProblem(.malformedRequest, detail: "a device key needs a biometric sensor")
+        }
+        return try await authorized(accessToken) {
+            let body = Components.Schemas.RegisterDeviceRequest(
+                challengeId: challengeID, publicKey: Base64URL.encode(publicKey.x963Representation),
+                keyId: Base64URL.encode(publicKey.keyID), biometryKind: kind, deviceName: deviceName, counter: Int64(counter),
+                signature: Base64URL.encode(signature))
+            switch try await client.registerDevice(.init(body: .json(body))) {
+            case .created(let created): return try Self.device(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// The account's devices.
+    public func devices(accessToken: String) async throws -> [RegisteredDevice] {
+        try await authorized(accessToken) {
+            switch try await client.listDevices(.init()) {
+            case .ok(let ok): return try ok.body.json.devices.map(Self.device)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Revokes a device of the account.
+    public func revokeDevice(_ deviceID: String, accessToken: String) async throws {
+        try await authorized(accessToken) {
+            switch try await client.revokeDevice(.init(path: .init(deviceId: deviceID))) {
+            case .noContent: return
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// A sign-in challenge for the registered key `keyID`.
+    public func signInChallenge(keyID: Data) async throws -> ServerChallenge {
+        try await call {
+            switch try await client.createSignInChallenge(.init(body: .json(.init(keyId: Base64URL.encode(keyID))))) {
+            case .created(let created): return try Self.challenge(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Biometric sign-in: `signature` is over the `login` payload of `challengeID`'s challenge.
+    public func signInWithBiometrics(challengeID: String, keyID: Data, counter: UInt64, signature: Data) async throws -> SessionTokens {
+        try await call {
+            let body = Components.Schemas.BiometricSignInRequest(
+                challengeId: challengeID, keyId: Base64URL.encode(keyID), counter: Int64(counter), signature: Base64URL.encode(signature))
+            switch try await client.signInWithBiometrics(.init(body: .json(body))) {
+            case .created(let created): return Self.tokens(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    // MARK: Payments
+
+    /// Creates a pending payment (normally the bank's backend does this; the demo does it for itself).
+    public func createPayment(amount: Money, payeeID: String, payeeName: String, memo: String? = nil, idempotencyKey: String, accessToken: String)
+        async throws -> PaymentDetails
+    {
+        try await authorized(accessToken) {
+            let body = Components.Schemas.CreatePaymentRequest(
+                amountMinor: amount.minorUnits, currency: amount.currency.code, payeeId: payeeID, payeeName: payeeName, memo: memo)
+            switch try await client.createPayment(.init(headers: .init(idempotencyKey: idempotencyKey), body: .json(body))) {
+            case .created(let created): return try Self.payment(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// A payment's current state.
+    public func payment(_ paymentID: String, accessToken: String) async throws -> PaymentDetails {
+        try await authorized(accessToken) {
+            switch try await client.getPayment(.init(path: .init(paymentId: paymentID))) {
+            case .ok(let ok): return try Self.payment(try ok.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// A challenge to authorize `paymentID` with the key `keyID`.
+    public func paymentChallenge(_ paymentID: String, keyID: Data, accessToken: String) async throws -> ServerChallenge {
+        try await authorized(accessToken) {
+            let input = Operations.CreatePaymentChallenge.Input(path: .init(paymentId: paymentID), body: .json(.init(keyId: Base64URL.encode(keyID))))
+            switch try await client.createPaymentChallenge(input) {
+            case .created(let created): return try Self.challenge(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Authorizes with the device key: `signature` is over the `payment` payload carrying `transactionHash`.
+    public func authorizeWithBiometrics(
+        _ paymentID: String, challengeID: String, keyID: Data, counter: UInt64, transactionHash: Data, signature: Data, accessToken: String
+    ) async throws -> PaymentDetails {
+        try await authorized(accessToken) {
+            let body = Components.Schemas.BiometricAuthorizationRequest(
+                challengeId: challengeID, keyId: Base64URL.encode(keyID), counter: Int64(counter),
+                transactionHash: Base64URL.encode(transactionHash), signature: Base64URL.encode(signature))
+            switch try await client.authorizePaymentWithBiometrics(.init(path: .init(paymentId: paymentID), body: .json(body))) {
+            case .ok(let ok): return try Self.payment(try ok.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Authorizes with the payment PIN (the fallback).
+    public func authorizeWithPIN(_ paymentID: String, pin: String, accessToken: String) async throws -> PaymentDetails {
+        try await authorized(accessToken) {
+            switch try await client.authorizePaymentWithPIN(.init(path: .init(paymentId: paymentID), body: .json(.init(pin: pin)))) {
+            case .ok(let ok): return try Self.payment(try ok.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Sets the payment PIN, proven by the account password.
+    public func setPaymentPIN(_ pin: String, currentPassword: String, accessToken: String) async throws {
+        try await authorized(accessToken) {
+            switch try await client.setPaymentPIN(.init(body: .json(.init(pin: pin, currentPassword: currentPassword)))) {
+            case .noContent: return
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// The server's receipt-signing keys, to verify receipts offline.
+    public func receiptKeys() async throws -> [DevicePublicKey] {
+        try await call {
+            switch try await client.listReceiptKeys(.init()) {
+            case .ok(let ok):
+                return try ok.body.json.keys.map { key in
+                    guard let bytes = Base64URL.decode(key.publicKey), let publicKey = try? DevicePublicKey(x963Representation: bytes) else {
+                        throw APIProblem(.unexpectedResponse, detail: "a receipt key is not a P-256 public key")
+                    }
+                    return publicKey
+                }
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    // MARK: Plumbing
+
+    private func authorized<T: Sendable>(_ accessToken: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        try await BearerTokenMiddleware.$token.withValue(accessToken) { try await call(body) }
+    }
+
+    /// Turns transport and decoding failures into ``APIProblem``s.
+    private func call<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let problem as APIProblem {
+            throw problem
+        } catch let error as ClientError {
+            if let problem = error.underlyingError as? APIProblem { throw problem }
+            if let response = error.response {
+                throw APIProblem(.unexpectedResponse, status: response.status.code, detail: "the server's answer could not be read")
+            }
+            throw APIProblem(.serverUnreachable, detail: "the server could not be reached: \(error.underlyingError.localizedDescription)")
+        }
+    }
+
+    private static func problem(_ status: Int, _ response: Components.Responses.Problem) -> APIProblem {
+        switch response.body {
+        case .applicationProblemJson(let problem):
+            APIProblem(ProblemCode(rawValue: problem.code), status: status, detail: problem.detail ?? problem.title)
+        }
+    }
+
+    private static func tokens(_ tokens: Components.Schemas.SessionTokens) -> SessionTokens {
+        SessionTokens(
+            sessionID: tokens.sessionId, accountID: tokens.accountId, accessToken: tokens.accessToken,
+            accessTokenExpiresAt: tokens.accessTokenExpiresAt, refreshToken: tokens.refreshToken,
+            refreshTokenExpiresAt: tokens.refreshTokenExpiresAt)
+    }
+
+    private static func challenge(_ challenge: Components.Schemas.Challenge) throws -> ServerChallenge {
+        guard let bytes = Base64URL.decode(challenge.challenge), bytes.count == 32 else {
+            throw APIProblem(.unexpectedResponse, detail: "the challenge is not 32 bytes of base64url")
+        }
+        return ServerChallenge(
+            id: challenge.challengeId, challenge: bytes, purpose: SignedPayload.Purpose(rawValue: challenge.purpose.rawValue),
+            relyingPartyID: challenge.relyingPartyId, keyID: challenge.keyId.flatMap(Base64URL.decode), paymentID: challenge.paymentId,
+            expiresAt: challenge.expiresAt)
+    }
+
+    private static func device(_ device: Components.Schemas.Device) throws -> RegisteredDevice {
+        guard let keyID = Base64URL.decode(device.keyId), let kind = BiometryKind(rawValue: device.biometryKind.rawValue) else {
+            throw APIProblem(.unexpectedResponse, detail: "the device record is malformed")
+        }
+        return RegisteredDevice(
+            id: device.deviceId, keyID: keyID, biometryKind: kind, name: device.deviceName, installationID: device.installationId,
+            revokedAt: device.revokedAt)
+    }
+
+    private static func payment(_ payment: Components.Schemas.Payment) throws -> PaymentDetails {
+        guard let currency = Currency(code: payment.currency), currency.minorUnitExponent == payment.currencyExponent,
+            let hash = Base64URL.decode(payment.transactionHash)
+        else { throw APIProblem(.unexpectedResponse, detail: "the payment's currency or hash is malformed") }
+        let receipt = payment.receipt.map { receipt in
+            PaymentReceipt(
+                version: receipt.version, paymentId: receipt.paymentId, accountId: receipt.accountId, amountMinor: receipt.amountMinor,
+                currency: receipt.currency, payeeId: receipt.payeeId, payeeName: receipt.payeeName, method: receipt.method,
+                authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId, signature: receipt.signature)
+        }
+        return PaymentDetails(
+            status: payment.status.rawValue, id: payment.paymentId, amount: Money(minorUnits: payment.amountMinor, currency: currency),
+            payeeID: payment.payeeId, payeeName: payment.payeeName, memo: payment.memo, transactionHash: hash,
+            failedAttempts: payment.failedAttempts, expiresAt: payment.expiresAt, authorizationMethod: payment.authorizationMethod?.rawValue,
+            receipt: receipt)
+    }
+}
+
+/// Adds the bearer token of the current call (a task-local set by ``BioAuthAPI``).
+struct BearerTokenMiddleware: ClientMiddleware {
+    @TaskLocal static var token: String?
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if let token = Self.token { request.headerFields[.authorization] = "Bearer \(token)" }
+        return try await next(request, body, baseURL)
+    }
+}
