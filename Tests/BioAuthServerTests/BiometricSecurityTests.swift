@@ -94,6 +94,18 @@ struct BiometricSecurityTests {
         }
     }
 
+    @Test("revoking from the phone itself keeps the asking session, ends the device's others, and refuses the key")
+    func selfRevocation() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            let (_, deviceID) = try await api.enrolled(key)
+            let biometric = Tokens(try await api.biometricSignIn(key, counter: 1))
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: biometric.access).status == 204)
+            #expect(try await api.call(.get, "/v1/me", token: biometric.access).status == 200)
+            #expect(try await api.signInChallenge(key).code == "device_revoked")
+        }
+    }
+
     @Test("a challenge only serves what it was issued for")
     func challengeBinding() async throws {
         try await TestServer.run { api in

@@ -101,7 +101,8 @@ extension BioAuthService {
         }
     }
 
-    /// Revokes one of the account's devices: its sessions end now, its key is refused from now on.
+    /// Revokes one of the account's devices: its sessions end now, except the session asking (turning
+    /// biometric sign-in off on the phone in hand must not sign it out), and its key is refused from now on.
     /// Revoking a revoked device changes nothing.
     func revokeDevice(_ deviceID: String, session: AuthenticatedSession) async throws {
         try await commit { db -> Void in
@@ -111,7 +112,9 @@ extension BioAuthService {
             else { throw Refusal(APIError(.deviceNotFound, "There is no such device on this account.")) }
             guard device.revokedAt == nil else { return }
             try await db.update("devices").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, device.id).run()
-            try await endSessions(account: device.accountID, installationID: device.installationID, device: device.id, reason: "device_revoked", on: db)
+            try await endSessions(
+                account: device.accountID, installationID: device.installationID, device: device.id, keeping: session.sessionID,
+                reason: "device_revoked", on: db)
             try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session.sessionID, on: db)
             return
         }

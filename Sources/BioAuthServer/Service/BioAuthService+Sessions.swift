@@ -146,9 +146,11 @@ extension BioAuthService {
         // a bare `unauthenticated`: the app can tell the user they were signed out.
     }
 
-    /// Ends the account's live sessions, all of them or those of one installation or one device.
+    /// Ends the account's live sessions, all of them or those of one installation or one device, except
+    /// `keeping`.
     func endSessions(
-        account: String, installationID: String? = nil, device: String? = nil, reason: String, on db: any SQLDatabase
+        account: String, installationID: String? = nil, device: String? = nil, keeping: String? = nil, reason: String,
+        on db: any SQLDatabase
     ) async throws {
         var query = db.select().column("id").from("sessions")
             .where("account_id", .equal, account).where("ended_at", .is, SQLLiteral.null)
@@ -160,7 +162,8 @@ extension BioAuthService {
             query = query.where("device_id", .equal, device)
         }
         for row in try await query.all() {
-            try await endSession(try row.decode(column: "id", as: String.self), reason: reason, on: db)
+            let id = try row.decode(column: "id", as: String.self)
+            if id != keeping { try await endSession(id, reason: reason, on: db) }
         }
     }
 }
