@@ -88,8 +88,8 @@ struct PromptCopyTests {
         #expect(english.payeeName("咖啡店\u{0007}") == "咖啡店")
         #expect(english.payeeName("\u{202A}\u{2066}  ") == "an unnamed payee")
         #expect(chinese.payeeName("") == "未命名收款方")
-        let long = String(repeating: "A", count: 60)
-        #expect(english.payeeName(long) == String(repeating: "A", count: 47) + "…")
+        #expect(english.payeeName(String(repeating: "A", count: 64)) == String(repeating: "A", count: 64))
+        #expect(english.payeeName(String(repeating: "A", count: 70)) == String(repeating: "A", count: 63) + "…")
         let payment = PaymentSummary(amount: Money(minorUnits: 100, currency: .cny), payeeName: "Shop\u{202E}")
         #expect(english.prompt(for: .authorizePayment(payment), biometry: .faceID).reason == "Pay ¥1.00 to Shop")
     }

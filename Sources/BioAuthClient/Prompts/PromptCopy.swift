@@ -61,7 +61,7 @@ public struct PromptCopy: Hashable, Sendable {
 
     /// The payee name as a prompt shows it: control, bidirectional-override and zero-width characters
     /// removed (they could make "Coffee Shop" display as something else than what is signed), white space
-    /// collapsed, and at most 48 characters.
+    /// collapsed, and at most 64 characters (the server's limit, so a name it accepted is shown whole).
     public func payeeName(_ raw: String) -> String {
         var kept = String.UnicodeScalarView()
         for scalar in raw.unicodeScalars {
@@ -76,7 +76,7 @@ public struct PromptCopy: Hashable, Sendable {
         }
         let words = String(kept).split(separator: " ", omittingEmptySubsequences: true)
         var name = words.joined(separator: " ")
-        if name.count > 48 { name = String(name.prefix(47)) + "…" }
+        if name.count > 64 { name = String(name.prefix(63)) + "…" }
         return name.isEmpty ? text("payee.unnamed") : name
     }
 

@@ -13,14 +13,19 @@ public struct DeviceBinding: Codable, Hashable, Sendable {
     public var biometry: BiometryKind
     /// When biometric sign-in was turned on.
     public var enabledAt: Date
+    /// The device's id on the server, once registered.
+    public var deviceID: String?
 
     /// A binding of the key under `keyTag` to `accountID`.
-    public init(accountID: String, keyTag: String, publicKey: DevicePublicKey, biometry: BiometryKind, enabledAt: Date) {
+    public init(
+        accountID: String, keyTag: String, publicKey: DevicePublicKey, biometry: BiometryKind, enabledAt: Date, deviceID: String? = nil
+    ) {
         self.accountID = accountID
         self.keyTag = keyTag
         self.publicKey = publicKey
         self.biometry = biometry
         self.enabledAt = enabledAt
+        self.deviceID = deviceID
     }
 }
 

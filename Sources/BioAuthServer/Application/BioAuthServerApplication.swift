@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import OpenAPIHummingbird
+import NIOCore
 import ServiceLifecycle
 
 /// Builds the BioAuth server: opens (and migrates) the database, loads (or creates) the receipt key, starts
@@ -35,7 +36,7 @@ public enum BioAuthServerApplication {
     /// The application and its service over an open database (tests inspect the database directly).
     static func build(
         configuration: ServerConfiguration, database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource,
-        logger: Logger
+        logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
         try configuration.validate()
         guard let documentURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
@@ -57,6 +58,7 @@ public enum BioAuthServerApplication {
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BioAuth"),
             services: [ResourceCloser(database: database, passwords: passwords, logger: logger)],
+            onServerRunning: onServerRunning,
             logger: logger)
         return (app, service)
     }

@@ -1,0 +1,206 @@
+import BioAuthCore
+import Foundation
+
+/// The one type an app uses: password sign-in and the offer to turn on biometric sign-in, enabling (key,
+/// registration), biometric sign-in, the app lock, payments with the PIN fallback, turning it off, signing out.
+///
+/// It keeps the installation id, the tokens and the key's signature counter in the ``SecureStore``; refreshes
+/// an expired access token once, transparently; and turns biometric sign-in off locally, saying why, when the
+/// enrollment changed or the server revoked the device.
+///
+/// ```swift
+/// let flows = try await BioAuthFlows(api: api, authenticator: LocalAuthenticator(), keyStore: SecureEnclaveKeyStore(),
+///                                    store: KeychainSecureStore(), configuration: .init(language: .simplifiedChinese))
+/// if let offer = try await flows.signIn(username: "alice", password: password) {   // "启用面容 ID 登录？"
+///     try await flows.enableBiometricSignIn()
+/// }
+/// let paid = try await flows.pay("3f1c…")                                           // "向 Coffee Shop 支付 ¥88.00"
+/// ```
+public actor BioAuthFlows {
+    /// Settings of the flows.
+    public struct Configuration: Sendable {
+        /// The language of prompts and messages.
+        public var language: Language
+        /// The name the device is registered under ("Alice's iPhone").
+        public var deviceName: String
+        /// How long the app may stay in the background without locking.
+        public var gracePeriod: TimeInterval
+        /// When set, challenges for any other relying party are refused (pin it to your server's).
+        public var expectedRelyingPartyID: String?
+        /// Told what the flows do (prompts, signatures, refreshes).
+        public var observer: (@Sendable (FlowEvent) -> Void)?
+
+        /// Settings with the given values.
+        public init(
+            language: Language = .english, deviceName: String = "iPhone", gracePeriod: TimeInterval = 30,
+            expectedRelyingPartyID: String? = nil, observer: (@Sendable (FlowEvent) -> Void)? = nil
+        ) {
+            self.language = language
+            self.deviceName = deviceName
+            self.gracePeriod = gracePeriod
+            self.expectedRelyingPartyID = expectedRelyingPartyID
+            self.observer = observer
+        }
+    }
+
+    static let installationKey = "bioauth.installation-id"
+    static let tokensKey = "bioauth.tokens"
+    static let counterKey = "bioauth.key-counter"
+
+    /// The app lock; feed it the app's lifecycle.
+    public let appLock: AppLock
+    let session: SessionMachine
+    let api: BioAuthAPI
+    let authenticator: any BiometricAuthenticator
+    let keyStore: any DeviceKeyStore
+    let store: any SecureStore
+    let clock: any WallClock
+    let configuration: Configuration
+    var receiptKeys: [DevicePublicKey]?
+
+    /// Loads the stored state (a launch). `isActive`: whether the app is active now.
+    public init(
+        api: BioAuthAPI, authenticator: any BiometricAuthenticator, keyStore: any DeviceKeyStore, store: any SecureStore,
+        clock: any WallClock = SystemClock(), configuration: Configuration = Configuration(), isActive: Bool = true
+    ) async throws {
+        self.api = api
+        self.authenticator = authenticator
+        self.keyStore = keyStore
+        self.store = store
+        self.clock = clock
+        self.configuration = configuration
+        let session = try await SessionMachine(store: store, keyStore: keyStore)
+        self.session = session
+        self.appLock = AppLock(
+            session: session, authenticator: authenticator, keyStore: keyStore, clock: clock,
+            configuration: .init(gracePeriod: configuration.gracePeriod, language: configuration.language), isActive: isActive)
+        // Made at the first launch, so that nothing a failed request does writes to the store.
+        _ = try await installationID()
+    }
+
+    /// Where the session stands.
+    public var snapshot: SessionSnapshot {
+        get async { await session.snapshot }
+    }
+
+    // MARK: Password sign-in and the offer
+
+    /// Registers an account (the app's sign-up screen).
+    public func createAccount(username: String, password: String) async throws -> AccountSummary {
+        try await api.createAccount(username: username, password: password)
+    }
+
+    /// Password sign-in. Returns the offer to show ("Sign in with Face ID?" 启用 / 稍后) when the device can do
+    /// biometrics and biometric sign-in is not on yet; `nil` otherwise.
+    public func signIn(username: String, password: String) async throws -> BiometricSignInOffer? {
+        let tokens = try await api.signIn(username: username, password: password, installationID: try await installationID())
+        try await save(tokens)
+        let availability = await authenticator.availability(for: .biometrics)
+        let transition = try await session.handle(
+            .passwordSignInSucceeded(accountID: tokens.accountID, canOfferBiometricSignIn: availability.isAvailable))
+        guard transition.to == .offeringBiometricSignIn else { return nil }
+        return PromptCopy(language: configuration.language).offer(biometry: availability.kind)
+    }
+
+    /// 启用: a biometric prompt, a new key behind it, and its registration with the server. On any failure
+    /// the new key is deleted and nothing changes.
+    public func enableBiometricSignIn() async throws {
+        let snapshot = await session.snapshot
+        guard snapshot.state == .offeringBiometricSignIn || snapshot.state == .unlocked, snapshot.biometricSignIn.binding == nil,
+            let account = snapshot.accountID
+        else { throw SessionError(.invalidTransition, reason: "biometric sign-in can be turned on only while signed in and off") }
+        let kind: BiometryKind
+        switch await authenticator.availability(for: .biometrics) {
+        case .available(let available): kind = available
+        case .unavailable(let error): throw error
+        }
+        let context = try await evaluate(.enableBiometricSignIn, biometry: kind)
+        let tag = "bioauth.signin." + UUID().uuidString.lowercased()
+        let publicKey = try await keyStore.createKey(tag: tag)
+        do {
+            let device = try await withAccessToken { token in
+                let challenge = try await self.api.registrationChallenge(accessToken: token)
+                let signature = try await self.sign(.register, challenge, tag: tag, keyID: publicKey.keyID, counter: 0, context: context)
+                return try await self.api.registerDevice(
+                    challengeID: challenge.id, publicKey: publicKey, biometryKind: kind, deviceName: self.configuration.deviceName,
+                    counter: 0, signature: signature, accessToken: token)
+            }
+            try await store.set(Data("0".utf8), forKey: Self.counterKey)
+            try await session.handle(.biometricSignInEnabled(DeviceBinding(
+                accountID: account, keyTag: tag, publicKey: publicKey, biometry: kind, enabledAt: clock.now, deviceID: device.id)))
+        } catch {
+            try? await keyStore.deleteKey(tag: tag)
+            throw error
+        }
+    }
+
+    /// 稍后: asked again after the next password sign-in.
+    public func declineBiometricSignIn() async throws {
+        try await session.handle(.biometricSignInDeclined)
+    }
+
+    // MARK: Biometric sign-in and the lock
+
+    /// "Sign in with Face ID": a server challenge signed by the device key after a biometric match.
+    public func signInWithBiometrics() async throws {
+        let binding = try await usableBinding(signedOut: true)
+        let challenge: ServerChallenge
+        do {
+            challenge = try await api.signInChallenge(keyID: binding.publicKey.keyID)
+        } catch let problem as APIProblem {
+            throw try await handleServerRefusal(problem)
+        }
+        let context = try await evaluate(.signIn, biometry: binding.biometry)
+        let counter = try await nextCounter()
+        let signature = try await sign(.login, challenge, tag: binding.keyTag, keyID: binding.publicKey.keyID, counter: counter, context: context)
+        let tokens: SessionTokens
+        do {
+            tokens = try await api.signInWithBiometrics(challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter, signature: signature)
+        } catch let problem as APIProblem {
+            throw try await handleServerRefusal(problem)
+        }
+        try await save(tokens)
+        try await session.handle(.biometricSignInSucceeded)
+    }
+
+    /// Unlocks a locked app (after a relaunch or a long absence) with biometrics and the device key.
+    public func unlock() async throws -> SessionState { try await appLock.unlock() }
+
+    /// After a lockout: the device passcode turns biometrics back on.
+    public func recoverFromLockout() async throws { try await appLock.recoverFromLockout() }
+
+    // MARK: Turning it off, signing out
+
+    /// Turns biometric sign-in off: revokes this device on the server, then deletes the key.
+    public func disableBiometricSignIn() async throws {
+        guard let binding = await session.snapshot.biometricSignIn.binding else {
+            throw SessionError(.invalidTransition, reason: "biometric sign-in is not on")
+        }
+        if let deviceID = binding.deviceID, try await storedTokens() != nil {
+            do {
+                try await withAccessToken { token in try await self.api.revokeDevice(deviceID, accessToken: token) }
+            } catch let problem as APIProblem where problem.code == .deviceNotFound {
+                // Already gone on the server; turning it off locally is all that is left.
+            }
+        }
+        try await session.handle(.biometricSignInDisabled)
+    }
+
+    /// Signs out on the server and here. The device binding stays, so "Sign in with Face ID" is still offered.
+    public func signOut() async throws {
+        if let tokens = try await storedTokens() {
+            do {
+                try await api.signOut(accessToken: tokens.accessToken)
+            } catch let problem as APIProblem where [.sessionEnded, .unauthenticated, .tokenExpired].contains(problem.code) {
+                // The server has no live session to end.
+            }
+        }
+        try await store.removeValue(forKey: Self.tokensKey)
+        try await session.handle(.signedOut)
+    }
+
+    /// A valid access token for the app's own calls to the bank's API, refreshed when it expired.
+    public func accessToken() async throws -> String {
+        try await withAccessToken { $0 }
+    }
+}

@@ -1,0 +1,215 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthServer
+import BioAuthTesting
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import Testing
+
+@Suite("Flows end to end over a real socket")
+struct FlowsEndToEndTests {
+    @Test("password sign-in, the offer, 启用; relaunch → locked → unlocked by Face ID")
+    func enableAndUnlock() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            #expect(await flows.snapshot.legacyFlags.description == "YES | YES | YES")
+            #expect(await phone.sensor.presentedPrompts.last?.reason == "Confirm with Face ID to turn on Face ID sign-in")
+            let devices = try await phone.api.devices(accessToken: try await flows.accessToken())
+            #expect(devices.count == 1 && devices[0].name == "Test phone" && devices[0].biometryKind == .faceID)
+
+            let relaunched = try await phone.launch()
+            #expect(await relaunched.snapshot.state == .locked)
+            await phone.sensor.script(.match)
+            #expect(try await relaunched.unlock() == .unlocked)
+        }
+    }
+
+    @Test("sign out keeps the binding; sign in with Face ID; a replayed signature is refused")
+    func biometricSignInAndReplay() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            try await flows.signOut()
+            let signedOut = await flows.snapshot
+            #expect(signedOut.state == .signedOut && signedOut.canSignInWithBiometrics)
+            await phone.sensor.script(.match)
+            try await flows.signInWithBiometrics()
+            #expect(await flows.snapshot.state == .unlocked)
+            #expect(await phone.sensor.presentedPrompts.last?.reason == "Sign in with Face ID")
+
+            let signed = try #require(phone.signed.last)
+            #expect(signed.payload.purpose == .login && signed.payload.counter == 1)
+            let replay = await problemCode {
+                _ = try await phone.api.signInWithBiometrics(
+                    challengeID: signed.challengeID, keyID: signed.payload.keyID, counter: signed.payload.counter, signature: signed.signature)
+            }
+            #expect(replay == .challengeUsed)
+        }
+    }
+
+    @Test("pay ¥88.00 with Face ID: the prompt shows it, the receipt verifies; the PIN pays when Face ID fails")
+    func payments() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            let token = try await flows.accessToken()
+            try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
+            let coffee = try await phone.api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
+                idempotencyKey: "order-1", accessToken: token)
+            await phone.sensor.script(.match)
+            let paid = try await flows.pay(coffee.id)
+            #expect(paid.status == "authorized" && paid.receipt?.method == "biometric")
+            #expect(await phone.sensor.presentedPrompts.last?.reason == "Pay ¥88.00 to Coffee Shop")
+            #expect(await phone.sensor.presentedPrompts.last?.fallbackTitle == "Pay with PIN")
+
+            let tea = try await phone.api.createPayment(
+                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "merchant-tea-7", payeeName: "Tea House",
+                idempotencyKey: "order-2", accessToken: token)
+            await phone.sensor.script(.fallback)
+            let fallback = await biometricCode { _ = try await flows.pay(tea.id) }
+            #expect(fallback == .userFallback)
+            #expect(BiometricError(.userFallback).recovery == .usePassword)
+            let byPIN = try await flows.pay(tea.id, pin: "258046")
+            #expect(byPIN.status == "authorized" && byPIN.receipt?.method == "pin")
+        }
+    }
+
+    @Test("5 non-matching faces: lockout, the passcode, then Face ID works again")
+    func lockout() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            _ = try await phone.enrolled()
+            let flows = try await phone.launch()
+            await phone.sensor.script(.nonMatch, .nonMatch, .nonMatch)
+            #expect(await biometricCode { _ = try await flows.unlock() } == .authenticationFailed)
+            await phone.sensor.script(.nonMatch, .nonMatch)
+            #expect(await biometricCode { _ = try await flows.unlock() } == .biometryLockout)
+            await phone.sensor.script(.passcode)
+            try await flows.recoverFromLockout()
+            await phone.sensor.script(.match)
+            #expect(try await flows.unlock() == .unlocked)
+        }
+    }
+
+    @Test("an enrollment change turns biometric sign-in off and says why; password, then re-enable")
+    func enrollmentChanged() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            try await flows.signOut()
+            await phone.sensor.changeEnrollment()
+            #expect(await biometricCode { try await flows.signInWithBiometrics() } == .keyInvalidated)
+            #expect(await flows.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
+            let offer = try await flows.signIn(username: "alice", password: "correct horse")
+            #expect(offer?.title == "Sign in with Face ID?")
+            await phone.sensor.script(.match)
+            try await flows.enableBiometricSignIn()
+            try await flows.signOut()
+            await phone.sensor.script(.match)
+            try await flows.signInWithBiometrics()
+            #expect(await flows.snapshot.state == .unlocked)
+        }
+    }
+
+    @Test("the second phone is revoked from the first: its biometric sign-in is refused and turned off locally")
+    func revokedFromAnotherPhone() async throws {
+        try await TestBackend.run { backend in
+            let first = Phone(backend)
+            let firstFlows = try await first.enrolled()
+            let second = Phone(backend, kind: .touchID)
+            let secondFlows = try await second.launch()
+            _ = try await secondFlows.signIn(username: "alice", password: "correct horse")
+            await second.sensor.script(.match)
+            try await secondFlows.enableBiometricSignIn()
+            try await secondFlows.signOut()
+
+            let secondTag = try #require(await secondFlows.snapshot.biometricSignIn.binding?.keyTag)
+            let token = try await firstFlows.accessToken()
+            let devices = try await first.api.devices(accessToken: token)
+            let touch = try #require(devices.first { $0.biometryKind == .touchID })
+            try await first.api.revokeDevice(touch.id, accessToken: token)
+
+            #expect(await problemCode { try await secondFlows.signInWithBiometrics() } == .deviceRevoked)
+            #expect(await secondFlows.snapshot.biometricSignIn == .turnedOff(reason: .deviceRevoked))
+            #expect(await second.keys.keyState(tag: secondTag) == .absent)
+        }
+    }
+
+    @Test("turning biometric sign-in off on the phone revokes it on the server and keeps the user signed in")
+    func disable() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            try await flows.disableBiometricSignIn()
+            #expect(await flows.snapshot.state == .unlocked)
+            let devices = try await phone.api.devices(accessToken: try await flows.accessToken())
+            #expect(devices.first?.revokedAt != nil)
+        }
+    }
+
+    @Test("an expired access token is refreshed once, transparently")
+    func refresh() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            let before = try await flows.accessToken()
+            backend.clock.advance(by: 16 * 60)  // the server's clock: it now calls the token expired
+            // The phone's clock did not move: the refresh comes from the server's token_expired, then the call is
+            // made again and succeeds.
+            try await flows.disableBiometricSignIn()
+            let after = try await flows.accessToken()
+            #expect(after != before)
+            #expect(try await phone.api.devices(accessToken: after).first?.revokedAt != nil)
+        }
+    }
+
+    @Test("the server unreachable: a clear error and nothing changed locally")
+    func unreachable() async throws {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = ":memory:"
+        configuration.receiptKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        let server = try await LoopbackServer.start(configuration: configuration, logger: .init(label: "e2e"))
+        let url = server.url
+        await server.stop()
+        let store = InMemorySecureStore()
+        let sensor = SimulatedAuthenticator()
+        let flows = try await BioAuthFlows(
+            api: BioAuthAPI(serverURL: url), authenticator: sensor, keyStore: SoftwareDeviceKeyStore(authenticator: sensor), store: store)
+        let before = try await Self.contents(of: store)
+        #expect(await problemCode { _ = try await flows.signIn(username: "alice", password: "correct horse") } == .serverUnreachable)
+        #expect(await flows.snapshot.state == .signedOut)
+        #expect(try await Self.contents(of: store) == before)
+    }
+
+    @Test("a 5xx without a problem document: a clear error and nothing changed locally")
+    func serverError() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend, transport: BrokenGateway())
+            let flows = try await phone.launch()
+            let before = try await Self.contents(of: phone.store)
+            #expect(await problemCode { _ = try await flows.signIn(username: "alice", password: "correct horse") } == .unexpectedResponse)
+            #expect(await flows.snapshot.state == .signedOut)
+            #expect(try await Self.contents(of: phone.store) == before)
+        }
+    }
+}
+
+extension FlowsEndToEndTests {
+    /// Every key and value of a store.
+    static func contents(of store: InMemorySecureStore) async throws -> [String: Data] {
+        var contents: [String: Data] = [:]
+        for key in await store.keys { contents[key] = try await store.data(forKey: key) }
+        return contents
+    }
+}
+
+/// A proxy in front of the server that answers 502 with an HTML page.
+struct BrokenGateway: ClientTransport {
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        (HTTPResponse(status: .badGateway, headerFields: [.contentType: "text/html"]), HTTPBody("<html>Bad Gateway</html>"))
+    }
+}

@@ -1,0 +1,112 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthServer
+import BioAuthTesting
+import Foundation
+import Logging
+import OpenAPIRuntime
+import Testing
+
+/// A server on loopback for one test.
+struct TestBackend {
+    let server: LoopbackServer
+    let clock: ManualClock
+
+    static func run<R>(_ body: (TestBackend) async throws -> R) async throws -> R {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = ":memory:"
+        configuration.receiptKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        configuration.relyingPartyID = "bank.example"
+        var logger = Logger(label: "e2e")
+        logger.logLevel = .error
+        let clock = ManualClock()
+        let server = try await LoopbackServer.start(configuration: configuration, clock: clock, logger: logger)
+        do {
+            let result = try await body(TestBackend(server: server, clock: clock))
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+}
+
+/// A simulated phone running the SDK against the backend.
+struct Phone {
+    let sensor: SimulatedAuthenticator
+    let keys: SoftwareDeviceKeyStore
+    let store: InMemorySecureStore
+    let api: BioAuthAPI
+    let clock: ManualClock
+    let signed: SignedLog
+
+    init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil) {
+        sensor = SimulatedAuthenticator(.init(kind: kind))
+        keys = SoftwareDeviceKeyStore(authenticator: sensor)
+        store = InMemorySecureStore()
+        api = transport.map { BioAuthAPI(serverURL: backend.server.url, transport: $0) } ?? BioAuthAPI(serverURL: backend.server.url)
+        clock = ManualClock()
+        signed = SignedLog()
+    }
+
+    /// The app's launch: new flows over the same stores.
+    func launch() async throws -> BioAuthFlows {
+        let log = signed
+        return try await BioAuthFlows(
+            api: api, authenticator: sensor, keyStore: keys, store: store, clock: clock,
+            configuration: .init(language: .english, deviceName: "Test phone", expectedRelyingPartyID: "bank.example",
+                                 observer: { event in log.record(event) }))
+    }
+
+    /// Account, password sign-in, 启用 with a matching face.
+    func enrolled(_ username: String = "alice") async throws -> BioAuthFlows {
+        let flows = try await launch()
+        _ = try await flows.createAccount(username: username, password: "correct horse")
+        let offer = try await flows.signIn(username: username, password: "correct horse")
+        try #require(offer != nil)
+        await sensor.script(.match)
+        try await flows.enableBiometricSignIn()
+        return flows
+    }
+}
+
+/// What the flows signed, for replay tests.
+final class SignedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [(challengeID: String, payload: SignedPayload, signature: Data)] = []
+
+    func record(_ event: FlowEvent) {
+        if case .signed(let challengeID, let payload, let signature) = event {
+            lock.withLock { events.append((challengeID, payload, signature)) }
+        }
+    }
+
+    var last: (challengeID: String, payload: SignedPayload, signature: Data)? { lock.withLock { events.last } }
+}
+
+/// The `APIProblem` code `body` throws, or nil.
+func problemCode(_ body: () async throws -> Void) async -> ProblemCode? {
+    do {
+        try await body()
+        return nil
+    } catch let problem as APIProblem {
+        return problem.code
+    } catch {
+        Issue.record("unexpected \(error)")
+        return nil
+    }
+}
+
+func biometricCode(_ body: () async throws -> Void) async -> BiometricError.Code? {
+    do {
+        try await body()
+        return nil
+    } catch let error as BiometricError {
+        return error.code
+    } catch {
+        Issue.record("unexpected \(error)")
+        return nil
+    }
+}
