@@ -91,6 +91,21 @@ struct BiometricErrorTests {
 
 @Suite("Localized resources")
 struct LocalizedResourceTests {
+    @Test("every reason biometric sign-in was turned off, and the server problems users meet, have text in both languages")
+    func reasonsAndProblems() {
+        let reasons: [BiometricSignInOffReason] = [.userDisabled, .enrollmentChanged, .keyMissing, .deviceRevoked, .accountChanged]
+        for language in Language.all {
+            for reason in reasons {
+                let message = reason.message(in: language, biometry: .faceID)
+                #expect(!message.hasPrefix("off.") && !message.contains("%"), "\(reason) \(language)")
+            }
+        }
+        #expect(BiometricSignInOffReason.deviceRevoked.message(in: .simplifiedChinese, biometry: .touchID).hasPrefix("由于此设备已从你的账户中移除，触控 ID 登录已关闭"))
+        #expect(APIProblem(.deviceRevoked, detail: "x").message(in: .english) == "This device was removed from your account. Sign in with your password.")
+        #expect(APIProblem(.serverUnreachable, detail: "x").message(in: .simplifiedChinese) == "无法连接服务器，请检查网络后重试。")
+        #expect(APIProblem(ProblemCode(rawValue: "from_a_newer_server"), detail: "x").message(in: .english) == "Something went wrong. Try again.")
+    }
+
     @Test("English and Simplified Chinese tables have the same keys")
     func sameKeys() {
         let english = Localizer.table(.english)

@@ -19,6 +19,11 @@ public struct APIProblem: Error, Hashable, Sendable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// What to tell the user, in `language`; codes without their own text get a general one.
+    public func message(in language: Language) -> String {
+        Localizer.template("problem.\(code.rawValue)", language: language) ?? Localizer.string("problem.other", language: language)
+    }
+
     public var description: String { "APIProblem(\(code)\(status.map { ", \($0)" } ?? "")): \(detail)" }
     public static func == (lhs: APIProblem, rhs: APIProblem) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }

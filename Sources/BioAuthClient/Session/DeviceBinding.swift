@@ -59,4 +59,9 @@ public enum BiometricSignInOffReason: String, Codable, Hashable, Sendable {
     case deviceRevoked
     /// Another account signed in with its password on this device.
     case accountChanged
+
+    /// Why, in `language`, naming the sensor: shown once, with a way to turn it on again.
+    public func message(in language: Language, biometry: BiometryKind) -> String {
+        Localizer.string("off.\(rawValue)", language: language, arguments: [BiometryName.name(of: biometry, in: language)])
+    }
 }

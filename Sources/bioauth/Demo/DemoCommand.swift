@@ -6,17 +6,17 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Tells the BioAuth story step by step on simulated phones.",
         discussion: """
-            Runs the on-device half of the story: enabling Face ID sign-in, the app lock after a relaunch or a \
-            long absence, the payment prompt, lockout and passcode recovery, an enrollment change. The server \
-            steps (sign-in challenges, payments, revocation) join when the server is built. Exits non-zero if \
-            any step does not behave as told.
+            Starts the server in this process on loopback with a temporary SQLite database, and two simulated \
+            phones (Face ID and Touch ID) running the SDK: password sign-in and 启用, the app lock, biometric \
+            sign-in, a replay refused, a ¥88.00 payment with a verified receipt, lockout and the passcode, the PIN \
+            fallback, an enrollment change, a revoked device. Exits non-zero if any step does not behave as told.
             """
     )
 
     @Option(help: "The language of the story and of the prompts: en or zh-Hans.")
     var language: String = "en"
 
-    @Flag(help: "Also show the legacy flags, prompts and key ids at each step.")
+    @Flag(help: "Also show every HTTP call and every signed payload.")
     var verbose = false
 
     func validate() throws {
@@ -26,7 +26,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let story = DeviceStory(language: Language(matching: language) ?? .english, verbose: verbose)
+        let story = DemoStory(language: Language(matching: language) ?? .english, verbose: verbose)
         let report = await story.run()
         print(report.summary)
         if !report.allPassed { throw ExitCode(1) }
