@@ -16,7 +16,7 @@ import Foundation
 /// - Cancelling the evaluating task ends the prompt with -9, like `LAContext.invalidate()`.
 public actor SimulatedAuthenticator: BiometricAuthenticator {
     /// What the simulated user does at a prompt.
-    public enum Outcome: Hashable, Sendable {
+    public enum Outcome: String, Codable, Hashable, Sendable, CaseIterable {
         /// Presents a matching finger or face.
         case match
         /// Presents a non-matching finger or face.
@@ -31,6 +31,17 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
         case passcode
         /// The prompt never calls back (as Face ID can after repeated failures); only cancelling ends it.
         case neverAnswers
+    }
+
+    /// Everything the simulated device remembers, for simulators that outlive a process (`bioauth device`).
+    public struct State: Codable, Sendable {
+        var kind: String
+        var enrolled: Bool
+        var passcodeSet: Bool
+        var enrollment: Data
+        var consecutiveFailures: Int
+        var lockedOut: Bool
+        var queued: [Outcome]
     }
 
     /// The device's set-up.
@@ -85,6 +96,30 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
         self.clock = clock
         self.enrollment = Self.newEnrollment()
     }
+
+    /// A device restored from `state` (made by ``state``); the app starts active.
+    public init(restoring state: State, clock: any WallClock = SystemClock()) {
+        self.configuration = Configuration(
+            kind: BiometryKind(rawValue: state.kind) ?? .faceID, enrolled: state.enrolled, passcodeSet: state.passcodeSet)
+        self.clock = clock
+        self.enrollment = state.enrollment
+        self.consecutiveFailures = state.consecutiveFailures
+        self.isLockedOut = state.lockedOut
+        self.queued = state.queued
+    }
+
+    /// What the device remembers now: sensor, enrollment, failures, lockout and the outcomes not used yet.
+    public var state: State {
+        State(
+            kind: configuration.kind.rawValue, enrolled: configuration.enrolled, passcodeSet: configuration.passcodeSet,
+            enrollment: enrollment, consecutiveFailures: consecutiveFailures, lockedOut: isLockedOut, queued: queued)
+    }
+
+    /// The outcomes scripted and not used yet.
+    public var queuedOutcomes: [Outcome] { queued }
+
+    /// The sensor's kind.
+    public var kind: BiometryKind { configuration.kind }
 
     // MARK: The Simulator's menu
 

@@ -139,3 +139,29 @@ struct SimulatedAuthenticatorTests {
         #expect(await sensor.currentDomainState() == nil)
     }
 }
+
+@Suite("Simulated authenticator state")
+struct SimulatedAuthenticatorStateTests {
+    @Test("a restored device keeps its enrollment, failures, lockout and unused outcomes; its keys stay valid")
+    func restore() async throws {
+        let sensor = SimulatedAuthenticator(.init(kind: .touchID))
+        let storage = InMemorySecureStore()
+        let keys = SoftwareDeviceKeyStore(authenticator: sensor, storage: storage)
+        _ = try await keys.createKey(tag: "k")
+        await sensor.script(.nonMatch, .nonMatch, .nonMatch, .nonMatch, .nonMatch)
+        let prompt = PromptCopy(language: .english).prompt(for: .unlockApp, biometry: .touchID)
+        _ = try? await sensor.evaluate(prompt)
+        _ = try? await sensor.evaluate(prompt)
+        await sensor.script(.passcode, .match)
+        let saved = try JSONEncoder().encode(await sensor.state)
+
+        let restored = SimulatedAuthenticator(restoring: try JSONDecoder().decode(SimulatedAuthenticator.State.self, from: saved))
+        #expect(await restored.kind == .touchID)
+        #expect(await restored.isLockedOut)
+        #expect(await restored.consecutiveFailures == 5)
+        #expect(await restored.queuedOutcomes == [.passcode, .match])
+        #expect(await SoftwareDeviceKeyStore(authenticator: restored, storage: storage).keyState(tag: "k") == .valid)
+        await restored.changeEnrollment()
+        #expect(await SoftwareDeviceKeyStore(authenticator: restored, storage: storage).keyState(tag: "k") == .invalidated)
+    }
+}

@@ -77,6 +77,25 @@ struct FlowsEndToEndTests {
         }
     }
 
+    @Test("a locked app can't pay until it is unlocked")
+    func lockedCannotPay() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            let token = try await flows.accessToken()
+            try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
+            let coffee = try await phone.api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "m-1", payeeName: "Coffee Shop", idempotencyKey: "o", accessToken: token)
+            let relaunched = try await phone.launch()
+            await #expect(throws: SessionError.self) { _ = try await relaunched.pay(coffee.id) }
+            await #expect(throws: SessionError.self) { _ = try await relaunched.pay(coffee.id, pin: "258046") }
+            #expect(await phone.sensor.presentedPrompts.count == 1)
+            await phone.sensor.script(.match, .match)
+            _ = try await relaunched.unlock()
+            #expect(try await relaunched.pay(coffee.id).status == "authorized")
+        }
+    }
+
     @Test("5 non-matching faces: lockout, the passcode, then Face ID works again")
     func lockout() async throws {
         try await TestBackend.run { backend in

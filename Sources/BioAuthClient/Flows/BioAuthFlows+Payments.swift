@@ -37,7 +37,8 @@ extension BioAuthFlows {
 
     /// Pays with the payment PIN, the fallback. The PIN goes to the server only; it is never stored here.
     public func pay(_ paymentID: String, pin: String) async throws -> PaymentDetails {
-        try await withAccessToken { token in
+        try requireInUse(await session.snapshot)
+        return try await withAccessToken { token in
             let transaction = try await self.api.payment(paymentID, accessToken: token).transaction()
             let authorized = try await self.api.authorizeWithPIN(paymentID, pin: pin, accessToken: token)
             try await self.checkReceipt(of: authorized, for: transaction)

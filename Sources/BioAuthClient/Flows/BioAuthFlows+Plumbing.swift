@@ -70,8 +70,10 @@ extension BioAuthFlows {
         guard let binding = snapshot.biometricSignIn.binding else {
             throw BiometricError(.keyNotFound, reason: "biometric sign-in is not on")
         }
-        guard (snapshot.state == .signedOut) == signedOut else {
-            throw SessionError(.invalidTransition, reason: signedOut ? "already signed in" : "sign in first")
+        if signedOut {
+            guard snapshot.state == .signedOut else { throw SessionError(.invalidTransition, reason: "already signed in") }
+        } else {
+            try requireInUse(snapshot)
         }
         switch await keyStore.keyState(tag: binding.keyTag) {
         case .valid: return binding
@@ -81,6 +83,13 @@ extension BioAuthFlows {
         case .absent:
             try await session.handle(.deviceKeyMissing)
             throw BiometricError(.keyNotFound)
+        }
+    }
+
+    /// The app must be signed in and unlocked (a locked app is unlocked first).
+    func requireInUse(_ snapshot: SessionSnapshot) throws {
+        guard snapshot.state == .unlocked || snapshot.state == .offeringBiometricSignIn else {
+            throw SessionError(.invalidTransition, reason: snapshot.state == .locked ? "unlock the app first" : "sign in first")
         }
     }
 
