@@ -89,7 +89,7 @@ let package = Package(
         ),
         .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
-        .testTarget(name: "BioAuthCommandTests", dependencies: ["bioauth"]),
+        .testTarget(name: "BioAuthCommandTests", dependencies: ["bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting"]),
         .testTarget(
             name: "BioAuthEndToEndTests",
             dependencies: [

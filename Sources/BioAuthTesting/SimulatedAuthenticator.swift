@@ -139,6 +139,9 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
     /// Whether a prompt is on screen.
     public var isPromptVisible: Bool { visiblePrompt != nil }
 
+    /// Whether a visible prompt waits for the user's next touch (a prompt allows several tries).
+    public var isWaitingForUser: Bool { waiting != nil }
+
     /// The app becomes active or inactive. Going inactive ends a visible prompt with -4.
     public func setAppActive(_ active: Bool) {
         configuration.appActive = active

@@ -1,0 +1,76 @@
+import ArgumentParser
+import BioAuthClient
+import BioAuthCore
+import Foundation
+
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "A simulated phone you drive step by step against a running `bioauth serve`.",
+        discussion: """
+            The phone keeps its state in a folder (plain files: for trying things out, not secure). Give one \
+            command to run it in a fresh launch of the app, or none to type commands (or pipe a script) into one \
+            running app. Exit status: 0 done, 1 refused (the message says why), 2 usage.
+
+            \(DeviceSession.help)
+            """
+    )
+
+    @Option(help: "The phone's folder (created if missing).")
+    var state: String = "./bioauth-phone"
+
+    @Option(help: "The server (default: the one the phone used last, else http://127.0.0.1:8080; env BIOAUTH_SERVER).")
+    var server: String?
+
+    @Option(help: "The sensor of a new phone: faceID, touchID or opticID.")
+    var kind: String?
+
+    @Option(help: "The language of prompts and messages: en or zh-Hans.")
+    var language: String = "en"
+
+    @Argument(parsing: .captureForPassthrough, help: "One command and its arguments; none to read commands from standard input.")
+    var command: [String] = []
+
+    func validate() throws {
+        guard Language(matching: language) != nil else { throw ValidationError("unknown language \(language); use en or zh-Hans") }
+        if let kind, BiometryKind(rawValue: kind)?.isBiometric != true {
+            throw ValidationError("unknown sensor \(kind); use faceID, touchID or opticID")
+        }
+    }
+
+    func run() async throws {
+        let phone: SimulatedPhone
+        do {
+            phone = try SimulatedPhone(
+                folder: URL(fileURLWithPath: state), kind: kind.flatMap(BiometryKind.init(rawValue:)),
+                server: server ?? ProcessInfo.processInfo.environment["BIOAUTH_SERVER"], language: Language(matching: language) ?? .english)
+            try await phone.launch()
+        } catch {
+            print("✗ the phone could not start: \(error)")
+            throw ExitCode(2)
+        }
+        let session = DeviceSession(phone: phone, write: { print($0) }, ask: { question in
+            print(question, terminator: "")
+            return readLine()
+        })
+        if !command.isEmpty {
+            let status = await session.run(command)
+            if status != 0 { throw ExitCode(status) }
+            return
+        }
+        var last: Int32 = 0
+        print("BioAuth simulated phone in \(state); type help.")
+        while let line = readLine() {
+            guard let words = DeviceSession.words(line) else {
+                print("usage: unbalanced quotes")
+                last = 2
+                continue
+            }
+            if words.first == "quit" || words.first == "exit" { break }
+            if words.isEmpty { continue }
+            print("> \(line)")
+            last = await session.run(words)
+        }
+        if last != 0 { throw ExitCode(last) }
+    }
+}

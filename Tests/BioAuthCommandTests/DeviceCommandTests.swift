@@ -1,0 +1,140 @@
+import BioAuthClient
+import BioAuthServer
+import Foundation
+import Logging
+import Testing
+
+@testable import bioauth
+
+@Suite("bioauth device")
+struct DeviceCommandTests {
+    /// Collects what the phone prints.
+    final class Output: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func write(_ line: String) { lock.withLock { lines.append(line) } }
+        var text: String { lock.withLock { lines.joined(separator: "\n") } }
+        func clear() { lock.withLock { lines.removeAll() } }
+    }
+
+    /// Runs `body` with a server on loopback and a phone folder.
+    static func withServer(_ body: (URL, URL) async throws -> Void) async throws {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = ":memory:"
+        configuration.receiptKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        var logger = Logger(label: "device-test")
+        logger.logLevel = .error
+        let server = try await LoopbackServer.start(configuration: configuration, logger: logger)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-phone-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            try await body(server.url, folder)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    /// One launch of the app on the phone in `folder`.
+    static func launch(_ folder: URL, server: URL?, output: Output, answers: [String] = []) async throws -> DeviceSession {
+        let phone = try SimulatedPhone(folder: folder, kind: nil, server: server?.absoluteString, language: .english)
+        try await phone.launch()
+        let queue = AnswerQueue(answers)
+        return DeviceSession(phone: phone, write: { output.write($0) }, ask: { _ in queue.next() })
+    }
+
+    final class AnswerQueue: @unchecked Sendable {
+        private let lock = NSLock()
+        private var answers: [String]
+        init(_ answers: [String]) { self.answers = answers }
+        func next() -> String? { lock.withLock { answers.isEmpty ? nil : answers.removeFirst() } }
+    }
+
+    @Test("a person drives the phone: sign in, 启用, relaunch, unlock, pay, sign out, Face ID sign-in")
+    func walkthrough() async throws {
+        try await Self.withServer { server, folder in
+            let output = Output()
+            var app = try await Self.launch(folder, server: server, output: output)
+            #expect(await app.run(["signup", "alice", "correct horse"]) == 0)
+            #expect(await app.run(["signin", "alice", "correct horse"]) == 0)
+            #expect(output.text.contains("Sign in with Face ID?"))
+            #expect(await app.run(["touch", "match"]) == 0)
+            #expect(await app.run(["enable-biometrics"]) == 0)
+            #expect(await app.run(["set-pin", "258046", "correct horse"]) == 0)
+            output.clear()
+            #expect(await app.run(["new-payment", "8800", "CNY", "coffee-1", "Coffee", "Shop"]) == 0)
+            let paymentID = try #require(output.text.split(separator: " ").dropFirst(2).first.map { String($0.dropLast()) })
+
+            // Relaunch: a new run of the app over the same folder is locked; answering at the prompt unlocks it.
+            app = try await Self.launch(folder, server: nil, output: output, answers: ["match"])
+            output.clear()
+            #expect(await app.run(["status"]) == 0)
+            #expect(output.text.contains("session: locked"))
+            #expect(await app.run(["unlock"]) == 0)
+            #expect(output.text.contains("“Unlock with Face ID to continue”") && output.text.contains("✓ unlocked"))
+            #expect(await app.run(["touch", "match"]) == 0)
+            #expect(await app.run(["pay", paymentID]) == 0)
+            #expect(output.text.contains("“Pay ¥88.00 to Coffee Shop”") && output.text.contains("receipt verified"))
+            #expect(await app.run(["background"]) == 0)
+            #expect(await app.run(["foreground", "45"]) == 0)
+            #expect(output.text.contains("in the foreground: locked"))
+            #expect(await app.run(["signout"]) == 0)
+            #expect(await app.run(["touch", "match"]) == 0)
+            #expect(await app.run(["biometric-signin"]) == 0)
+            output.clear()
+            #expect(await app.run(["status"]) == 0)
+            #expect(output.text.contains("session: unlocked") && output.text.contains("biometric sign-in: on (faceID"))
+        }
+    }
+
+    @Test("non-matching faces are remembered across runs; enrollment change turns sign-in off with the reason")
+    func sensorStatePersists() async throws {
+        try await Self.withServer { server, folder in
+            let output = Output()
+            var app = try await Self.launch(folder, server: server, output: output)
+            _ = await app.run(["signup", "bob", "correct horse"])
+            _ = await app.run(["signin", "bob", "correct horse"])
+            _ = await app.run(["touch", "match"])
+            #expect(await app.run(["enable-biometrics"]) == 0)
+            app = try await Self.launch(folder, server: nil, output: output, answers: ["nomatch", "nomatch", "nomatch", "nomatch", "nomatch"])
+            #expect(await app.run(["unlock"]) == 1)
+            #expect(await app.run(["unlock"]) == 1)
+            #expect(output.text.contains("biometry_lockout; recovery: enterPasscode"))
+            app = try await Self.launch(folder, server: nil, output: output)
+            output.clear()
+            _ = await app.run(["status"])
+            #expect(output.text.contains("sensor: faceID, locked out"))
+            _ = await app.run(["touch", "passcode"])
+            #expect(await app.run(["recover"]) == 0)
+            _ = await app.run(["change-enrollment"])
+            output.clear()
+            #expect(await app.run(["unlock"]) == 1)
+            #expect(output.text.contains("key_invalidated"))
+            output.clear()
+            _ = await app.run(["status"])
+            #expect(output.text.contains("biometric sign-in: off — Face ID sign-in was turned off because a face or fingerprint was added or removed"))
+        }
+    }
+
+    @Test("refusals exit 1 with the reason; usage errors exit 2; an unreachable server changes nothing")
+    func exitCodes() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-phone-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = Output()
+        let app = try await Self.launch(folder, server: URL(string: "http://127.0.0.1:9"), output: output)
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("store").path).sorted()
+        #expect(await app.run(["signin", "alice", "correct horse"]) == 1)
+        #expect(output.text.contains("server_unreachable"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("store").path).sorted() == before)
+        #expect(await app.run(["frobnicate"]) == 2)
+        #expect(await app.run(["signin", "alice"]) == 2)
+        #expect(await app.run(["touch", "sideways"]) == 2)
+        #expect(await app.run(["new-payment", "88.00", "CNY", "m", "Shop"]) == 2)
+        #expect(await app.run(["biometric-signin"]) == 1)
+        #expect(DeviceSession.words(#"set-pin 258046 "correct horse""#) == ["set-pin", "258046", "correct horse"])
+        #expect(DeviceSession.words(#"signin 'a b' "c"#) == nil)
+        #expect(DeviceSession.words(#"x "" y"#) == ["x", "", "y"])
+    }
+}
