@@ -11,98 +11,65 @@ import Foundation
 /// - a passcode (device-owner) evaluation unlocks nothing;
 /// - a key made before an enrollment change is invalidated and deleted at its next use.
 ///
-/// The private keys are plain bytes in the given ``SecureStore``: this is for tests and simulators only.
+/// It is the portable ``HardwareKeyStore`` over ``SoftwareKeyHardware``, so every test that uses it also tests
+/// the store a device uses. The private keys are plain bytes in the given ``SecureStore``: this is for tests
+/// and simulators only.
 public actor SoftwareDeviceKeyStore: DeviceKeyStore {
-    private struct Record: Codable {
+    private let store: HardwareKeyStore
+
+    /// Keys unlocked by `authenticator`, kept in `storage` (in memory by default).
+    public init(authenticator: SimulatedAuthenticator, storage: any SecureStore = InMemorySecureStore()) {
+        store = HardwareKeyStore(hardware: SoftwareKeyHardware(authenticator: authenticator), authenticator: authenticator, storage: storage)
+    }
+
+    public func createKey(tag: String) async throws -> DevicePublicKey { try await store.createKey(tag: tag) }
+    public func publicKey(tag: String) async throws -> DevicePublicKey? { try await store.publicKey(tag: tag) }
+    public func keyState(tag: String) async -> DeviceKeyState { await store.keyState(tag: tag) }
+    public func sign(_ message: Data, tag: String, context: AuthenticationContext) async throws -> Data {
+        try await store.sign(message, tag: tag, context: context)
+    }
+    public func deleteKey(tag: String) async throws { try await store.deleteKey(tag: tag) }
+}
+
+/// ``KeyHardware`` in software, paired with a ``SimulatedAuthenticator``: like the Secure Enclave, it refuses a
+/// key whose enrollment changed (`.biometryCurrentSet`) and signs only with an unused successful biometric
+/// context of its authenticator. The handle holds the private key in the clear.
+public struct SoftwareKeyHardware: KeyHardware {
+    private struct Handle: Codable {
         var privateKey: Data
         var enrollment: Data
     }
 
     private let authenticator: SimulatedAuthenticator
-    private let storage: any SecureStore
+    /// Whether "this device" can make keys; `false` behaves like the Simulator without a Secure Enclave.
+    public let isAvailable: Bool
 
-    /// Keys unlocked by `authenticator`, kept in `storage` (in memory by default).
-    public init(authenticator: SimulatedAuthenticator, storage: any SecureStore = InMemorySecureStore()) {
+    /// Hardware unlocked by evaluations of `authenticator`.
+    public init(authenticator: SimulatedAuthenticator, isAvailable: Bool = true) {
         self.authenticator = authenticator
-        self.storage = storage
+        self.isAvailable = isAvailable
     }
 
-    public func createKey(tag: String) async throws -> DevicePublicKey {
-        let key = try storageKey(tag)
-        switch await authenticator.availability(for: .biometrics) {
-        case .available:
-            break
-        case .unavailable(let error) where error.code == .biometryLockout:
-            break  // a locked-out sensor still has an enrollment; creating a key does not prompt
-        case .unavailable(let error):
-            throw error
-        }
-        guard try await storage.data(forKey: key) == nil else {
-            throw BiometricError(.keyAlreadyExists, reason: "a device key with this tag exists")
-        }
-        let privateKey = P256.Signing.PrivateKey()
-        let record = Record(privateKey: privateKey.rawRepresentation, enrollment: await authenticator.enrollment)
-        try await storage.set(try JSONEncoder().encode(record), forKey: key)
-        return DevicePublicKey(privateKey.publicKey)
+    public func makeKey() async throws -> (handle: Data, publicKey: Data) {
+        let key = P256.Signing.PrivateKey()
+        let handle = Handle(privateKey: key.rawRepresentation, enrollment: await authenticator.enrollment)
+        return (try JSONEncoder().encode(handle), key.publicKey.x963Representation)
     }
 
-    public func publicKey(tag: String) async throws -> DevicePublicKey? {
-        guard let record = try await record(tag) else { return nil }
-        return DevicePublicKey(try Self.privateKey(record).publicKey)
-    }
-
-    public func keyState(tag: String) async -> DeviceKeyState {
-        guard let record = try? await record(tag) else { return .absent }
-        return record.enrollment == (await authenticator.enrollment) ? .valid : .invalidated
-    }
-
-    public func sign(_ message: Data, tag: String, context: AuthenticationContext) async throws -> Data {
-        guard let record = try await record(tag) else {
-            throw BiometricError(.keyNotFound, reason: "no device key with this tag")
-        }
-        guard record.enrollment == (await authenticator.enrollment) else {
-            try await storage.removeValue(forKey: try storageKey(tag))
+    public func sign(_ message: Data, handle: Data, context: AuthenticationContext) async throws -> Data {
+        guard let handle = try? JSONDecoder().decode(Handle.self, from: handle),
+            let key = try? P256.Signing.PrivateKey(rawRepresentation: handle.privateKey)
+        else { throw BiometricError(.keyOperationFailed, reason: "the key handle is unreadable") }
+        guard handle.enrollment == (await authenticator.enrollment) else {
             throw BiometricError(.keyInvalidated, reason: "the biometric enrollment changed since the key was made")
         }
         guard await authenticator.consume(context) else {
-            throw BiometricError(
-                .authenticationRequired, reason: "the context is not an unused successful biometric evaluation")
+            throw BiometricError(.authenticationRequired, reason: "the context is not an unused successful biometric evaluation")
         }
         do {
-            return try Self.privateKey(record).signature(for: message).derRepresentation
+            return try key.signature(for: message).derRepresentation
         } catch {
             throw BiometricError(.keyOperationFailed, reason: "signing failed")
-        }
-    }
-
-    public func deleteKey(tag: String) async throws {
-        try await storage.removeValue(forKey: try storageKey(tag))
-    }
-
-    private func record(_ tag: String) async throws -> Record? {
-        guard let data = try await storage.data(forKey: try storageKey(tag)) else { return nil }
-        do {
-            return try JSONDecoder().decode(Record.self, from: data)
-        } catch {
-            throw BiometricError(.keyOperationFailed, reason: "the stored key record is unreadable")
-        }
-    }
-
-    private func storageKey(_ tag: String) throws -> String {
-        let key = "bioauth.softkey." + tag
-        do {
-            try InMemorySecureStore.validate(key: key)
-        } catch {
-            throw BiometricError(.keyOperationFailed, reason: "a key tag is 1-112 characters of A-Z a-z 0-9 . _ -")
-        }
-        return key
-    }
-
-    private static func privateKey(_ record: Record) throws -> P256.Signing.PrivateKey {
-        do {
-            return try P256.Signing.PrivateKey(rawRepresentation: record.privateKey)
-        } catch {
-            throw BiometricError(.keyOperationFailed, reason: "the stored key record is unreadable")
         }
     }
 }

@@ -162,6 +162,9 @@ struct SimulatedAuthenticatorStateTests {
         #expect(await restored.queuedOutcomes == [.passcode, .match])
         #expect(await SoftwareDeviceKeyStore(authenticator: restored, storage: storage).keyState(tag: "k") == .valid)
         await restored.changeEnrollment()
+        // Locked out, the device can't tell its enrollment (as LocalAuthentication); after the passcode it can.
+        #expect(await SoftwareDeviceKeyStore(authenticator: restored, storage: storage).keyState(tag: "k") == .valid)
+        _ = try await restored.evaluate(PromptCopy(language: .english).prompt(for: .recoverFromLockout, biometry: .touchID))
         #expect(await SoftwareDeviceKeyStore(authenticator: restored, storage: storage).keyState(tag: "k") == .invalidated)
     }
 }

@@ -18,7 +18,14 @@ public protocol SecureStore: Sendable {
 
 extension SecureStore {
     /// Checks a key's form; stores call this before touching storage.
-    public static func validate(key: String) throws {
+    public static func validate(key: String) throws { try SecureStoreKey.validate(key) }
+}
+
+/// The form of secure-store keys, in one place for stores and for those that build keys.
+public enum SecureStoreKey {
+    /// Throws ``SecureStoreError/Code-swift.struct/invalidKey`` unless `key` is 1 to 128 characters of
+    /// `A-Z a-z 0-9 . _ -` (and not `.` or `..`).
+    public static func validate(_ key: String) throws {
         guard (1...128).contains(key.utf8.count),
             key.utf8.allSatisfy({ byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
