@@ -1,0 +1,32 @@
+import X509
+
+/// Apple's App Attestation Root CA, pinned (valid 2020-03-18 to 2045-03-15; SHA-256 fingerprint
+/// `1CB9823B…62C932`), from Apple's Private PKI repository.
+public enum AppleAppAttestRoot {
+    /// The PEM text.
+    public static let pem = """
+        -----BEGIN CERTIFICATE-----
+        MIICITCCAaegAwIBAgIQC/O+DvHN0uD7jG5yH2IXmDAKBggqhkjOPQQDAzBSMSYw
+        JAYDVQQDDB1BcHBsZSBBcHAgQXR0ZXN0YXRpb24gUm9vdCBDQTETMBEGA1UECgwK
+        QXBwbGUgSW5jLjETMBEGA1UECAwKQ2FsaWZvcm5pYTAeFw0yMDAzMTgxODMyNTNa
+        Fw00NTAzMTUwMDAwMDBaMFIxJjAkBgNVBAMMHUFwcGxlIEFwcCBBdHRlc3RhdGlv
+        biBSb290IENBMRMwEQYDVQQKDApBcHBsZSBJbmMuMRMwEQYDVQQIDApDYWxpZm9y
+        bmlhMHYwEAYHKoZIzj0CAQYFK4EEACIDYgAERTHhmLW07ATaFQIEVwTtT4dyctdh
+        NbJhFs/Ii2FdCgAHGbpphY3+d8qjuDngIN3WVhQUBHAoMeQ/cLiP1sOUtgjqK9au
+        Yen1mMEvRq9Sk3Jm5X8U62H+xTD3FE9TgS41o0IwQDAPBgNVHRMBAf8EBTADAQH/
+        MB0GA1UdDgQWBBSskRBTM72+aEH/pwyp5frq5eWKoTAOBgNVHQ8BAf8EBAMCAQYw
+        CgYIKoZIzj0EAwMDaAAwZQIwQgFGnByvsiVbpTKwSga0kP0e8EeDS4+sQmTvb7vn
+        53O5+FRXgeLhpJ06ysC5PrOyAjEAp5U4xDgEgllF7En3VcE3iexZZtKeYnpqtijV
+        oyFraWVIyd/dganmrduC1bmTBGwD
+        -----END CERTIFICATE-----
+        """
+
+    /// The parsed certificate.
+    public static let certificate: Certificate = {
+        do {
+            return try Certificate(pemEncoded: pem)
+        } catch {
+            fatalError("the pinned Apple App Attestation Root CA does not parse: \(error)")
+        }
+    }()
+}
