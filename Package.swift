@@ -61,6 +61,8 @@ let package = Package(
             dependencies: [
                 "BioAuthClient",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         // The server: accounts, sessions, device binding, challenges, audit, over HTTP (Hummingbird) and SQL (SQLKit).

@@ -46,7 +46,8 @@ final class ExampleModel: ObservableObject {
         do {
             let flows = try await BioAuthFlows(
                 api: api, authenticator: authenticator, keyStore: keys, store: store,
-                configuration: .init(language: language, deviceName: UIDevice.current.name), isActive: false)
+                configuration: .init(language: language, deviceName: UIDevice.current.name, appAttest: DeviceCheckAppAttestProvider()),
+                isActive: false)
             self.flows = flows
             await refresh()
         } catch {

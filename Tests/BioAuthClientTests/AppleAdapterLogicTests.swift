@@ -160,3 +160,16 @@ struct BioAuthScreensTests {
         #expect(screens.message(for: CancellationError(), biometry: .faceID) == "出现问题，请重试。")
     }
 }
+
+@Suite("App Attest provider errors")
+struct AppAttestProviderErrorTests {
+    @Test("DCError codes map to stable codes", arguments: [
+        (0, "app_attest_failed"), (1, "app_attest_unsupported"), (2, "app_attest_failed"), (3, "app_attest_invalid_key"),
+        (4, "app_attest_service_unavailable"), (99, "app_attest_failed"),
+    ])
+    func deviceCheckCodes(code: Int, expected: String) {
+        let error = AppAttestProviderError(deviceCheckCode: code)
+        #expect(error.code == expected)
+        #expect(error.reason.contains("DCError \(code)"))
+    }
+}

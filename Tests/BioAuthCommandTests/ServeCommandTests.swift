@@ -31,9 +31,28 @@ struct ServeCommandTests {
     @Test("bad values are refused with a message before anything starts", arguments: [
         (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
         (["--bcrypt-cost", "3"], [:]), ([], ["BIOAUTH_RP_ID": ""]),
+        (["--app-attest", "require"], [:]),  // no app id
+        (["--app-attest", "sometimes", "--app-attest-app-id", "ABCDE12345.com.bank.app"], [:]),
+        (["--app-attest", "report", "--app-attest-app-id", "com.bank.app"], [:]),  // no team id
+        ([], ["BIOAUTH_APP_ATTEST": "require", "BIOAUTH_APP_ATTEST_APP_IDS": "ABCDE12345.com.bank.app", "BIOAUTH_APP_ATTEST_ENVIRONMENT": "staging"]),
     ])
     func refused(arguments: [String], environment: [String: String]) throws {
         let command = try ServeCommand.parse(arguments)
         #expect(throws: (any Error).self) { try command.serverConfiguration(environment: environment) }
+    }
+
+    @Test("the secure environment check: off by default; mode, app ids and environment from flags or the environment")
+    func appAttest() throws {
+        #expect(try ServeCommand.parse([]).serverConfiguration(environment: [:]).appAttest.mode == .off)
+        let environment = [
+            "BIOAUTH_APP_ATTEST": "report", "BIOAUTH_APP_ATTEST_APP_IDS": "ABCDE12345.com.bank.app, ABCDE12345.com.bank.app.beta",
+            "BIOAUTH_APP_ATTEST_ENVIRONMENT": "both",
+        ]
+        let fromEnvironment = try ServeCommand.parse([]).serverConfiguration(environment: environment).appAttest
+        #expect(fromEnvironment.mode == .report && fromEnvironment.environments == [.production, .development])
+        #expect(fromEnvironment.allowedAppIDs == ["ABCDE12345.com.bank.app", "ABCDE12345.com.bank.app.beta"])
+        let flags = try ServeCommand.parse(["--app-attest", "require", "--app-attest-app-id", "ZZZZZ99999.cn.bank.pay"])
+            .serverConfiguration(environment: environment).appAttest
+        #expect(flags.mode == .require && flags.allowedAppIDs == ["ZZZZZ99999.cn.bank.pay"])
     }
 }

@@ -12,12 +12,13 @@ struct TestBackend {
     let server: LoopbackServer
     let clock: ManualClock
 
-    static func run<R>(_ body: (TestBackend) async throws -> R) async throws -> R {
+    static func run<R>(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestBackend) async throws -> R) async throws -> R {
         var configuration = ServerConfiguration()
         configuration.databasePath = ":memory:"
         configuration.receiptKeyPath = ":memory:"
         configuration.bcryptCost = 4
         configuration.relyingPartyID = "bank.example"
+        configure(&configuration)
         var logger = Logger(label: "e2e")
         logger.logLevel = .error
         let clock = ManualClock()
@@ -42,7 +43,10 @@ struct Phone {
     let clock: ManualClock
     let signed: SignedLog
 
-    init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil) {
+    let appAttest: (any AppAttestProvider)?
+
+    init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil, appAttest: (any AppAttestProvider)? = nil) {
+        self.appAttest = appAttest
         sensor = SimulatedAuthenticator(.init(kind: kind))
         keys = SoftwareDeviceKeyStore(authenticator: sensor)
         store = InMemorySecureStore()
@@ -57,7 +61,7 @@ struct Phone {
         return try await BioAuthFlows(
             api: api, authenticator: sensor, keyStore: keys, store: store, clock: clock,
             configuration: .init(language: .english, deviceName: "Test phone", expectedRelyingPartyID: "bank.example",
-                                 observer: { event in log.record(event) }))
+                                 observer: { event in log.record(event) }, appAttest: appAttest))
     }
 
     /// Account, password sign-in, 启用 with a matching face.

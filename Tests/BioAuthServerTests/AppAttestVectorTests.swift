@@ -57,6 +57,16 @@ struct AppAttestVectorTests {
             at: time(c.string("valid_at")))
     }
 
+    @Test("every App Attest code is a 403 problem and is documented in PROTOCOL.md")
+    func codes() throws {
+        let protocolText = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../docs/PROTOCOL.md"), encoding: .utf8)
+        for code in AppAttestError.allCodes {
+            #expect(APIError.status(of: ProblemCode(rawValue: code)) == .forbidden)
+            #expect(protocolText.contains("`\(code)`"), "\(code) is not in PROTOCOL.md")
+        }
+    }
+
     @Test("the date parser agrees with known instants")
     func dates() {
         #expect(Self.time("1970-01-01T00:00:00Z").timeIntervalSince1970 == 0)

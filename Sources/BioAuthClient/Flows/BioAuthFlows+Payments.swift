@@ -24,12 +24,13 @@ extension BioAuthFlows {
             let context = try await self.evaluate(
                 .authorizePayment(PaymentSummary(amount: payment.amount, payeeName: payment.payeeName)), biometry: binding.biometry)
             let counter = try await self.nextCounter()
-            let signature = try await self.sign(
+            let proof = try await self.sign(
                 .payment, challenge, tag: binding.keyTag, keyID: binding.publicKey.keyID, counter: counter, context: context,
                 transactionHash: transaction.hash)
+            let assertion = try await self.appAttestAssertion(for: proof.payload)
             let authorized = try await self.api.authorizeWithBiometrics(
                 paymentID, challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter,
-                transactionHash: transaction.hash, signature: signature, accessToken: token)
+                transactionHash: transaction.hash, signature: proof.signature, appAttestAssertion: assertion, accessToken: token)
             try await self.checkReceipt(of: authorized, for: transaction)
             return authorized
         }

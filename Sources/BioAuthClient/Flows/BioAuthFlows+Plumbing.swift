@@ -105,7 +105,7 @@ extension BioAuthFlows {
     func sign(
         _ purpose: SignedPayload.Purpose, _ challenge: ServerChallenge, tag: String, keyID: Data, counter: UInt64,
         context: AuthenticationContext, transactionHash: Data = Data()
-    ) async throws -> Data {
+    ) async throws -> SignedProof {
         if let expected = configuration.expectedRelyingPartyID, challenge.relyingPartyID != expected {
             throw APIProblem(.unexpectedResponse, detail: "the challenge is for \(challenge.relyingPartyID), not \(expected)")
         }
@@ -123,7 +123,7 @@ extension BioAuthFlows {
             throw error
         }
         configuration.observer?(.signed(challengeID: challenge.id, payload: payload, signature: signature))
-        return signature
+        return SignedProof(payload: payload, signature: signature)
     }
 
     /// A refusal that means this device can no longer sign in with its key turns biometric sign-in off here.
@@ -134,4 +134,10 @@ extension BioAuthFlows {
         }
         return problem
     }
+}
+
+/// What the device key signed, and its signature.
+struct SignedProof: Sendable {
+    let payload: SignedPayload
+    let signature: Data
 }

@@ -29,23 +29,29 @@ public actor BioAuthFlows {
         public var expectedRelyingPartyID: String?
         /// Told what the flows do (prompts, signatures, refreshes).
         public var observer: (@Sendable (FlowEvent) -> Void)?
+        /// The secure environment check: when set (and supported on this device), turning biometric sign-in on
+        /// attests a new App Attest key, and every biometric sign-in and payment carries an assertion.
+        public var appAttest: (any AppAttestProvider)?
 
         /// Settings with the given values.
         public init(
             language: Language = .english, deviceName: String = "iPhone", gracePeriod: TimeInterval = 30,
-            expectedRelyingPartyID: String? = nil, observer: (@Sendable (FlowEvent) -> Void)? = nil
+            expectedRelyingPartyID: String? = nil, observer: (@Sendable (FlowEvent) -> Void)? = nil,
+            appAttest: (any AppAttestProvider)? = nil
         ) {
             self.language = language
             self.deviceName = deviceName
             self.gracePeriod = gracePeriod
             self.expectedRelyingPartyID = expectedRelyingPartyID
             self.observer = observer
+            self.appAttest = appAttest
         }
     }
 
     static let installationKey = "bioauth.installation-id"
     static let tokensKey = "bioauth.tokens"
     static let counterKey = "bioauth.key-counter"
+    static let appAttestKey = "bioauth.app-attest-key-id"
 
     /// The app lock; feed it the app's lifecycle.
     public let appLock: AppLock
@@ -120,14 +126,21 @@ public actor BioAuthFlows {
         do {
             let device = try await withAccessToken { token in
                 let challenge = try await self.api.registrationChallenge(accessToken: token)
-                let signature = try await self.sign(.register, challenge, tag: tag, keyID: publicKey.keyID, counter: 0, context: context)
-                return try await self.api.registerDevice(
+                let proof = try await self.sign(.register, challenge, tag: tag, keyID: publicKey.keyID, counter: 0, context: context)
+                let attestation = try await self.appAttestation(for: proof.payload)
+                let device = try await self.api.registerDevice(
                     challengeID: challenge.id, publicKey: publicKey, biometryKind: kind, deviceName: self.configuration.deviceName,
-                    counter: 0, signature: signature, accessToken: token)
+                    counter: 0, signature: proof.signature, appAttest: attestation, accessToken: token)
+                return (device, attestation?.keyID)
             }
             try await store.set(Data("0".utf8), forKey: Self.counterKey)
+            if let appAttestKeyID = device.1 {
+                try await store.set(appAttestKeyID, forKey: Self.appAttestKey)
+            } else {
+                try await store.removeValue(forKey: Self.appAttestKey)
+            }
             try await session.handle(.biometricSignInEnabled(DeviceBinding(
-                accountID: account, keyTag: tag, publicKey: publicKey, biometry: kind, enabledAt: clock.now, deviceID: device.id)))
+                accountID: account, keyTag: tag, publicKey: publicKey, biometry: kind, enabledAt: clock.now, deviceID: device.0.id)))
         } catch {
             try? await keyStore.deleteKey(tag: tag)
             throw error
@@ -152,10 +165,13 @@ public actor BioAuthFlows {
         }
         let context = try await evaluate(.signIn, biometry: binding.biometry)
         let counter = try await nextCounter()
-        let signature = try await sign(.login, challenge, tag: binding.keyTag, keyID: binding.publicKey.keyID, counter: counter, context: context)
+        let proof = try await sign(.login, challenge, tag: binding.keyTag, keyID: binding.publicKey.keyID, counter: counter, context: context)
+        let assertion = try await appAttestAssertion(for: proof.payload)
         let tokens: SessionTokens
         do {
-            tokens = try await api.signInWithBiometrics(challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter, signature: signature)
+            tokens = try await api.signInWithBiometrics(
+                challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter, signature: proof.signature,
+                appAttestAssertion: assertion)
         } catch let problem as APIProblem {
             throw try await handleServerRefusal(problem)
         }
@@ -184,6 +200,7 @@ public actor BioAuthFlows {
             }
         }
         try await session.handle(.biometricSignInDisabled)
+        try await store.removeValue(forKey: Self.appAttestKey)
     }
 
     /// Signs out on the server and here. The device binding stays, so "Sign in with Face ID" is still offered.

@@ -57,6 +57,8 @@ public struct RegisteredDevice: Hashable, Sendable {
     public var installationID: String
     /// When it was revoked, if it was.
     public var revokedAt: Date?
+    /// `"apple-appattest"` when it registered with a valid App Attest attestation, else `"none"`.
+    public var attestation: String = "none"
 }
 
 /// A payment's state on the server.

@@ -80,7 +80,7 @@ public struct BioAuthAPI: Sendable {
     /// Binds a device key: `signature` is over the `register` payload of `challenge`.
     public func registerDevice(
         challengeID: String, publicKey: DevicePublicKey, biometryKind: BiometryKind, deviceName: String, counter: UInt64,
-        signature: Data, accessToken: String
+        signature: Data, appAttest: (keyID: Data, attestation: Data)? = nil, accessToken: String
     ) async throws -> RegisteredDevice {
         guard let kind = Components.Schemas.BiometryKind(rawValue: biometryKind.rawValue) else {
             throw APIProblem(.malformedRequest, detail: "a device key needs a biometric sensor")
@@ -89,7 +89,8 @@ public struct BioAuthAPI: Sendable {
             let body = Components.Schemas.RegisterDeviceRequest(
                 challengeId: challengeID, publicKey: Base64URL.encode(publicKey.x963Representation),
                 keyId: Base64URL.encode(publicKey.keyID), biometryKind: kind, deviceName: deviceName, counter: Int64(counter),
-                signature: Base64URL.encode(signature))
+                signature: Base64URL.encode(signature),
+                appAttest: appAttest.map { .init(keyId: Base64URL.encode($0.keyID), attestation: Base64URL.encode($0.attestation)) })
             switch try await client.registerDevice(.init(body: .json(body))) {
             case .created(let created): return try Self.device(try created.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -128,10 +129,13 @@ public struct BioAuthAPI: Sendable {
     }
 
     /// Biometric sign-in: `signature` is over the `login` payload of `challengeID`'s challenge.
-    public func signInWithBiometrics(challengeID: String, keyID: Data, counter: UInt64, signature: Data) async throws -> SessionTokens {
+    public func signInWithBiometrics(
+        challengeID: String, keyID: Data, counter: UInt64, signature: Data, appAttestAssertion: Data? = nil
+    ) async throws -> SessionTokens {
         try await call {
             let body = Components.Schemas.BiometricSignInRequest(
-                challengeId: challengeID, keyId: Base64URL.encode(keyID), counter: Int64(counter), signature: Base64URL.encode(signature))
+                challengeId: challengeID, keyId: Base64URL.encode(keyID), counter: Int64(counter), signature: Base64URL.encode(signature),
+                appAttestAssertion: appAttestAssertion.map(Base64URL.encode))
             switch try await client.signInWithBiometrics(.init(body: .json(body))) {
             case .created(let created): return Self.tokens(try created.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -178,12 +182,14 @@ public struct BioAuthAPI: Sendable {
 
     /// Authorizes with the device key: `signature` is over the `payment` payload carrying `transactionHash`.
     public func authorizeWithBiometrics(
-        _ paymentID: String, challengeID: String, keyID: Data, counter: UInt64, transactionHash: Data, signature: Data, accessToken: String
+        _ paymentID: String, challengeID: String, keyID: Data, counter: UInt64, transactionHash: Data, signature: Data,
+        appAttestAssertion: Data? = nil, accessToken: String
     ) async throws -> PaymentDetails {
         try await authorized(accessToken) {
             let body = Components.Schemas.BiometricAuthorizationRequest(
                 challengeId: challengeID, keyId: Base64URL.encode(keyID), counter: Int64(counter),
-                transactionHash: Base64URL.encode(transactionHash), signature: Base64URL.encode(signature))
+                transactionHash: Base64URL.encode(transactionHash), signature: Base64URL.encode(signature),
+                appAttestAssertion: appAttestAssertion.map(Base64URL.encode))
             switch try await client.authorizePaymentWithBiometrics(.init(path: .init(paymentId: paymentID), body: .json(body))) {
             case .ok(let ok): return try Self.payment(try ok.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -278,7 +284,7 @@ public struct BioAuthAPI: Sendable {
         }
         return RegisteredDevice(
             id: device.deviceId, keyID: keyID, biometryKind: kind, name: device.deviceName, installationID: device.installationId,
-            revokedAt: device.revokedAt)
+            revokedAt: device.revokedAt, attestation: device.attestation.rawValue)
     }
 
     private static func payment(_ payment: Components.Schemas.Payment) throws -> PaymentDetails {

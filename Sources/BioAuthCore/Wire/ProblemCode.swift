@@ -111,4 +111,36 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let wrongPIN = ProblemCode(rawValue: "wrong_pin")
     /// Too many wrong PINs: PIN payments are locked for a while.
     public static let pinLocked = ProblemCode(rawValue: "pin_locked")
+
+    // MARK: The secure environment check (App Attest), all 403
+
+    /// The deployment requires App Attest and the request carries no attestation or assertion, or the device
+    /// has no attested key.
+    public static let appAttestMissing = ProblemCode(rawValue: "app_attest_missing")
+    /// The attestation or assertion is not CBOR of the expected structure.
+    public static let appAttestMalformed = ProblemCode(rawValue: "app_attest_malformed")
+    /// The attestation's `fmt` is not `apple-appattest`.
+    public static let appAttestFormat = ProblemCode(rawValue: "app_attest_format")
+    /// A certificate of the attestation is not valid now.
+    public static let appAttestCertificateExpired = ProblemCode(rawValue: "app_attest_certificate_expired")
+    /// The certificate chain does not lead to Apple's App Attestation Root CA.
+    public static let appAttestUntrustedChain = ProblemCode(rawValue: "app_attest_untrusted_chain")
+    /// The certificate's nonce does not match the authenticator data and the client data hash.
+    public static let appAttestNonceMismatch = ProblemCode(rawValue: "app_attest_nonce_mismatch")
+    /// The App Attest key id is not SHA-256 of the attested public key.
+    public static let appAttestKeyIDMismatch = ProblemCode(rawValue: "app_attest_key_id_mismatch")
+    /// rpIdHash is not SHA-256 of an allowed app id.
+    public static let appAttestAppIDMismatch = ProblemCode(rawValue: "app_attest_app_id_mismatch")
+    /// An attestation's counter is not 0.
+    public static let appAttestCounterNotZero = ProblemCode(rawValue: "app_attest_counter_not_zero")
+    /// The aaguid is not an accepted environment's.
+    public static let appAttestEnvironmentMismatch = ProblemCode(rawValue: "app_attest_environment_mismatch")
+    /// The credential id is not the key id.
+    public static let appAttestCredentialIDMismatch = ProblemCode(rawValue: "app_attest_credential_id_mismatch")
+    /// The assertion's signature does not verify with the attested key.
+    public static let appAttestInvalidSignature = ProblemCode(rawValue: "app_attest_invalid_signature")
+    /// The assertion's counter did not increase (a replay or a cloned key).
+    public static let appAttestCounterReplayed = ProblemCode(rawValue: "app_attest_counter_replayed")
+    /// The App Attest key is already bound to another device.
+    public static let appAttestKeyReused = ProblemCode(rawValue: "app_attest_key_reused")
 }

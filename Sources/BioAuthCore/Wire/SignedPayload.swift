@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The exact bytes a device key signs: versioned, domain-separated and deterministic.
@@ -92,6 +93,12 @@ public struct SignedPayload: Hashable, Sendable {
 }
 
 /// A signed payload field has the wrong size or form.
+extension SignedPayload {
+    /// SHA-256 of ``bytes``: the client-data hash of the App Attest attestation or assertion sent in the same
+    /// request, which binds the secure environment check to this exact payload.
+    public var appAttestClientDataHash: Data { Data(SHA256.hash(data: bytes)) }
+}
+
 public struct SignedPayloadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong.
     public let description: String

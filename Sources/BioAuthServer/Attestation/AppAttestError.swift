@@ -37,6 +37,8 @@ public struct AppAttestError: Error, Hashable, Sendable, CustomStringConvertible
     static let invalidSignature = AppAttestError("app_attest_invalid_signature", "the assertion signature does not verify over the nonce")
     /// The assertion's counter is not greater than the stored one (a replay or a cloned key).
     static let counterReplayed = AppAttestError("app_attest_counter_replayed", "the assertion counter is not greater than the stored counter")
+    /// The App Attest key is bound to another device already.
+    static let keyReused = AppAttestError("app_attest_key_reused", "this App Attest key is bound to another device")
     /// The request needs an attestation or assertion and has none.
     static let missing = AppAttestError("app_attest_missing", "this deployment requires App Attest and the request carries none")
 
@@ -45,6 +47,6 @@ public struct AppAttestError: Error, Hashable, Sendable, CustomStringConvertible
         "app_attest_malformed", "app_attest_format", "app_attest_certificate_expired", "app_attest_untrusted_chain",
         "app_attest_nonce_mismatch", "app_attest_key_id_mismatch", "app_attest_app_id_mismatch", "app_attest_counter_not_zero",
         "app_attest_environment_mismatch", "app_attest_credential_id_mismatch", "app_attest_invalid_signature",
-        "app_attest_counter_replayed", "app_attest_missing",
+        "app_attest_counter_replayed", "app_attest_missing", "app_attest_key_reused",
     ]
 }

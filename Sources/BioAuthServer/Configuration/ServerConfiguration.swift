@@ -42,6 +42,8 @@ public struct ServerConfiguration: Sendable {
     public var pinLockDuration: TimeInterval = 30 * 60
     /// The largest request body accepted, in bytes.
     public var maxRequestBodySize: Int = 64 * 1024
+    /// The secure environment check (App Attest): off by default.
+    public var appAttest = AppAttestPolicy()
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}
@@ -68,6 +70,17 @@ public struct ServerConfiguration: Sendable {
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
+        if appAttest.mode != .off {
+            guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }
+            for appID in appAttest.allowedAppIDs {
+                let parts = appID.split(separator: ".", maxSplits: 1)
+                guard parts.count == 2, parts[0].count == 10, parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
+                    throw fail("App Attest app id \(appID) is not TEAMID.bundle.id (a 10-character team id)")
+                }
+            }
+            guard !appAttest.environments.isEmpty else { throw fail("App Attest needs at least one environment") }
+            guard !appAttest.trustedRoots.isEmpty else { throw fail("App Attest needs at least one trusted root") }
+        }
     }
 }
 

@@ -18,7 +18,9 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
 
     /// The status of each code.
     static func status(of code: ProblemCode) -> HTTPResponse.Status {
-        switch code {
+        // The secure environment check failed: the app or device is not trusted for this call.
+        if code.rawValue.hasPrefix("app_attest_") { return .forbidden }
+        return switch code {
         case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
             .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch,
             .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo, .invalidIdempotencyKey, .invalidPIN, .weakPIN:

@@ -71,7 +71,8 @@ struct APIHandler: APIProtocol {
     func signInWithBiometrics(_ input: Operations.SignInWithBiometrics.Input) async throws -> Operations.SignInWithBiometrics.Output {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let tokens = try await service.signInWithBiometrics(
-            challengeID: request.challengeId, keyID: request.keyId, counter: request.counter, signature: request.signature)
+            challengeID: request.challengeId, keyID: request.keyId, counter: request.counter, signature: request.signature,
+            appAttestAssertion: request.appAttestAssertion)
         return .created(.init(body: .json(Self.tokens(tokens))))
     }
 
@@ -89,7 +90,7 @@ struct APIHandler: APIProtocol {
         let registration = try DeviceRegistration(
             challengeID: request.challengeId, publicKey: request.publicKey, keyID: request.keyId,
             biometryKind: try Self.kind(request.biometryKind), name: request.deviceName, counter: request.counter,
-            signature: request.signature)
+            signature: request.signature, appAttest: request.appAttest.map { ($0.keyId, $0.attestation) })
         return .created(.init(body: .json(try Self.device(try await service.registerDevice(session: session, registration)))))
     }
 
@@ -137,7 +138,8 @@ struct APIHandler: APIProtocol {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let payment = try await service.authorizeWithBiometrics(
             input.path.paymentId, challengeID: body.challengeId, keyID: body.keyId, counter: body.counter,
-            transactionHash: body.transactionHash, signature: body.signature, session: try await session())
+            transactionHash: body.transactionHash, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
+            session: try await session())
         return .ok(.init(body: .json(try Self.payment(payment))))
     }
 
@@ -233,7 +235,7 @@ struct APIHandler: APIProtocol {
         guard let kind = Components.Schemas.BiometryKind(rawValue: device.biometryKind.rawValue) else { throw APIError.internalError }
         return .init(
             deviceId: device.id, keyId: Base64URL.encode(device.publicKey.keyID), biometryKind: kind, deviceName: device.name,
-            installationId: device.installationID, counter: device.counter, attestation: .none, createdAt: device.createdAt,
+            installationId: device.installationID, counter: device.counter, attestation: device.attestation == "apple-appattest" ? .appleAppattest : Components.Schemas.Device.AttestationPayload.none, createdAt: device.createdAt,
             lastUsedAt: device.lastUsedAt, revokedAt: device.revokedAt)
     }
 }

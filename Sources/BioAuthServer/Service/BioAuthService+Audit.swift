@@ -20,6 +20,8 @@ enum AuditKind: String, Sendable {
     case paymentLocked = "payment_locked"
     case paymentPINSet = "payment_pin_set"
     case paymentPINLocked = "payment_pin_locked"
+    case appAttestation = "app_attestation"
+    case appAssertion = "app_assertion"
 }
 
 /// One row of the audit log.

@@ -81,10 +81,7 @@ extension BioAuthService {
         transactionHash: Data = Data()
     ) throws -> APIError? {
         func payload(_ purpose: SignedPayload.Purpose, _ hash: Data) throws -> Data {
-            try SignedPayload(
-                purpose: purpose, relyingPartyID: configuration.relyingPartyID, challenge: challenge, keyID: key.keyID,
-                counter: counter, transactionHash: hash
-            ).bytes
+            try signedPayload(purpose, by: key, challenge: challenge, counter: counter, transactionHash: hash)
         }
         if key.isValidSignature(signature, for: try payload(purpose, transactionHash)) { return nil }
         for other in [SignedPayload.Purpose.register, .login, .paymentPIN] where other != purpose {
@@ -93,6 +90,16 @@ extension BioAuthService {
             }
         }
         return APIError(.invalidSignature, "The signature does not verify with the registered key.")
+    }
+
+    /// The exact bytes a device key signs for `purpose` (signed payload v1), which App Attest proofs also cover.
+    func signedPayload(
+        _ purpose: SignedPayload.Purpose, by key: DevicePublicKey, challenge: Data, counter: UInt64, transactionHash: Data = Data()
+    ) throws -> Data {
+        try SignedPayload(
+            purpose: purpose, relyingPartyID: configuration.relyingPartyID, challenge: challenge, keyID: key.keyID,
+            counter: counter, transactionHash: transactionHash
+        ).bytes
     }
 
     /// The account's usable device for `keyID` (not another account's, not revoked), for payments and PINs.

@@ -25,11 +25,12 @@ struct DeviceRegistration: Sendable {
     var name: String
     var counter: UInt64
     var signature: Data
+    var appAttest: AppAttestSubmission?
 
     /// Decodes and checks every field; throws before anything is read or written.
     init(
         challengeID: String, publicKey: String, keyID: String, biometryKind: BiometryKind, name: String, counter: Int64,
-        signature: String
+        signature: String, appAttest: (keyID: String, attestation: String)? = nil
     ) throws {
         let keyBytes = try Validation.bytes(publicKey, field: "publicKey")
         do {
@@ -45,6 +46,7 @@ struct DeviceRegistration: Sendable {
         self.name = try Validation.deviceName(name)
         self.counter = try Validation.counter(counter)
         self.signature = try Validation.bytes(signature, field: "signature")
+        self.appAttest = try appAttest.map { try AppAttestSubmission(keyID: $0.keyID, attestation: $0.attestation) }
     }
 }
 
@@ -76,10 +78,14 @@ extension BioAuthService {
                 try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "key_already_registered", on: db)
                 throw Refusal(APIError(.keyAlreadyRegistered, "This key is registered already."))
             }
+            let attested = try await verifyRegistrationAttestation(
+                registration.appAttest,
+                payload: try signedPayload(.register, by: registration.publicKey, challenge: challenge, counter: registration.counter),
+                account: session.accountID, session: session.sessionID, on: db)
             let device = DeviceInfo(
                 id: UUID().uuidString.lowercased(), accountID: session.accountID, publicKey: registration.publicKey,
                 biometryKind: registration.biometryKind, name: registration.name, installationID: session.installationID,
-                counter: Int64(registration.counter), attestation: "none", createdAt: now)
+                counter: Int64(registration.counter), attestation: attested == nil ? "none" : "apple-appattest", createdAt: now)
             try await db.insert(into: "devices")
                 .columns("id", "account_id", "key_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at", "revoked_at")
                 .values(
@@ -88,6 +94,7 @@ extension BioAuthService {
                     SQLBind(device.name), SQLBind(device.installationID), SQLBind(device.counter), SQLBind(device.attestation),
                     SQLBind(now.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
                 .run()
+            if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }
             try await audit(.deviceRegistered, succeeded: true, account: session.accountID, device: device.id, session: session.sessionID, on: db)
             return device
         }
@@ -133,9 +140,9 @@ extension BioAuthService {
 
     /// Biometric sign-in: the challenge, then the key's signature over the login payload, then a counter
     /// that must increase. Starts a session on the device's installation.
-    func signInWithBiometrics(challengeID: String, keyID rawKeyID: String, counter rawCounter: Int64, signature rawSignature: String)
-        async throws -> IssuedTokens
-    {
+    func signInWithBiometrics(
+        challengeID: String, keyID rawKeyID: String, counter rawCounter: Int64, signature rawSignature: String, appAttestAssertion: String? = nil
+    ) async throws -> IssuedTokens {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let counter = try Validation.counter(rawCounter)
         let signature = try Validation.bytes(rawSignature, field: "signature")
@@ -147,6 +154,9 @@ extension BioAuthService {
                 try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: error.code.rawValue, on: db)
                 throw Refusal(error)
             }
+            try await verifyAssertion(
+                appAttestAssertion, payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
+                device: device, on: db)
             if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
             let tokens = try await startSession(
                 account: device.accountID, installationID: device.installationID, method: .biometric, device: device.id, on: db)

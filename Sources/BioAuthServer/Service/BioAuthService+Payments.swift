@@ -159,7 +159,7 @@ extension BioAuthService {
     /// signature must verify over the payment payload, and the counter must increase.
     func authorizeWithBiometrics(
         _ paymentID: String, challengeID: String, keyID rawKeyID: String, counter rawCounter: Int64, transactionHash rawHash: String,
-        signature rawSignature: String, session: AuthenticatedSession
+        signature rawSignature: String, appAttestAssertion: String? = nil, session: AuthenticatedSession
     ) async throws -> PaymentInfo {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let counter = try Validation.counter(rawCounter)
@@ -181,6 +181,10 @@ extension BioAuthService {
             {
                 throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }
+            try await verifyAssertion(
+                appAttestAssertion,
+                payload: try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash),
+                device: device, on: db)
             if let error = try await advanceCounter(of: device, to: counter, on: db) {
                 throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }

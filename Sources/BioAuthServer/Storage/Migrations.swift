@@ -144,6 +144,23 @@ enum Migrations {
                 """,
             ]
         ),
+        (
+            3, "App Attest keys",
+            [
+                """
+                CREATE TABLE app_attest_keys (
+                    device_id TEXT PRIMARY KEY REFERENCES devices (id),
+                    key_id TEXT NOT NULL UNIQUE,
+                    public_key TEXT NOT NULL,
+                    app_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    counter BIGINT NOT NULL,
+                    receipt TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
     /// Applies the migrations the database has not seen yet.

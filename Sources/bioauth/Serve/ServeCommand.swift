@@ -36,6 +36,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The receipt-signing key's PEM file, created (0600) if missing (default ./bioauth-receipt-key.pem).")
     var receiptKey: String?
 
+    @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
+    var appAttest: String?
+
+    @Option(name: .customLong("app-attest-app-id"), help: "An app id App Attest accepts, TEAMID.bundle.id (repeat for several).")
+    var appAttestAppIDs: [String] = []
+
+    @Option(name: .customLong("app-attest-environment"), help: "production, development or both (default production).")
+    var appAttestEnvironment: String?
+
     /// The configuration from the options, then the environment, then the defaults.
     func serverConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
@@ -50,6 +59,23 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.relyingPartyID = relyingPartyID ?? environment["BIOAUTH_RP_ID"] ?? configuration.relyingPartyID
         configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
         configuration.receiptKeyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? configuration.receiptKeyPath
+        if let mode = appAttest ?? environment["BIOAUTH_APP_ATTEST"] {
+            guard let parsed = AppAttestPolicy.Mode(rawValue: mode.lowercased()) else {
+                throw ValidationError("App Attest mode must be off, report or require, not \(mode)")
+            }
+            configuration.appAttest.mode = parsed
+        }
+        configuration.appAttest.allowedAppIDs = appAttestAppIDs.isEmpty
+            ? (environment["BIOAUTH_APP_ATTEST_APP_IDS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            : appAttestAppIDs
+        if let environmentName = appAttestEnvironment ?? environment["BIOAUTH_APP_ATTEST_ENVIRONMENT"] {
+            switch environmentName.lowercased() {
+            case "production": configuration.appAttest.environments = [.production]
+            case "development": configuration.appAttest.environments = [.development]
+            case "both": configuration.appAttest.environments = [.production, .development]
+            default: throw ValidationError("App Attest environment must be production, development or both, not \(environmentName)")
+            }
+        }
         if let level = logLevel ?? environment["BIOAUTH_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ValidationError("unknown log level \(level)")

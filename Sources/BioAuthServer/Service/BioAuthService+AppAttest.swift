@@ -1,0 +1,101 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import SQLKit
+
+/// An attestation sent with a device registration, already decoded.
+struct AppAttestSubmission: Sendable {
+    /// The App Attest key id (32 bytes).
+    var keyID: Data
+    /// The attestation object (CBOR).
+    var attestation: Data
+
+    init(keyID: String, attestation: String) throws {
+        self.keyID = try Validation.bytes(keyID, field: "appAttest.keyId", length: 32)
+        self.attestation = try Validation.bytes(attestation, field: "appAttest.attestation")
+    }
+}
+
+/// The secure environment check. The client-data hash of every attestation and assertion is SHA-256 of the
+/// signed payload the device key signs in the same request, so the App Attest proof is bound to the same
+/// challenge, purpose, key, counter and (for payments) transaction.
+extension BioAuthService {
+    /// Verifies the attestation sent with a registration under the deployment's policy.
+    ///
+    /// - Returns: the attested key to store, or `nil` (policy off, or `report` with a failure, which is audited).
+    /// - Throws: a ``Refusal`` with the step's code under `require`, after auditing it.
+    func verifyRegistrationAttestation(
+        _ submission: AppAttestSubmission?, payload: Data, account: String, session: String, on db: any SQLDatabase
+    ) async throws -> AttestedAppKey? {
+        let policy = configuration.appAttest
+        guard policy.mode != .off else { return nil }
+        do {
+            guard let submission else { throw AppAttestError.missing }
+            let key = try await policy.verifier.verifyAttestation(
+                submission.attestation, keyID: submission.keyID, clientDataHash: Data(SHA256.hash(data: payload)), at: now)
+            if try await db.select().column("device_id").from("app_attest_keys")
+                .where("key_id", .equal, Base64URL.encode(key.keyID)).first() != nil
+            {
+                throw AppAttestError.keyReused
+            }
+            try await audit(.appAttestation, succeeded: true, account: account, session: session, on: db)
+            return key
+        } catch let error as AppAttestError {
+            try await audit(.appAttestation, succeeded: false, account: account, session: session, code: error.code, on: db)
+            if policy.mode == .require { throw Refusal(APIError(ProblemCode(rawValue: error.code), Self.message(error))) }
+            return nil
+        }
+    }
+
+    /// Stores the attested key of a newly registered device.
+    func storeAttestedKey(_ key: AttestedAppKey, device: String, on db: any SQLDatabase) async throws {
+        try await db.insert(into: "app_attest_keys")
+            .columns("device_id", "key_id", "public_key", "app_id", "environment", "counter", "receipt", "created_at")
+            .values(
+                SQLBind(device), SQLBind(Base64URL.encode(key.keyID)), SQLBind(Base64URL.encode(key.publicKey.x963Representation)),
+                SQLBind(key.appID), SQLBind(key.environment.rawValue), SQLBind(Int64(0)), SQLBind(Base64URL.encode(key.receipt)),
+                SQLBind(now.millisecondsSince1970))
+            .run()
+    }
+
+    /// Verifies the assertion sent with a biometric sign-in or payment under the deployment's policy, and moves
+    /// the attested key's counter forward only if it is still below the new one (two concurrent requests
+    /// with one assertion cannot both pass).
+    ///
+    /// - Throws: a ``Refusal`` with the step's code under `require`, after auditing it; under `report` the
+    ///   failure is audited and the request goes on.
+    func verifyAssertion(_ rawAssertion: String?, payload: Data, device: DeviceInfo, on db: any SQLDatabase) async throws {
+        let policy = configuration.appAttest
+        guard policy.mode != .off else { return }
+        do {
+            guard let rawAssertion else { throw AppAttestError.missing }
+            guard let assertion = Base64URL.decode(rawAssertion), !assertion.isEmpty else {
+                throw AppAttestError.malformed("appAttestAssertion is not base64url")
+            }
+            guard let row = try await db.select().columns("public_key", "app_id", "counter").from("app_attest_keys")
+                .where("device_id", .equal, device.id).first()
+            else { throw AppAttestError.missing }
+            guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)),
+                let key = try? DevicePublicKey(x963Representation: keyBytes)
+            else { throw APIError.internalError }
+            let stored = try row.decode(column: "counter", as: Int64.self)
+            let counter = try policy.verifier.verifyAssertion(
+                assertion, clientData: payload, key: key, appID: try row.decode(column: "app_id", as: String.self),
+                previousCounter: UInt32(clamping: stored))
+            let advanced = try await db.update("app_attest_keys").set("counter", to: Int64(counter))
+                .where("device_id", .equal, device.id).where("counter", .lessThan, Int64(counter))
+                .returning("device_id").all()
+            guard !advanced.isEmpty else { throw AppAttestError.counterReplayed }
+            try await audit(.appAssertion, succeeded: true, account: device.accountID, device: device.id, on: db)
+        } catch let error as AppAttestError {
+            try await audit(.appAssertion, succeeded: false, account: device.accountID, device: device.id, code: error.code, on: db)
+            if policy.mode == .require { throw Refusal(APIError(ProblemCode(rawValue: error.code), Self.message(error))) }
+        }
+    }
+
+    private static func message(_ error: AppAttestError) -> String {
+        error == .missing
+            ? "This service requires the app's secure environment check (App Attest); update the app or register this device again."
+            : "The app's secure environment check failed (\(error.reason))."
+    }
+}

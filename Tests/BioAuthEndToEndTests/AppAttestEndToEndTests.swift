@@ -1,0 +1,160 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthServer
+import BioAuthTesting
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The secure environment check end to end: the SDK with the simulated App Attest provider, a deployment that
+/// trusts its test CA, over a real socket.
+@Suite("App Attest end to end")
+struct AppAttestEndToEndTests {
+    static let appID = "ABCDE12345.com.bank.app"
+    static let ca = try! SimulatedAppAttestProvider.TestCA()
+
+    static func run(_ mode: AppAttestPolicy.Mode, environments: Set<AppAttestEnvironment> = [.production], _ body: (TestBackend) async throws -> Void)
+        async throws
+    {
+        try await TestBackend.run(configure: { configuration in
+            configuration.appAttest.mode = mode
+            configuration.appAttest.allowedAppIDs = [appID]
+            configuration.appAttest.environments = environments
+            configuration.appAttest.trustedRoots = [ca.certificate]
+        }) { backend in try await body(backend) }
+    }
+
+    /// The problem code `body` throws, or nil.
+    static func problem(_ body: () async throws -> Void) async -> String? {
+        do {
+            try await body()
+            return nil
+        } catch let problem as APIProblem {
+            return problem.code.rawValue
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Account, password sign-in and 启用 on `phone`; returns the flows and the problem code if 启用 was refused.
+    static func enable(_ phone: Phone, _ username: String = "alice") async throws -> (BioAuthFlows, String?) {
+        let flows = try await phone.launch()
+        _ = try await flows.createAccount(username: username, password: "correct horse")
+        _ = try await flows.signIn(username: username, password: "correct horse")
+        await phone.sensor.script(.match)
+        return (flows, await problem { try await flows.enableBiometricSignIn() })
+    }
+
+    /// The account's audit events (kind, outcome, code), over HTTP.
+    static func audit(_ backend: TestBackend, token: String) async throws -> [(String, String, String?)] {
+        var request = URLRequest(url: backend.server.url.appendingPathComponent("v1/audit"))
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        let events = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["events"] as? [[String: Any]])
+        return events.map { ($0["kind"] as? String ?? "", $0["outcome"] as? String ?? "", $0["code"] as? String) }
+    }
+
+    @Test("require: a genuine app enables, signs in and pays; its device is marked attested")
+    func genuineApp() async throws {
+        try await Self.run(.require) { backend in
+            let phone = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock))
+            let (flows, refused) = try await Self.enable(phone)
+            #expect(refused == nil)
+            let token = try await flows.accessToken()
+            #expect(try await phone.api.devices(accessToken: token).first?.attestation == "apple-appattest")
+            try await flows.signOut()
+            await phone.sensor.script(.match)
+            try await flows.signInWithBiometrics()
+            let payment = try await phone.api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
+                idempotencyKey: "order-1", accessToken: try await flows.accessToken())
+            await phone.sensor.script(.match)
+            #expect(try await flows.pay(payment.id).status == "authorized")
+            let kinds = try await Self.audit(backend, token: try await flows.accessToken()).map(\.0)
+            #expect(kinds.filter { $0 == "app_assertion" }.count == 2 && kinds.contains("app_attestation"))
+        }
+    }
+
+    @Test("require: each attack is refused with its own code, and nothing is bound", arguments: [
+        ("no App Attest at all", "app_attest_missing"),
+        ("the Simulator (unsupported)", "app_attest_missing"),
+        ("a certificate from another CA", "app_attest_untrusted_chain"),
+        ("an attestation for other client data", "app_attest_nonce_mismatch"),
+        ("another app", "app_attest_app_id_mismatch"),
+        ("a development build", "app_attest_environment_mismatch"),
+    ])
+    func attestationAttacks(attack: String, code: String) async throws {
+        try await Self.run(.require) { backend in
+            let provider: SimulatedAppAttestProvider?
+            switch attack {
+            case "no App Attest at all": provider = nil
+            case "the Simulator (unsupported)": provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, isSupported: false, clock: backend.clock)
+            case "a certificate from another CA": provider = SimulatedAppAttestProvider(ca: try .init(), appID: Self.appID, clock: backend.clock)
+            case "an attestation for other client data":
+                provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
+                await provider?.setTamper(.wrongNonce)
+            case "another app": provider = SimulatedAppAttestProvider(ca: Self.ca, appID: "ZZZZZ99999.com.evil.clone", clock: backend.clock)
+            default: provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, environment: "development", clock: backend.clock)
+            }
+            let phone = Phone(backend, appAttest: provider)
+            let (flows, refused) = try await Self.enable(phone)
+            #expect(refused == code, "\(attack)")
+            #expect(await flows.snapshot.biometricSignIn.binding == nil)
+            #expect(try await phone.api.devices(accessToken: try await flows.accessToken()).isEmpty)
+            let failures = try await Self.audit(backend, token: try await flows.accessToken()).filter { $0.0 == "app_attestation" }
+            #expect(failures.map(\.1) == ["failure"] && failures.first?.2 == code)
+        }
+    }
+
+    @Test("require: a replayed assertion counter (a cloned key) is refused; the payment stays pending")
+    func replayedAssertion() async throws {
+        try await Self.run(.require) { backend in
+            let provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
+            let phone = Phone(backend, appAttest: provider)
+            let (flows, refused) = try await Self.enable(phone)
+            #expect(refused == nil)
+            let payment = try await phone.api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
+                idempotencyKey: "order-1", accessToken: try await flows.accessToken())
+            await phone.sensor.script(.match)
+            _ = try await flows.pay(payment.id)
+            await provider.setTamper(.repeatCounter)
+            let second = try await phone.api.createPayment(
+                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "tea-1", payeeName: "Tea House",
+                idempotencyKey: "order-2", accessToken: try await flows.accessToken())
+            await phone.sensor.script(.match)
+            #expect(await Self.problem { _ = try await flows.pay(second.id) } == "app_attest_counter_replayed")
+            #expect(try await phone.api.payment(second.id, accessToken: try await flows.accessToken()).status == "pending")
+        }
+    }
+
+    @Test("report: an app without App Attest still works, and every missing check is audited")
+    func reportMode() async throws {
+        try await Self.run(.report) { backend in
+            let phone = Phone(backend)
+            let (flows, refused) = try await Self.enable(phone)
+            #expect(refused == nil)
+            try await flows.signOut()
+            await phone.sensor.script(.match)
+            try await flows.signInWithBiometrics()
+            let token = try await flows.accessToken()
+            #expect(try await phone.api.devices(accessToken: token).first?.attestation == "none")
+            let checks = try await Self.audit(backend, token: token).filter { $0.0.hasPrefix("app_") }
+            #expect(checks.map(\.0).sorted() == ["app_assertion", "app_attestation"])
+            #expect(checks.allSatisfy { $0.1 == "failure" && $0.2 == "app_attest_missing" })
+        }
+    }
+
+    @Test("off: nothing is asked or checked, even from a provider with an untrusted CA")
+    func offMode() async throws {
+        try await Self.run(.off) { backend in
+            let phone = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: try .init(), appID: "ZZZZZ99999.com.evil.clone", clock: backend.clock))
+            let (flows, refused) = try await Self.enable(phone)
+            #expect(refused == nil)
+            #expect(try await phone.api.devices(accessToken: try await flows.accessToken()).first?.attestation == "none")
+        }
+    }
+}
