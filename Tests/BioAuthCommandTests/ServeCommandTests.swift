@@ -1,3 +1,4 @@
+import BioAuthServer
 import Testing
 
 @testable import bioauth
@@ -54,5 +55,15 @@ struct ServeCommandTests {
         let flags = try ServeCommand.parse(["--app-attest", "require", "--app-attest-app-id", "ZZZZZ99999.cn.bank.pay"])
             .serverConfiguration(environment: environment).appAttest
         #expect(flags.mode == .require && flags.allowedAppIDs == ["ZZZZZ99999.cn.bank.pay"])
+    }
+
+    @Test("a PostgreSQL URL is accepted as the database, and its password never reaches the log")
+    func postgresLocation() throws {
+        let configuration = try ServeCommand.parse(["--database", "postgres://bioauth:s3cret@db.internal:5432/bioauth?sslmode=require"])
+            .serverConfiguration(environment: [:])
+        #expect(configuration.databasePath.hasPrefix("postgres://"))
+        let logged = redactedDatabaseLocation(configuration.databasePath)
+        #expect(!logged.contains("s3cret") && logged.contains("db.internal"))
+        #expect(redactedDatabaseLocation("./bioauth.sqlite") == "./bioauth.sqlite")
     }
 }

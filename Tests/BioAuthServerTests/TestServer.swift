@@ -11,13 +11,14 @@ import Testing
 
 @testable import BioAuthServer
 
-/// A server over a private in-memory database, bcrypt at cost 4 and a manual clock.
+/// A server over a private database (SQLite in memory, or a fresh PostgreSQL database), bcrypt at cost 4 and a manual clock.
 struct TestServer {
     static let relyingPartyID = "bank.example"
 
     /// Runs `body` against a fresh server, in process (`.router`) or over a real socket (`.live`).
     static func run<R: Sendable>(
         _ setup: TestingSetup = .router,
+        backend: StorageBackend = .sqlite,
         logLevel: Logger.Level = .warning,
         logSink: LogSink = LogSink(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
@@ -33,11 +34,21 @@ struct TestServer {
         var logger = Logger(label: "bioauth-test") { _ in CapturingLogHandler(sink: logSink) }
         logger.logLevel = logLevel
         let clock = ManualClock()
-        let database = try await SQLiteDatabaseExecutor.open(path: ":memory:", logger: logger)
-        let (app, _) = try await BioAuthServerApplication.build(
-            configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), logger: logger)
-        return try await app.test(setup) { client in
-            try await body(API(client: client, database: database, clock: clock))
+        let location = try await TestDatabase.make(backend)
+        let database = try await openDatabase(location.location, logger: logger)
+        do {
+            let (app, _) = try await BioAuthServerApplication.build(
+                configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), logger: logger)
+            let result = try await app.test(setup) { client in
+                try await body(API(client: client, database: database, clock: clock))
+            }
+            try? await database.close()
+            await location.drop()
+            return result
+        } catch {
+            try? await database.close()
+            await location.drop()
+            throw error
         }
     }
 }
@@ -209,7 +220,7 @@ struct API: Sendable {
         try await database.transaction { db in
             var tables: [String: [[String: String]]] = [:]
             for table in ["accounts", "devices", "sessions", "access_tokens", "refresh_tokens", "challenges", "audit_events", "schema_migrations",
-                          "payments", "idempotency_keys", "payment_pins"] {
+                          "payments", "idempotency_keys", "payment_pins", "app_attest_keys", "rate_limits"] {
                 let rows = try await db.raw(SQLQueryString("SELECT * FROM \(unsafeRaw: table)")).all()
                 tables[table] = try rows.map { row in
                     var values: [String: String] = [:]

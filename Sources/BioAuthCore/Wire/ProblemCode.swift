@@ -112,6 +112,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// Too many wrong PINs: PIN payments are locked for a while.
     public static let pinLocked = ProblemCode(rawValue: "pin_locked")
 
+    /// Too many requests of this kind for this key or client in the current window (429).
+    public static let rateLimited = ProblemCode(rawValue: "rate_limited")
+
     // MARK: The secure environment check (App Attest), all 403
 
     /// The deployment requires App Attest and the request carries no attestation or assertion, or the device

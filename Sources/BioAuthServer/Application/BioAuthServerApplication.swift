@@ -24,7 +24,7 @@ public enum BioAuthServerApplication {
         logger: Logger
     ) async throws -> some ApplicationProtocol {
         try configuration.validate()
-        let database = try await SQLiteDatabaseExecutor.open(path: configuration.databasePath, logger: logger)
+        let database = try await openDatabase(configuration.databasePath, logger: logger)
         do {
             return try await build(configuration: configuration, database: database, clock: clock, random: random, logger: logger).app
         } catch {

@@ -35,7 +35,7 @@ public final class LoopbackServer: Sendable {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         try configuration.validate()
-        let database = try await SQLiteDatabaseExecutor.open(path: configuration.databasePath, logger: logger)
+        let database = try await openDatabase(configuration.databasePath, logger: logger)
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         let app: any ApplicationProtocol
         do {

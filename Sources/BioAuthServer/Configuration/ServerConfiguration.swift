@@ -42,6 +42,10 @@ public struct ServerConfiguration: Sendable {
     public var pinLockDuration: TimeInterval = 30 * 60
     /// The largest request body accepted, in bytes.
     public var maxRequestBodySize: Int = 64 * 1024
+    /// Biometric sign-in challenges one key may get per ``rateLimitWindow`` (the endpoint needs no session).
+    public var signInChallengesPerWindow: Int = 20
+    /// The window of the rate limits.
+    public var rateLimitWindow: TimeInterval = 60
     /// The secure environment check (App Attest): off by default.
     public var appAttest = AppAttestPolicy()
 
@@ -69,6 +73,7 @@ public struct ServerConfiguration: Sendable {
         guard paymentLifetime <= 300 else { throw fail("payment lifetime must be at most 300 seconds") }
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
+        guard signInChallengesPerWindow >= 1, rateLimitWindow > 0 else { throw fail("rate limits must be positive") }
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }

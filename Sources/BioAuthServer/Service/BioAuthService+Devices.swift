@@ -132,6 +132,9 @@ extension BioAuthService {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         return try await commit { db in
             let device = try await usableDevice(keyID: keyID, on: db)
+            try await rateLimit(
+                "signin-challenge:" + Base64URL.encode(keyID), limit: configuration.signInChallengesPerWindow,
+                window: configuration.rateLimitWindow, on: db)
             return try await issueChallenge(
                 ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),
                 lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db)

@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import SQLKit
 
 /// Runs units of work against the SQL database through SQLKit, in SQL every supported dialect accepts.
@@ -9,4 +11,48 @@ public protocol DatabaseExecutor: Sendable {
     func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Closes the database. Nothing may use it afterwards.
     func close() async throws
+    /// The SQL engine, for the few statements that differ (locks).
+    var dialect: DatabaseDialect { get }
+}
+
+/// Runs `body` between `begin` and `COMMIT` on `database`, rolling back when it throws. The executors call
+/// this once they hold their connection.
+func inTransaction<R: Sendable>(
+    _ database: any SQLDatabase, begin: String = "BEGIN", _ body: @Sendable (any SQLDatabase) async throws -> R
+) async throws -> R {
+    try await database.raw(SQLQueryString(begin)).run()
+    do {
+        let result = try await body(database)
+        try await database.raw("COMMIT").run()
+        return result
+    } catch {
+        try? await database.raw("ROLLBACK").run()
+        throw error
+    }
+}
+
+/// The SQL engines BioAuth runs on.
+public enum DatabaseDialect: String, Sendable {
+    /// Embedded SQLite, one process.
+    case sqlite
+    /// PostgreSQL, shared by several server instances.
+    case postgres
+}
+
+/// Opens the database `location` names: a `postgres://` or `postgresql://` URL, else a SQLite file path (or
+/// `:memory:`). The schema is brought up to date.
+public func openDatabase(_ location: String, logger: Logger) async throws -> any DatabaseExecutor {
+    if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
+        return try await PostgresDatabaseExecutor.open(url: location, logger: logger)
+    }
+    return try await SQLiteDatabaseExecutor.open(path: location, logger: logger)
+}
+
+/// `location` fit for logs: a `postgres://` URL's password replaced by `***`.
+public func redactedDatabaseLocation(_ location: String) -> String {
+    guard location.hasPrefix("postgres://") || location.hasPrefix("postgresql://"),
+        var components = URLComponents(string: location), components.password != nil
+    else { return location }
+    components.password = "***"
+    return components.string ?? "postgres://***"
 }

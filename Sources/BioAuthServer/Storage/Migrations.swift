@@ -161,27 +161,47 @@ enum Migrations {
                 """,
             ]
         ),
+        (
+            4, "rate limits",
+            [
+                """
+                CREATE TABLE rate_limits (
+                    bucket TEXT PRIMARY KEY,
+                    window_start BIGINT NOT NULL,
+                    hits INTEGER NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
-    /// Applies the migrations the database has not seen yet.
+    /// Applies the migrations the database has not seen yet, all in one transaction. On PostgreSQL the
+    /// transaction first takes an advisory lock, so instances starting together apply each migration once.
     static func run(on executor: any DatabaseExecutor, logger: Logger) async throws {
-        try await executor.transaction { db in
+        let applied = try await executor.transaction { db -> [Int] in
+            if executor.dialect == .postgres {
+                try await db.raw("SELECT pg_advisory_xact_lock(\(literal: Self.lockKey))").run()
+            }
             try await db.raw(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
             ).run()
-        }
-        let applied = try await executor.transaction { db in
-            try await db.select().column("version").from("schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) }
-        }
-        for migration in all where !applied.contains(migration.version) {
-            try await executor.transaction { db in
+            let done = try await db.select().column("version").from("schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) }
+            var applied: [Int] = []
+            for migration in all where !done.contains(migration.version) {
                 for statement in migration.statements { try await db.raw(SQLQueryString(statement)).run() }
                 try await db.insert(into: "schema_migrations")
                     .columns("version", "name", "applied_at")
                     .values(SQLBind(migration.version), SQLBind(migration.name), SQLBind(Date().millisecondsSince1970))
                     .run()
+                applied.append(migration.version)
             }
-            logger.info("applied migration \(migration.version): \(migration.name)")
+            return applied
+        }
+        for version in applied {
+            logger.info("applied migration \(version): \(all.first { $0.version == version }?.name ?? "")")
         }
     }
+
+    /// The advisory lock migrations take on PostgreSQL ("BIOAUTH" in ASCII).
+    static let lockKey = 0x42_49_4F_41_55_54_48
 }

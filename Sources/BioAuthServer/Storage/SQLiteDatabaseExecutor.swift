@@ -37,19 +37,11 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
         return executor
     }
 
+    public var dialect: DatabaseDialect { .sqlite }
+
     public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         let database = self.database
-        return try await lock.withLock {
-            try await database.raw("BEGIN").run()
-            do {
-                let result = try await body(database)
-                try await database.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await database.raw("ROLLBACK").run()
-                throw error
-            }
-        }
+        return try await lock.withLock { try await inTransaction(database, body) }
     }
 
     public func close() async throws {

@@ -95,7 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "bioauth")
         logger.logLevel = configuration.logLevel
         let app = try await BioAuthServerApplication.make(configuration: configuration, logger: logger)
-        logger.info("BioAuth listening on \(configuration.host):\(configuration.port), database \(configuration.databasePath)")
+        logger.info("BioAuth listening on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))")
         try await app.runService()
     }
 }

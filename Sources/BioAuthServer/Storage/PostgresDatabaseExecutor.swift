@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import PostgresKit
+import SQLKit
+
+/// PostgreSQL through a connection pool, for deployments where several server instances share one database.
+///
+/// Every unit of work runs as a `SERIALIZABLE` transaction and is retried (a few times, with jitter) when
+/// PostgreSQL reports a serialization failure or a deadlock, so that the outcome is the one some serial order
+/// of the requests would give — exactly what the embedded SQLite executor guarantees by running one unit of
+/// work at a time. The checks that must hold across instances (a challenge used once, a payment authorized
+/// once, counters that only grow) are also written as conditional updates, so they hold at any isolation.
+public final class PostgresDatabaseExecutor: DatabaseExecutor {
+    private let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let logger: Logger
+    /// Attempts per unit of work before a serialization failure is given up on.
+    static let maxAttempts = 8
+
+    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
+        self.client = client
+        self.runner = runner
+        self.logger = logger
+    }
+
+    public var dialect: DatabaseDialect { .postgres }
+
+    /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`) and
+    /// brings the schema up to date. Several instances may start at once: migrations take a lock.
+    public static func open(url: String, maximumConnections: Int = 16, logger: Logger) async throws -> PostgresDatabaseExecutor {
+        var configuration = try clientConfiguration(url)
+        configuration.options.maximumConnections = maximumConnections
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let runner = Task { await client.run() }
+        let executor = PostgresDatabaseExecutor(client: client, runner: runner, logger: logger)
+        do {
+            try await Migrations.run(on: executor, logger: logger)
+        } catch {
+            runner.cancel()
+            throw error
+        }
+        return executor
+    }
+
+    /// The client configuration for a `postgres://` URL. The password never appears in an error.
+    static func clientConfiguration(_ url: String) throws -> PostgresClient.Configuration {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host, !host.isEmpty
+        else { throw ConfigurationError(message: "the database URL must be postgres://user:password@host:port/database") }
+        let database = String(components.path.dropFirst())
+        let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
+        let tls: PostgresClient.Configuration.TLS
+        switch mode {
+        case "disable": tls = .disable
+        case "prefer": tls = .prefer(.makeClientConfiguration())
+        case "require": tls = .require(.makeClientConfiguration())
+        default: throw ConfigurationError(message: "sslmode must be disable, prefer or require, not \(mode)")
+        }
+        return PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: database.isEmpty ? nil : database, tls: tls)
+    }
+
+    public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        var attempt = 1
+        while true {
+            do {
+                return try await client.withConnection { connection in
+                    try await inTransaction(connection.sql(queryLogLevel: nil), begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+                }
+            } catch let error as PSQLError where Self.isRetryable(error) && attempt < Self.maxAttempts {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+            }
+        }
+    }
+
+    /// Serialization failure (40001) or deadlock (40P01): the transaction was rolled back and may be retried.
+    static func isRetryable(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    public func close() async throws {
+        runner.cancel()
+    }
+}

@@ -1,0 +1,137 @@
+import BioAuthCore
+import Foundation
+import Logging
+import SQLKit
+import Testing
+
+@testable import BioAuthServer
+
+/// The same storage behaviour on every engine: SQLite always, PostgreSQL when `BIOAUTH_TEST_POSTGRES_URL` is
+/// set. Each case runs the server's own requests, many at once where the guarantee is about concurrency.
+@Suite("Storage conformance")
+struct StorageConformanceTests {
+    /// Runs `count` copies of `body` at once; returns their HTTP statuses, sorted.
+    static func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) async throws -> Reply) async throws -> [Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<count { group.addTask { try await body(index).status } }
+            var statuses: [Int] = []
+            for try await status in group { statuses.append(status) }
+            return statuses.sorted()
+        }
+    }
+
+    @Test("migrations: a second open applies nothing and changes nothing", arguments: StorageBackend.available)
+    func migrations(backend: StorageBackend) async throws {
+        let location = try await TestDatabase.make(backend == .sqlite ? .sqlite : .postgres)
+        defer { Task { await location.drop() } }
+        let path = backend == .sqlite ? FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID()).sqlite").path : location.location
+        let logger = Logger(label: "conformance")
+        let first = try await openDatabase(path, logger: logger)
+        let versions = try await first.transaction { db in
+            try await db.select().column("version").from("schema_migrations").orderBy("version").all().map { try $0.decode(column: "version", as: Int.self) }
+        }
+        #expect(versions == Migrations.all.map(\.version))
+        // Several instances starting at once apply each migration once.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<3 { group.addTask { try await openDatabase(path, logger: logger).close() } }
+            try await group.waitForAll()
+        }
+        let after = try await first.transaction { db in try await db.select().column("version").from("schema_migrations").all().count }
+        #expect(after == versions.count)
+        try await first.close()
+        if backend == .sqlite { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    @Test("a username is taken once, even by concurrent sign-ups", arguments: StorageBackend.available)
+    func uniqueUsernames(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let statuses = try await Self.concurrently(8) { _ in
+                try await api.call(.post, "/v1/accounts", json: ["username": "carol", "password": "correct horse"])
+            }
+            #expect(statuses == [201] + Array(repeating: 409, count: 7))
+        }
+    }
+
+    @Test("a challenge is used once, even by concurrent sign-ins", arguments: StorageBackend.available)
+    func challengeOnce(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let challenge = try await api.signInChallenge(key)
+            let statuses = try await Self.concurrently(8) { index in
+                try await api.biometricSignIn(key, counter: UInt64(index + 1), challenge: challenge)
+            }
+            #expect(statuses.filter { $0 == 201 }.count == 1)
+            #expect(statuses.filter { $0 != 201 }.allSatisfy { $0 == 409 || $0 == 401 })
+        }
+    }
+
+    @Test("a payment is authorized exactly once under concurrent authorizations", arguments: StorageBackend.available)
+    func paymentOnce(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let key = TestKey()
+            let (tokens, _) = try await api.enrolled(key)
+            let payment = try await api.createPayment(token: tokens.access)
+            let paymentID = try #require(payment["paymentId"])
+            var challenges: [Reply] = []
+            for _ in 0..<8 {
+                challenges.append(try await api.call(.post, "/v1/payments/\(paymentID)/challenges", json: ["keyId": key.keyID], token: tokens.access))
+            }
+            let issued = challenges
+            let statuses = try await Self.concurrently(8) { index in
+                try await api.authorizeWithBiometrics(payment, key: key, counter: UInt64(index + 1), token: tokens.access, challenge: issued[index])
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+            let receipts = try await api.database.transaction { db in
+                try await db.select().column("receipt").from("payments").where("id", .equal, paymentID).all()
+            }
+            #expect(receipts.count == 1)
+        }
+    }
+
+    @Test("an idempotency key creates one payment, even for concurrent retries", arguments: StorageBackend.available)
+    func idempotency(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            let statuses = try await Self.concurrently(6) { _ in try await api.createPayment(token: tokens.access, idempotencyKey: "order-7") }
+            #expect(statuses.allSatisfy { $0 == 201 || $0 == 200 }, "\(statuses)")
+            let count = try await api.database.transaction { db in try await db.select().column("id").from("payments").all().count }
+            #expect(count == 1)
+            #expect(try await api.createPayment(token: tokens.access, amountMinor: 1, idempotencyKey: "order-7").code == "idempotency_key_reused")
+        }
+    }
+
+    @Test("counters only grow; lockouts persist; the audit log stays in order", arguments: StorageBackend.available)
+    func countersLockoutsAudit(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            #expect(try await api.biometricSignIn(key, counter: 5).status == 201)
+            #expect(try await api.biometricSignIn(key, counter: 5).code == "counter_not_increasing")
+            try await api.createAccount("dave")
+            for _ in 0..<5 { _ = try await api.call(.post, "/v1/sessions", json: ["username": "dave", "password": "wrong password", "installationId": "p"]) }
+            #expect(try await api.call(.post, "/v1/sessions", json: ["username": "dave", "password": "correct horse", "installationId": "p"]).code == "account_locked")
+            let sequences = try await api.database.transaction { db in
+                try await db.select().column("sequence").from("audit_events").orderBy("sequence").all().map { try $0.decode(column: "sequence", as: Int64.self) }
+            }
+            #expect(sequences == Array(1...Int64(sequences.count)))
+        }
+    }
+}
+
+extension StorageConformanceTests {
+    @Test("sign-in challenges are rate limited per key in the database; the window resets", arguments: StorageBackend.available)
+    func rateLimits(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: { $0.signInChallengesPerWindow = 3 }) { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            for _ in 0..<3 { #expect(try await api.signInChallenge(key).status == 201) }
+            let limited = try await api.signInChallenge(key)
+            #expect(limited.status == 429 && limited.code == "rate_limited")
+            #expect(try await api.signInChallenge(TestKey()).code == "device_not_found")  // other keys are not counted here
+            api.clock.advance(by: 61)
+            #expect(try await api.signInChallenge(key).status == 201)
+        }
+    }
+}
