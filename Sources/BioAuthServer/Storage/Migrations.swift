@@ -173,6 +173,16 @@ enum Migrations {
                 """,
             ]
         ),
+        (5, "audit sequence on PostgreSQL", []),
+    ]
+
+    /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a
+    /// sequence: reading MAX(sequence) in every transaction would make all concurrent writers conflict.
+    static let postgresOnly: [Int: [String]] = [
+        5: [
+            "CREATE SEQUENCE audit_events_sequence",
+            "SELECT setval('audit_events_sequence', COALESCE((SELECT MAX(sequence) FROM audit_events), 0) + 1, false)",
+        ]
     ]
 
     /// Applies the migrations the database has not seen yet, all in one transaction. On PostgreSQL the
@@ -189,6 +199,9 @@ enum Migrations {
             var applied: [Int] = []
             for migration in all where !done.contains(migration.version) {
                 for statement in migration.statements { try await db.raw(SQLQueryString(statement)).run() }
+                if executor.dialect == .postgres {
+                    for statement in postgresOnly[migration.version] ?? [] { try await db.raw(SQLQueryString(statement)).run() }
+                }
                 try await db.insert(into: "schema_migrations")
                     .columns("version", "name", "applied_at")
                     .values(SQLBind(migration.version), SQLBind(migration.name), SQLBind(Date().millisecondsSince1970))

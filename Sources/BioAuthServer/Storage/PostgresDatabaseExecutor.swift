@@ -5,7 +5,7 @@ import SQLKit
 
 /// PostgreSQL through a connection pool, for deployments where several server instances share one database.
 ///
-/// Every unit of work runs as a `SERIALIZABLE` transaction and is retried (a few times, with jitter) when
+/// Every unit of work runs as a `SERIALIZABLE` transaction and is retried (up to 25 times, with backoff) when
 /// PostgreSQL reports a serialization failure or a deadlock, so that the outcome is the one some serial order
 /// of the requests would give — exactly what the embedded SQLite executor guarantees by running one unit of
 /// work at a time. The checks that must hold across instances (a challenge used once, a payment authorized
@@ -15,7 +15,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let runner: Task<Void, Never>
     private let logger: Logger
     /// Attempts per unit of work before a serialization failure is given up on.
-    static let maxAttempts = 8
+    static let maxAttempts = 25
 
     private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
         self.client = client
@@ -66,11 +66,17 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         while true {
             do {
                 return try await client.withConnection { connection in
-                    try await inTransaction(connection.sql(queryLogLevel: nil), begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+                    try await inTransaction(connection.sql(queryLogLevel: nil), begin: "BEGIN ISOLATION LEVEL SERIALIZABLE") { db in
+                        // Index scans take fine-grained predicate locks; a sequential scan of a small table locks
+                        // all of it and makes every concurrent transaction conflict.
+                        try await db.raw("SET LOCAL enable_seqscan = off").run()
+                        return try await body(db)
+                    }
                 }
             } catch let error as PSQLError where Self.isRetryable(error) && attempt < Self.maxAttempts {
                 attempt += 1
-                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+                // Exponential backoff with full jitter, capped at 100 ms.
+                try await Task.sleep(for: .microseconds(Int.random(in: 100...min(100_000, 500 << min(attempt, 10)))))
             }
         }
     }
