@@ -32,10 +32,8 @@ struct AppAttestEndToEndTests {
         do {
             try await body()
             return nil
-        } catch let problem as APIProblem {
-            return problem.code.rawValue
         } catch {
-            return "\(error)"
+            return APIProblem.code(of: error) ?? "\(error)"
         }
     }
 

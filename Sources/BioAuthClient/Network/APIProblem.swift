@@ -36,3 +36,8 @@ extension ProblemCode {
     /// malformed body).
     public static let unexpectedResponse = ProblemCode(rawValue: "unexpected_response")
 }
+
+extension APIProblem {
+    /// The stable problem code of `error` when it is an ``APIProblem``, else `nil`.
+    public static func code(of error: any Error) -> String? { (error as? APIProblem)?.code.rawValue }
+}

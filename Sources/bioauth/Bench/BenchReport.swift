@@ -1,0 +1,138 @@
+import Foundation
+import Histogram
+
+/// The benchmark's results as a table, a JSON document and an SVG chart.
+struct BenchReport {
+    let result: BenchResult
+
+    struct Row: Codable {
+        var operation: String
+        var ok: UInt64
+        var perSecond: Double
+        var fractionOfRawVerify: Double
+        var p50Ms: Double
+        var p90Ms: Double
+        var p99Ms: Double
+        var maxMs: Double
+        var errors: [String: Int]
+    }
+
+    var rows: [Row] {
+        result.operations.keys.sorted().map { name in
+            let operation = result.operations[name]!
+            let histogram = operation.histogram
+            let count = histogram.totalCount
+            let perSecond = result.measuredSeconds > 0 ? Double(count) / result.measuredSeconds : 0
+            func ms(_ value: UInt64) -> Double { count == 0 ? 0 : Double(value) / 1000 }
+            return Row(
+                operation: name, ok: count, perSecond: perSecond,
+                fractionOfRawVerify: result.rawVerifyPerSecond > 0 ? perSecond / result.rawVerifyPerSecond : 0,
+                p50Ms: ms(histogram.valueAtPercentile(50)), p90Ms: ms(histogram.valueAtPercentile(90)),
+                p99Ms: ms(histogram.valueAtPercentile(99)), maxMs: ms(histogram.max), errors: operation.errors)
+        }
+    }
+
+    /// The table people read.
+    var text: String {
+        var lines = [
+            String(format: "BioAuth bench: %d devices, %d concurrent, %.0f s after %.0f s warm-up, mix %@, %d password workers, %d cores",
+                   result.options.devices, result.options.concurrency, result.options.duration, result.options.warmup,
+                   result.options.mix.rawValue, result.options.passwordWorkers, result.cores),
+            String(format: "raw P-256 verify, one core: %.0f/s", result.rawVerifyPerSecond),
+            "",
+            "operation            ok/s     % raw  p50 ms  p90 ms  p99 ms  max ms  errors",
+        ]
+        for row in rows {
+            let errors = row.errors.isEmpty ? "-" : row.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            let name = row.operation.padding(toLength: 18, withPad: " ", startingAt: 0)
+            lines.append(name + String(format: " %7.1f  %7.1f%%  %6.1f  %6.1f  %6.1f  %6.1f  ",
+                                       row.perSecond, row.fractionOfRawVerify * 100, row.p50Ms, row.p90Ms, row.p99Ms, row.maxMs) + errors)
+        }
+        if let peak = result.peakResidentBytes {
+            lines.append(String(format: "\npeak resident memory during the run (server and load generator, one process): %.1f MB", Double(peak) / 1_048_576))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The JSON result file.
+    func json() throws -> Data {
+        struct Document: Codable {
+            var devices: Int
+            var concurrency: Int
+            var durationSeconds: Double
+            var warmupSeconds: Double
+            var mix: String
+            var passwordWorkers: Int
+            var cores: Int
+            var rawVerifyPerSecond: Double
+            var enrollmentSeconds: Double
+            var peakResidentBytes: Int?
+            var operations: [Row]
+            var latencyPercentilesMs: [String: [String: Double]]
+        }
+        var percentiles: [String: [String: Double]] = [:]
+        for (name, operation) in result.operations {
+            var points: [String: Double] = [:]
+            for p in Self.percentiles where operation.histogram.totalCount > 0 {
+                points[String(p)] = Double(operation.histogram.valueAtPercentile(p)) / 1000
+            }
+            percentiles[name] = points
+        }
+        let document = Document(
+            devices: result.options.devices, concurrency: result.options.concurrency, durationSeconds: result.options.duration,
+            warmupSeconds: result.options.warmup, mix: result.options.mix.rawValue, passwordWorkers: result.options.passwordWorkers,
+            cores: result.cores, rawVerifyPerSecond: result.rawVerifyPerSecond, enrollmentSeconds: result.enrollmentSeconds,
+            peakResidentBytes: result.peakResidentBytes, operations: rows, latencyPercentilesMs: percentiles)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(document)
+    }
+
+    static let percentiles: [Double] = [0, 10, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 100]
+
+    /// The latency distribution: latency (log scale) against percentile, one line per operation.
+    func svg() -> String {
+        let width = 720.0, height = 400.0, left = 70.0, right = 160.0, top = 30.0, bottom = 50.0
+        let plotWidth = width - left - right, plotHeight = height - top - bottom
+        let colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+        // x: percentile on a "nines" scale (0, 90, 99, 99.9, 99.99) so the tail is visible.
+        func x(_ percentile: Double) -> Double {
+            let nines = min(4, -log10(max(1e-4, 1 - percentile / 100)))
+            return left + nines / 4 * plotWidth
+        }
+        let all = result.operations.values.flatMap { op in Self.percentiles.map { Double(op.histogram.valueAtPercentile($0)) / 1000 } }.filter { $0 > 0 }
+        let low = max(0.01, (all.min() ?? 0.1)), high = max(low * 10, all.max() ?? 1)
+        let (logLow, logHigh) = (log10(low), log10(high))
+        func y(_ ms: Double) -> Double { top + plotHeight - (log10(max(ms, low)) - logLow) / (logHigh - logLow) * plotHeight }
+        var svg = [
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(height))" font-family="sans-serif" font-size="12">"#,
+            #"<rect width="100%" height="100%" fill="white"/>"#,
+            #"<text x="\#(left)" y="18" font-size="14">BioAuth bench: latency by percentile (\#(result.options.concurrency) concurrent, \#(result.cores) cores)</text>"#,
+            #"<line x1="\#(left)" y1="\#(top + plotHeight)" x2="\#(left + plotWidth)" y2="\#(top + plotHeight)" stroke="black"/>"#,
+            #"<line x1="\#(left)" y1="\#(top)" x2="\#(left)" y2="\#(top + plotHeight)" stroke="black"/>"#,
+        ]
+        for label in [0.0, 90, 99, 99.9, 99.99] {
+            svg.append(#"<text x="\#(x(label))" y="\#(top + plotHeight + 18)" text-anchor="middle">p\#(label == 0 ? "0" : String(label))</text>"#)
+        }
+        var tick = pow(10, floor(logLow))
+        while tick <= high * 1.0001 {
+            if tick >= low {
+                svg.append(#"<line x1="\#(left - 4)" y1="\#(y(tick))" x2="\#(left + plotWidth)" y2="\#(y(tick))" stroke="lightgray"/>"#)
+                svg.append(#"<text x="\#(left - 8)" y="\#(y(tick) + 4)" text-anchor="end">\#(tick < 1 ? String(tick) : String(Int(tick))) ms</text>"#)
+            }
+            tick *= 10
+        }
+        for (index, name) in result.operations.keys.sorted().enumerated() {
+            let histogram = result.operations[name]!.histogram
+            guard histogram.totalCount > 0 else { continue }
+            let colour = colours[index % colours.count]
+            let points = Self.percentiles.filter { $0 < 100 }.map { p in
+                String(format: "%.1f,%.1f", x(p), y(Double(histogram.valueAtPercentile(p)) / 1000))
+            }.joined(separator: " ")
+            svg.append(#"<polyline fill="none" stroke="\#(colour)" stroke-width="2" points="\#(points)"/>"#)
+            svg.append(#"<text x="\#(left + plotWidth + 10)" y="\#(top + 16 + Double(index) * 18)" fill="\#(colour)">\#(name)</text>"#)
+        }
+        svg.append("</svg>")
+        return svg.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,307 @@
+import AsyncHTTPClient
+import BioAuthClient
+import BioAuthCore
+import BioAuthServer
+import Crypto
+import Foundation
+import Histogram
+import Logging
+import OpenAPIAsyncHTTPClient
+
+/// What `bioauth bench` measures and how.
+struct BenchOptions: Sendable {
+    enum Mix: String, Sendable, CaseIterable {
+        case signIn = "signin"
+        case payment
+        case both
+    }
+
+    var devices = 64
+    var concurrency = 64
+    var duration: TimeInterval = 10
+    var warmup: TimeInterval = 2
+    var mix: Mix = .both
+    /// Concurrent password sign-in workers running beside the biometric ones (0: none).
+    var passwordWorkers = 0
+    var server: URL?
+    var database: String?
+    var bcryptCost = 12
+    var progress = true
+}
+
+/// One operation's results.
+struct OperationResult: Sendable {
+    var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)  // µs
+    var errors: [String: Int] = [:]
+
+    mutating func merge(_ other: OperationResult) {
+        histogram.add(other.histogram)
+        errors.merge(other.errors, uniquingKeysWith: +)
+    }
+}
+
+/// Everything one run measured.
+struct BenchResult: Sendable {
+    var options: BenchOptions
+    var measuredSeconds: Double
+    var operations: [String: OperationResult]
+    var rawVerifyPerSecond: Double
+    var peakResidentBytes: Int?
+    var enrollmentSeconds: Double
+    var cores: Int
+}
+
+/// Drives a BioAuth server with simulated devices whose keys are in software: biometric sign-ins
+/// (challenge → sign → verify → session) and payment authorizations (create → challenge → sign → authorize).
+struct BenchRunner {
+    let options: BenchOptions
+    let log: @Sendable (String) -> Void
+
+    /// A device as the bench drives it.
+    final class Device: @unchecked Sendable {
+        let key = P256.Signing.PrivateKey()
+        let keyID: Data
+        var accessToken: String
+        var counter: UInt64 = 0
+        init(accessToken: String) {
+            keyID = DevicePublicKey(key.publicKey).keyID
+            self.accessToken = accessToken
+        }
+    }
+
+    func run() async throws -> BenchResult {
+        let http = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.concurrency + options.passwordWorkers + 4)))
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        var server: LoopbackServer?
+        var directory: URL?
+        do {
+            let url: URL
+            if let external = options.server {
+                url = external
+            } else {
+                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-bench-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                directory = folder
+                var configuration = ServerConfiguration()
+                configuration.databasePath = options.database ?? folder.appendingPathComponent("bench.sqlite").path
+                configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
+                configuration.bcryptCost = options.bcryptCost
+                configuration.relyingPartyID = "bench.bioauth.local"
+                configuration.signInChallengesPerWindow = 1_000_000  // the bench signs in far more often than a person
+                var logger = Logger(label: "bioauth-bench")
+                logger.logLevel = .error
+                server = try await LoopbackServer.start(configuration: configuration, logger: logger)
+                url = server!.url
+            }
+            let api = BioAuthAPI(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: .seconds(30))))
+            let rawRate = Self.rawVerifyRate()
+            log(String(format: "raw P-256 verify on one core: %.0f/s", rawRate))
+            let enrollStart = ContinuousClock.now
+            let devices = try await enroll(api: api, count: max(options.devices, options.concurrency))
+            let passwordUsers = try await passwordAccounts(api: api, count: options.passwordWorkers)
+            let enrollment = (ContinuousClock.now - enrollStart).seconds
+            log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment))
+            let (operations, measured, peak) = try await drive(api: api, devices: devices, passwordUsers: passwordUsers)
+            try await http.shutdown()
+            await server?.stop()
+            if let directory { try? FileManager.default.removeItem(at: directory) }
+            return BenchResult(
+                options: options, measuredSeconds: measured, operations: operations, rawVerifyPerSecond: rawRate,
+                peakResidentBytes: server == nil && options.server != nil ? nil : peak, enrollmentSeconds: enrollment, cores: cores)
+        } catch {
+            try? await http.shutdown()
+            await server?.stop()
+            if let directory { try? FileManager.default.removeItem(at: directory) }
+            throw error
+        }
+    }
+
+    /// Verifications of one P-256 signature per second on one core, for one second.
+    static func rawVerifyRate() -> Double {
+        let key = P256.Signing.PrivateKey()
+        let message = Data(repeating: 7, count: 128)
+        let signature = try! key.signature(for: message)
+        let start = ContinuousClock.now
+        var count = 0
+        while ContinuousClock.now - start < .seconds(1) {
+            for _ in 0..<50 where key.publicKey.isValidSignature(signature, for: message) { count += 1 }
+        }
+        return Double(count) / (ContinuousClock.now - start).seconds
+    }
+
+    /// Accounts with a bound device key, `count` of them, made a few at a time.
+    func enroll(api: BioAuthAPI, count: Int) async throws -> [Device] {
+        try await withThrowingTaskGroup(of: Device.self) { group in
+            var devices: [Device] = []
+            for index in 0..<count {
+                if index >= 8 { devices.append(try await group.next()!) }
+                group.addTask {
+                    let username = "bench-\(UUID().uuidString.prefix(8).lowercased())-\(index)"
+                    _ = try await api.createAccount(username: username, password: "correct horse battery")
+                    let tokens = try await api.signIn(username: username, password: "correct horse battery", installationID: "bench-\(index)")
+                    let device = Device(accessToken: tokens.accessToken)
+                    let challenge = try await api.registrationChallenge(accessToken: tokens.accessToken)
+                    let publicKey = DevicePublicKey(device.key.publicKey)
+                    let payload = try SignedPayload(
+                        purpose: .register, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: device.keyID, counter: 0)
+                    _ = try await api.registerDevice(
+                        challengeID: challenge.id, publicKey: publicKey, biometryKind: .faceID, deviceName: "Bench \(index)", counter: 0,
+                        signature: try device.key.signature(for: payload.bytes).derRepresentation, accessToken: tokens.accessToken)
+                    return device
+                }
+            }
+            for try await device in group { devices.append(device) }
+            return devices
+        }
+    }
+
+    /// Accounts for the password workers.
+    func passwordAccounts(api: BioAuthAPI, count: Int) async throws -> [String] {
+        var names: [String] = []
+        for index in 0..<count {
+            let username = "bench-pw-\(UUID().uuidString.prefix(8).lowercased())-\(index)"
+            _ = try await api.createAccount(username: username, password: "correct horse battery")
+            names.append(username)
+        }
+        return names
+    }
+
+    /// The measured phase: workers loop until the end; results recorded after the warm-up only.
+    func drive(api: BioAuthAPI, devices: [Device], passwordUsers: [String]) async throws
+        -> ([String: OperationResult], Double, Int?)
+    {
+        let start = ContinuousClock.now
+        let measureFrom = start + .milliseconds(Int(options.warmup * 1000))
+        let end = measureFrom + .milliseconds(Int(options.duration * 1000))
+        let progress = ProgressCounter()
+        let sampler = Task { () -> Int? in
+            var peak: Int?
+            var last = 0
+            while ContinuousClock.now < end {
+                try? await Task.sleep(for: .milliseconds(250))
+                if ContinuousClock.now >= measureFrom, let rss = Self.residentBytes() { peak = max(peak ?? 0, rss) }
+                if options.progress, ContinuousClock.now >= measureFrom {
+                    let done = progress.value
+                    log(String(format: "  %.1f s: %d ops (%d/s now)", (ContinuousClock.now - measureFrom).seconds, done, (done - last) * 4))
+                    last = done
+                }
+            }
+            return peak
+        }
+        let results = try await withThrowingTaskGroup(of: [String: OperationResult].self) { group in
+            for worker in 0..<options.concurrency {
+                let owned = stride(from: worker, to: devices.count, by: options.concurrency).map { devices[$0] }
+                group.addTask {
+                    var results: [String: OperationResult] = [:]
+                    var turn = worker
+                    while ContinuousClock.now < end {
+                        for device in owned where ContinuousClock.now < end {
+                            let payment = options.mix == .payment || (options.mix == .both && turn % 2 == 1)
+                            turn += 1
+                            let name = payment ? "payment" : "biometric_sign_in"
+                            let began = ContinuousClock.now
+                            let outcome = await Self.attempt { payment ? try await pay(api, device) : try await signIn(api, device) }
+                            let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
+                            if began >= measureFrom && ContinuousClock.now <= end {
+                                record(&results[name, default: OperationResult()], micros, outcome)
+                                if outcome == nil { progress.add() }
+                            }
+                        }
+                    }
+                    return results
+                }
+            }
+            for (index, username) in passwordUsers.enumerated() {
+                group.addTask {
+                    var results: [String: OperationResult] = [:]
+                    while ContinuousClock.now < end {
+                        let began = ContinuousClock.now
+                        let outcome = await Self.attempt {
+                            _ = try await api.signIn(username: username, password: "correct horse battery", installationID: "bench-pw-\(index)")
+                        }
+                        let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
+                        if began >= measureFrom && ContinuousClock.now <= end { record(&results["password_sign_in", default: OperationResult()], micros, outcome) }
+                    }
+                    return results
+                }
+            }
+            var merged: [String: OperationResult] = [:]
+            for try await partial in group {
+                for (name, result) in partial { merged[name, default: OperationResult()].merge(result) }
+            }
+            return merged
+        }
+        let peak = await sampler.value
+        return (results, options.duration, peak)
+    }
+
+    private func record(_ result: inout OperationResult, _ micros: UInt64, _ error: String?) {
+        if let error {
+            result.errors[error, default: 0] += 1
+        } else {
+            _ = result.histogram.record(micros)
+        }
+    }
+
+    /// Runs `body`; `nil` on success, else the problem code (or `transport_error`).
+    static func attempt(_ body: () async throws -> Void) async -> String? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return APIProblem.code(of: error) ?? "transport_error"
+        }
+    }
+
+    /// Biometric sign-in: challenge → sign → verify → session. The new session replaces the device's previous one.
+    func signIn(_ api: BioAuthAPI, _ device: Device) async throws {
+        let challenge = try await api.signInChallenge(keyID: device.keyID)
+        device.counter += 1
+        let payload = try SignedPayload(
+            purpose: .login, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: device.keyID, counter: device.counter)
+        let tokens = try await api.signInWithBiometrics(
+            challengeID: challenge.id, keyID: device.keyID, counter: device.counter,
+            signature: try device.key.signature(for: payload.bytes).derRepresentation)
+        device.accessToken = tokens.accessToken
+    }
+
+    /// Payment authorization: create → challenge → sign the canonical transaction → authorize.
+    func pay(_ api: BioAuthAPI, _ device: Device) async throws {
+        let payment = try await api.createPayment(
+            amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
+            idempotencyKey: UUID().uuidString, accessToken: device.accessToken)
+        let challenge = try await api.paymentChallenge(payment.id, keyID: device.keyID, accessToken: device.accessToken)
+        let transaction = try payment.transaction()
+        device.counter += 1
+        let payload = try SignedPayload(
+            purpose: .payment, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: device.keyID,
+            counter: device.counter, transactionHash: transaction.hash)
+        _ = try await api.authorizeWithBiometrics(
+            payment.id, challengeID: challenge.id, keyID: device.keyID, counter: device.counter, transactionHash: transaction.hash,
+            signature: try device.key.signature(for: payload.bytes).derRepresentation, accessToken: device.accessToken)
+    }
+
+    /// This process's resident memory now (Linux: VmRSS), or nil elsewhere.
+    static func residentBytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+}
+
+/// Successful operations so far, for the progress line.
+final class ProgressCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
