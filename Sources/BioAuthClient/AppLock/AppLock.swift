@@ -125,16 +125,7 @@ public actor AppLock {
         guard snapshot.state == .locked, let binding = snapshot.biometricSignIn.binding else {
             return snapshot.state
         }
-        switch await keyStore.keyState(tag: binding.keyTag) {
-        case .invalidated:
-            try await session.handle(.enrollmentChanged)
-            throw BiometricError(.keyInvalidated)
-        case .absent:
-            try await session.handle(.deviceKeyMissing)
-            throw BiometricError(.keyNotFound)
-        case .valid:
-            break
-        }
+        try await session.requireUsableKey(binding, in: keyStore)
         try await waitUntilActive()
 
         let prompt = PromptCopy(language: configuration.language).prompt(for: .unlockApp, biometry: binding.biometry)

@@ -75,15 +75,8 @@ extension BioAuthFlows {
         } else {
             try requireInUse(snapshot)
         }
-        switch await keyStore.keyState(tag: binding.keyTag) {
-        case .valid: return binding
-        case .invalidated:
-            try await session.handle(.enrollmentChanged)
-            throw BiometricError(.keyInvalidated)
-        case .absent:
-            try await session.handle(.deviceKeyMissing)
-            throw BiometricError(.keyNotFound)
-        }
+        try await session.requireUsableKey(binding, in: keyStore)
+        return binding
     }
 
     /// The app must be signed in and unlocked (a locked app is unlocked first).

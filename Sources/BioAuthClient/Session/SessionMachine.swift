@@ -95,3 +95,21 @@ public actor SessionMachine {
         try await store.set(try encoder.encode(persisted), forKey: storageKey)
     }
 }
+
+extension SessionMachine {
+    /// Checks, without a prompt, that the bound key can still sign. An invalidated key (enrollment changed) or a
+    /// missing one turns biometric sign-in off here, with its reason, and throws
+    /// ``BiometricError/Code-swift.struct/keyInvalidated`` or ``BiometricError/Code-swift.struct/keyNotFound``.
+    func requireUsableKey(_ binding: DeviceBinding, in keyStore: any DeviceKeyStore) async throws {
+        switch await keyStore.keyState(tag: binding.keyTag) {
+        case .valid:
+            return
+        case .invalidated:
+            try await handle(.enrollmentChanged)
+            throw BiometricError(.keyInvalidated)
+        case .absent:
+            try await handle(.deviceKeyMissing)
+            throw BiometricError(.keyNotFound)
+        }
+    }
+}
