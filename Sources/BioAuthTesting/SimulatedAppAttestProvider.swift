@@ -41,6 +41,8 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
         case repeatCounter
         /// The attestation's nonce ignores the client data hash.
         case wrongNonce
+        /// `generateKey` hands out the first key again (one App Attest key bound to two devices).
+        case reuseFirstKey
     }
 
     private let ca: TestCA
@@ -48,10 +50,11 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
     private let environment: String
     private let clock: any WallClock
     private var keys: [Data: (key: P256.Signing.PrivateKey, counter: UInt32)] = [:]
+    private var firstKeyID: Data?
     /// Whether this "device" supports App Attest.
     public let isSupported: Bool
-    /// How it misbehaves; `.none` by default.
-    public var tamper: Tamper = .none
+    /// How it misbehaves; `.none` by default (change it with ``setTamper(_:)``).
+    public private(set) var tamper: Tamper = .none
 
     /// A device of the app `appID` (`TEAMID.bundle.id`) in `environment` (`"production"` or `"development"`);
     /// its credential certificates are valid for three days from `clock`'s now (give the server's clock).
@@ -68,9 +71,11 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
 
     public func generateKey() async throws -> Data {
         guard isSupported else { throw AppAttestProviderError(code: "app_attest_unsupported", reason: "this device does not support App Attest") }
+        if tamper == .reuseFirstKey, let firstKeyID { return firstKeyID }
         let key = P256.Signing.PrivateKey()
         let keyID = Data(SHA256.hash(data: key.publicKey.x963Representation))
         keys[keyID] = (key, 0)
+        if firstKeyID == nil { firstKeyID = keyID }
         return keyID
     }
 

@@ -129,6 +129,43 @@ struct AppAttestEndToEndTests {
         }
     }
 
+    @Test("require: one App Attest key can't vouch for a second device")
+    func reusedKey() async throws {
+        try await Self.run(.require) { backend in
+            let provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
+            let first = Phone(backend, appAttest: provider)
+            #expect(try await Self.enable(first, "alice").1 == nil)
+            await provider.setTamper(.reuseFirstKey)
+            let second = Phone(backend, appAttest: provider)
+            let (flows, refused) = try await Self.enable(second, "bob")
+            #expect(refused == "app_attest_key_reused")
+            #expect(try await second.api.devices(accessToken: try await flows.accessToken()).isEmpty)
+        }
+    }
+
+    @Test("require: a garbled assertion is refused as malformed and nothing is signed in")
+    func garbledAssertion() async throws {
+        try await Self.run(.require) { backend in
+            let phone = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock))
+            let (flows, refused) = try await Self.enable(phone)
+            #expect(refused == nil)
+            try await flows.signOut()
+            let keyID = try #require(await flows.snapshot.biometricSignIn.binding?.publicKey.keyID)
+            let challenge = try await phone.api.signInChallenge(keyID: keyID)
+            // A well-signed login payload, but the assertion beside it is not CBOR.
+            await phone.sensor.script(.match)
+            let context = try await phone.sensor.evaluate(PromptCopy(language: .english).prompt(for: .signIn, biometry: .faceID))
+            let tag = try #require(await flows.snapshot.biometricSignIn.binding?.keyTag)
+            let payload = try SignedPayload(purpose: .login, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: keyID, counter: 99)
+            let signature = try await phone.keys.sign(payload.bytes, tag: tag, context: context)
+            let code = await Self.problem {
+                _ = try await phone.api.signInWithBiometrics(
+                    challengeID: challenge.id, keyID: keyID, counter: 99, signature: signature, appAttestAssertion: Data([0xFF, 0x00]))
+            }
+            #expect(code == "app_attest_malformed")
+        }
+    }
+
     @Test("report: an app without App Attest still works, and every missing check is audited")
     func reportMode() async throws {
         try await Self.run(.report) { backend in

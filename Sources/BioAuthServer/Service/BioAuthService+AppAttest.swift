@@ -1,5 +1,4 @@
 import BioAuthCore
-import Crypto
 import Foundation
 import SQLKit
 
@@ -25,14 +24,14 @@ extension BioAuthService {
     /// - Returns: the attested key to store, or `nil` (policy off, or `report` with a failure, which is audited).
     /// - Throws: a ``Refusal`` with the step's code under `require`, after auditing it.
     func verifyRegistrationAttestation(
-        _ submission: AppAttestSubmission?, payload: Data, account: String, session: String, on db: any SQLDatabase
+        _ submission: AppAttestSubmission?, payload: SignedPayload, account: String, session: String, on db: any SQLDatabase
     ) async throws -> AttestedAppKey? {
         let policy = configuration.appAttest
         guard policy.mode != .off else { return nil }
         do {
             guard let submission else { throw AppAttestError.missing }
             let key = try await policy.verifier.verifyAttestation(
-                submission.attestation, keyID: submission.keyID, clientDataHash: Data(SHA256.hash(data: payload)), at: now)
+                submission.attestation, keyID: submission.keyID, clientDataHash: payload.appAttestClientDataHash, at: now)
             if try await db.select().column("device_id").from("app_attest_keys")
                 .where("key_id", .equal, Base64URL.encode(key.keyID)).first() != nil
             {
@@ -42,7 +41,7 @@ extension BioAuthService {
             return key
         } catch let error as AppAttestError {
             try await audit(.appAttestation, succeeded: false, account: account, session: session, code: error.code, on: db)
-            if policy.mode == .require { throw Refusal(APIError(ProblemCode(rawValue: error.code), Self.message(error))) }
+            if policy.mode == .require { throw Refusal(APIError(error.problem, Self.message(error))) }
             return nil
         }
     }
@@ -64,7 +63,7 @@ extension BioAuthService {
     ///
     /// - Throws: a ``Refusal`` with the step's code under `require`, after auditing it; under `report` the
     ///   failure is audited and the request goes on.
-    func verifyAssertion(_ rawAssertion: String?, payload: Data, device: DeviceInfo, on db: any SQLDatabase) async throws {
+    func verifyAssertion(_ rawAssertion: String?, payload: SignedPayload, device: DeviceInfo, on db: any SQLDatabase) async throws {
         let policy = configuration.appAttest
         guard policy.mode != .off else { return }
         do {
@@ -80,7 +79,7 @@ extension BioAuthService {
             else { throw APIError.internalError }
             let stored = try row.decode(column: "counter", as: Int64.self)
             let counter = try policy.verifier.verifyAssertion(
-                assertion, clientData: payload, key: key, appID: try row.decode(column: "app_id", as: String.self),
+                assertion, clientData: payload.bytes, key: key, appID: try row.decode(column: "app_id", as: String.self),
                 previousCounter: UInt32(clamping: stored))
             let advanced = try await db.update("app_attest_keys").set("counter", to: Int64(counter))
                 .where("device_id", .equal, device.id).where("counter", .lessThan, Int64(counter))
@@ -89,7 +88,7 @@ extension BioAuthService {
             try await audit(.appAssertion, succeeded: true, account: device.accountID, device: device.id, on: db)
         } catch let error as AppAttestError {
             try await audit(.appAssertion, succeeded: false, account: device.accountID, device: device.id, code: error.code, on: db)
-            if policy.mode == .require { throw Refusal(APIError(ProblemCode(rawValue: error.code), Self.message(error))) }
+            if policy.mode == .require { throw Refusal(APIError(error.problem, Self.message(error))) }
         }
     }
 

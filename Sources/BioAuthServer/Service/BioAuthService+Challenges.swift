@@ -81,7 +81,7 @@ extension BioAuthService {
         transactionHash: Data = Data()
     ) throws -> APIError? {
         func payload(_ purpose: SignedPayload.Purpose, _ hash: Data) throws -> Data {
-            try signedPayload(purpose, by: key, challenge: challenge, counter: counter, transactionHash: hash)
+            try signedPayload(purpose, by: key, challenge: challenge, counter: counter, transactionHash: hash).bytes
         }
         if key.isValidSignature(signature, for: try payload(purpose, transactionHash)) { return nil }
         for other in [SignedPayload.Purpose.register, .login, .paymentPIN] where other != purpose {
@@ -92,14 +92,13 @@ extension BioAuthService {
         return APIError(.invalidSignature, "The signature does not verify with the registered key.")
     }
 
-    /// The exact bytes a device key signs for `purpose` (signed payload v1), which App Attest proofs also cover.
+    /// The payload a device key signs for `purpose` (signed payload v1), which App Attest proofs also cover.
     func signedPayload(
         _ purpose: SignedPayload.Purpose, by key: DevicePublicKey, challenge: Data, counter: UInt64, transactionHash: Data = Data()
-    ) throws -> Data {
+    ) throws -> SignedPayload {
         try SignedPayload(
             purpose: purpose, relyingPartyID: configuration.relyingPartyID, challenge: challenge, keyID: key.keyID,
-            counter: counter, transactionHash: transactionHash
-        ).bytes
+            counter: counter, transactionHash: transactionHash)
     }
 
     /// The account's usable device for `keyID` (not another account's, not revoked), for payments and PINs.
