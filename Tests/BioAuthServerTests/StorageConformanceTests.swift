@@ -22,8 +22,8 @@ struct StorageConformanceTests {
 
     @Test("migrations: a second open applies nothing and changes nothing", arguments: StorageBackend.available)
     func migrations(backend: StorageBackend) async throws {
-        let location = try await TestDatabase.make(backend == .sqlite ? .sqlite : .postgres)
-        defer { Task { await location.drop() } }
+        // A file, not memory, for SQLite: the second open must see what the first wrote.
+        let location = try await TestDatabase.make(backend)
         let path = backend == .sqlite ? FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID()).sqlite").path : location.location
         let logger = Logger(label: "conformance")
         let first = try await openDatabase(path, logger: logger)
@@ -40,6 +40,7 @@ struct StorageConformanceTests {
         #expect(after == versions.count)
         try await first.close()
         if backend == .sqlite { try? FileManager.default.removeItem(atPath: path) }
+        await location.drop()
     }
 
     @Test("a username is taken once, even by concurrent sign-ups", arguments: StorageBackend.available)

@@ -109,7 +109,7 @@ struct BenchRunner {
             if let directory { try? FileManager.default.removeItem(at: directory) }
             return BenchResult(
                 options: options, measuredSeconds: measured, operations: operations, rawVerifyPerSecond: rawRate,
-                peakResidentBytes: server == nil && options.server != nil ? nil : peak, enrollmentSeconds: enrollment, cores: cores)
+                peakResidentBytes: options.server == nil ? peak : nil, enrollmentSeconds: enrollment, cores: cores)
         } catch {
             try? await http.shutdown()
             await server?.stop()
