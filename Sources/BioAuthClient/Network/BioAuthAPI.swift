@@ -17,7 +17,9 @@ public struct BioAuthAPI: Sendable {
     /// An API client for the server at `serverURL`, over URLSession by default. `middlewares` see every
     /// request (the demo's `--verbose` uses one to print them).
     public init(serverURL: URL, transport: any ClientTransport = URLSessionTransport(), middlewares: [any ClientMiddleware] = []) {
-        client = Client(serverURL: serverURL, transport: transport, middlewares: middlewares + [BearerTokenMiddleware()])
+        client = Client(
+            serverURL: serverURL, configuration: .init(dateTranscoder: WireDateTranscoder()), transport: transport,
+            middlewares: middlewares + [BearerTokenMiddleware()])
     }
 
     // MARK: Accounts and sessions
@@ -317,4 +319,10 @@ struct BearerTokenMiddleware: ClientMiddleware {
         if let token = Self.token { request.headerFields[.authorization] = "Bearer \(token)" }
         return try await next(request, body, baseURL)
     }
+}
+
+/// The API's date-times through ``InternetDateTime`` (OpenAPIRuntime's default uses a locale-aware formatter).
+struct WireDateTranscoder: DateTranscoder {
+    func encode(_ date: Date) throws -> String { try InternetDateTime().encode(date) }
+    func decode(_ string: String) throws -> Date { try InternetDateTime().decode(string) }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import OpenAPIHummingbird
+import OpenAPIRuntime
 import NIOCore
 import ServiceLifecycle
 
@@ -52,7 +53,9 @@ public enum BioAuthServerApplication {
         let router = Router()
         router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize))
         try APIHandler(service: service, openAPIDocument: document)
-            .registerHandlers(on: router, middlewares: [ProblemMiddleware(logger: logger), BearerTokenMiddleware()])
+            .registerHandlers(
+                on: router, configuration: .init(dateTranscoder: WireDateTranscoder()),
+                middlewares: [ProblemMiddleware(logger: logger), BearerTokenMiddleware()])
 
         let app = Application(
             router: router,
@@ -79,4 +82,10 @@ private struct ResourceCloser: Service {
             logger.error("closing resources failed", metadata: ["error": "\(error)"])
         }
     }
+}
+
+/// The API's date-times through ``InternetDateTime`` (OpenAPIRuntime's default uses a locale-aware formatter).
+struct WireDateTranscoder: DateTranscoder {
+    func encode(_ date: Date) throws -> String { try InternetDateTime().encode(date) }
+    func decode(_ string: String) throws -> Date { try InternetDateTime().decode(string) }
 }
