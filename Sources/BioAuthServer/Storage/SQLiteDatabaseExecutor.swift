@@ -1,27 +1,25 @@
 import Logging
 import NIOConcurrencyHelpers
-import NIOPosix
 import SQLKit
 
 /// SQLite through one connection, for the embedded default, with group commit.
 ///
 /// SQLite has one writer at a time anyway; one connection used by one unit of work at a time makes every
-/// unit exclusive, so no request can see or interleave with another's open work. Statements run at once on
-/// the calling thread (no hop to a thread pool per statement).
+/// unit exclusive, so no request can see or interleave with another's open work. Units of work run on the
+/// executor's own thread (``DatabaseThread``), and their statements run at once on it — no hop per statement.
 ///
 /// **Group commit.** Committing is the slow part: with `synchronous = FULL` every commit waits for the disk.
 /// Units of work that arrive while others run share one SQLite transaction: each runs inside its own
-/// savepoint (a unit that throws rolls back only its own writes), and the last unit of the group — the one
-/// that finds nobody waiting, or the group full — commits for all. **No unit returns before the commit that
-/// makes its writes durable**; if that commit fails, every unit of the group throws. Reads inside a group see
-/// the writes of the units before them, which is what running them one after the other would give.
+/// savepoint (a unit that throws rolls back only its own writes), and the unit that finds no other unit
+/// arriving, or the group full, commits for all. **No unit returns before the commit that makes its writes
+/// durable**; if that commit fails, or SQLite ends the group's transaction itself, every unit of the group
+/// throws. Reads inside a group see the writes of the units before them, which is what running them one after
+/// the other would give.
 ///
 /// The file is opened with WAL and foreign keys on; `":memory:"` gives a private in-memory database (tests).
-/// Calls that may wait (opening, `BEGIN IMMEDIATE` when another process holds the lock, `COMMIT` waiting for
-/// the disk) run on the executor's own thread, never on the concurrency pool's.
 public final class SQLiteDatabaseExecutor: DatabaseExecutor {
     private let handle: SQLiteHandle
-    private let worker: NIOThreadPool
+    private let thread: DatabaseThread
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
 
@@ -33,28 +31,26 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
         var held = false
         /// Those waiting for the connection, first come first served.
         var waiting: [CheckedContinuation<Void, Never>] = []
-        /// The group's SQLite transaction is open.
-        var groupOpen = false
-        /// Units of work done in the open group.
-        var groupSize = 0
-        /// Units of work of the open group waiting for its commit.
-        var awaitingCommit: [CheckedContinuation<Void, any Error>] = []
+        /// Units of work (and `close` calls) that have started and not yet taken the connection.
+        var arriving = 0
+        /// The group whose SQLite transaction is open.
+        var group: CommitGroup?
         var nextUnit: UInt64 = 1
         var closed = false
     }
 
-    private init(handle: SQLiteHandle, worker: NIOThreadPool, logger: Logger) {
+    private init(handle: SQLiteHandle, thread: DatabaseThread, logger: Logger) {
         self.handle = handle
-        self.worker = worker
+        self.thread = thread
         self.logger = logger
     }
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public static func open(path: String, logger: Logger) async throws -> SQLiteDatabaseExecutor {
-        let worker = NIOThreadPool(numberOfThreads: 1)
-        worker.start()
+        let thread = DatabaseThread(name: "bioauth-sqlite")
+        let handle: SQLiteHandle
         do {
-            let handle = try await worker.runIfActive {
+            handle = try await thread.run {
                 let handle = try SQLiteHandle(path: path)
                 do {
                     try handle.execute("PRAGMA foreign_keys = ON")
@@ -69,30 +65,56 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
                 }
                 return handle
             }
-            let executor = SQLiteDatabaseExecutor(handle: handle, worker: worker, logger: logger)
-            do {
-                try await Migrations.run(on: executor, logger: logger)
-            } catch {
-                try? await executor.close()
-                throw error
-            }
-            return executor
         } catch {
-            try? await worker.shutdownGracefully()
+            thread.stop()
             throw error
         }
+        let executor = SQLiteDatabaseExecutor(handle: handle, thread: thread, logger: logger)
+        do {
+            try await Migrations.run(on: executor, logger: logger)
+        } catch {
+            try? await executor.close()
+            throw error
+        }
+        return executor
     }
 
     public var dialect: DatabaseDialect { .sqlite }
 
     public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        state.withLockedValue { $0.arriving += 1 }
+        let (outcome, group) = try await thread.run { await self.runUnit(body) }
+        // Wait for the group's commit off the database thread.
+        if let group { try await group.committed() }
+        return try outcome.get()
+    }
+
+    /// Commits what is pending and closes the database. Units of work started afterwards throw.
+    public func close() async throws {
+        state.withLockedValue { $0.arriving += 1 }
+        try await thread.run {
+            await self.acquire()
+            defer { self.release() }
+            guard !self.state.withLockedValue({ $0.closed }) else { return }
+            let committed = self.commitGroup()
+            self.state.withLockedValue { $0.closed = true }
+            self.handle.close()
+            try committed.get()
+        }
+        thread.stop()
+    }
+
+    // MARK: Units of work and group commit (on the database thread)
+
+    /// Runs one unit of work in its savepoint; returns its outcome and the group whose commit it must wait for.
+    private func runUnit<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async -> (Result<R, any Error>, CommitGroup?) {
         await acquire()
         let unit: UInt64
         do {
-            unit = try await startUnit()
+            unit = try startUnit()
         } catch {
-            try? await leave(waitForCommit: false)
-            throw error
+            leave()
+            return (.failure(error), nil)
         }
         let outcome: Result<R, any Error>
         do {
@@ -111,119 +133,72 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
         } catch {
             logger.error("could not end a unit of work's savepoint", metadata: ["error": "\(error)"])
         }
+        let group = state.withLockedValue { $0.group }
         if handle.isAutocommit {
             // SQLite ended the group's transaction itself (it does after some I/O errors): nothing of the
             // group was kept, and every unit of it must say so.
-            let lost = SQLiteStorageError(status: 4 /* SQLITE_ABORT */, message: "the transaction was rolled back; nothing in it was kept")
-            finishGroup(.failure(lost))
+            state.withLockedValue { $0.group = nil }
+            group?.complete(.failure(SQLiteStorageError(status: 4 /* SQLITE_ABORT */, message: "the transaction was rolled back; nothing in it was kept")))
             release()
-            throw lost
+            return (outcome, group)
         }
-        state.withLockedValue { $0.groupSize += 1 }
-        try await leave(waitForCommit: true)
-        return try outcome.get()
+        group?.size += 1
+        leave()
+        return (outcome, group)
     }
-
-    /// Commits what is pending and closes the database. Units of work started afterwards throw.
-    public func close() async throws {
-        await acquire()
-        if state.withLockedValue({ $0.closed }) {
-            release()
-            return
-        }
-        let committed = state.withLockedValue({ $0.groupOpen }) ? await commitGroup() : .success(())
-        state.withLockedValue { $0.closed = true }
-        let handle = self.handle
-        _ = try? await worker.runIfActive { handle.close() }
-        release()
-        try? await worker.shutdownGracefully()
-        try committed.get()
-    }
-
-    // MARK: Group commit
 
     /// Opens the group's transaction if this unit is the first of a group, then the unit's savepoint.
-    private func startUnit() async throws -> UInt64 {
-        let (closed, groupOpen, unit) = state.withLockedValue { state in
+    private func startUnit() throws -> UInt64 {
+        let (closed, group, unit) = state.withLockedValue { state in
             defer { state.nextUnit += 1 }
-            return (state.closed, state.groupOpen, state.nextUnit)
+            return (state.closed, state.group, state.nextUnit)
         }
         guard !closed else { throw SQLiteStorageError(status: 21 /* SQLITE_MISUSE */, message: "the database is closed") }
-        if !groupOpen {
-            let handle = self.handle
-            try await worker.runIfActive { try handle.execute("BEGIN IMMEDIATE") }
-            state.withLockedValue { $0.groupOpen = true }
+        if group == nil {
+            try handle.execute("BEGIN IMMEDIATE")
+            state.withLockedValue { $0.group = CommitGroup() }
         }
         try handle.execute("SAVEPOINT bioauth_unit")
         handle.setUnit(unit)
         return unit
     }
 
-    /// Gives up the connection. When nobody is waiting for it, or the group is full, commits the group first
-    /// (for every unit in it); otherwise the connection passes to the next unit, and with `waitForCommit` this
-    /// unit waits for the group's commit.
-    private func leave(waitForCommit: Bool) async throws {
-        let (groupOpen, commitNow) = state.withLockedValue { state in
-            (state.groupOpen, state.groupOpen && (state.waiting.isEmpty || state.groupSize >= Self.maximumGroupSize))
+    /// Gives up the connection, committing the open group first when no other unit is arriving or the group is
+    /// full.
+    private func leave() {
+        let commitNow = state.withLockedValue { state in
+            guard let group = state.group else { return false }
+            return state.arriving == 0 || group.size >= Self.maximumGroupSize
         }
-        if commitNow {
-            let result = await commitGroup()
-            release()
-            if waitForCommit { try result.get() }
-            return
-        }
-        guard groupOpen, waitForCommit else {
-            release()
-            return
-        }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            state.withLockedValue { $0.awaitingCommit.append(continuation) }
-            release()
-        }
+        if commitNow { _ = commitGroup() }
+        release()
     }
 
-    /// Commits the open group on the executor's thread and tells its waiting units how it went.
-    private func commitGroup() async -> Result<Void, any Error> {
-        let handle = self.handle
+    /// Commits the open group (if any) and tells its units how it went.
+    private func commitGroup() -> Result<Void, any Error> {
+        guard let group = state.withLockedValue({ $0.group }) else { return .success(()) }
         let result: Result<Void, any Error>
         do {
-            try await worker.runIfActive {
-                do {
-                    try handle.execute("COMMIT")
-                } catch {
-                    if !handle.isAutocommit { try? handle.execute("ROLLBACK") }
-                    throw error
-                }
-            }
+            try handle.execute("COMMIT")
             result = .success(())
         } catch {
+            if !handle.isAutocommit { try? handle.execute("ROLLBACK") }
             logger.error("a group commit failed; none of its units was kept", metadata: ["error": "\(error)"])
             result = .failure(error)
         }
-        finishGroup(result)
+        state.withLockedValue { $0.group = nil }
+        group.complete(result)
         return result
-    }
-
-    /// Closes the group and resumes the units waiting for its commit.
-    private func finishGroup(_ result: Result<Void, any Error>) {
-        let waiting = state.withLockedValue { state in
-            defer {
-                state.groupOpen = false
-                state.groupSize = 0
-                state.awaitingCommit = []
-            }
-            return state.awaitingCommit
-        }
-        for continuation in waiting { continuation.resume(with: result) }
     }
 
     // MARK: The connection's lock
 
-    /// Waits for the connection; first come, first served.
+    /// Waits for the connection; first come, first served. The caller is no longer arriving once it holds it.
     private func acquire() async {
         let free = state.withLockedValue { state in
             guard !state.held else { return false }
             state.held = true
+            state.arriving -= 1
             return true
         }
         if free { return }
@@ -234,6 +209,7 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
                     return false
                 }
                 state.held = true
+                state.arriving -= 1
                 return true
             }
             if nowFree { continuation.resume() }
@@ -247,6 +223,7 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
                 state.held = false
                 return nil
             }
+            state.arriving -= 1
             return state.waiting.removeFirst()
         }
         next?.resume()
@@ -254,4 +231,37 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
 
     /// How many are waiting for the connection (tests).
     var waitingCount: Int { state.withLockedValue { $0.waiting.count } }
+}
+
+/// The units of work sharing one SQLite transaction, and the outcome of its commit once known.
+private final class CommitGroup: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NIOLock()
+    private var result: Result<Void, any Error>?
+    private var waiting: [CheckedContinuation<Void, any Error>] = []
+    /// Units of work done in the group (only the connection's holder touches it).
+    var size = 0
+
+    /// Records the commit's outcome and resumes those waiting for it.
+    func complete(_ result: Result<Void, any Error>) {
+        let waiting = lock.withLock {
+            self.result = result
+            defer { self.waiting = [] }
+            return self.waiting
+        }
+        for continuation in waiting { continuation.resume(with: result) }
+    }
+
+    /// Returns once the group is committed; throws when its commit failed.
+    func committed() async throws {
+        if let result = lock.withLock({ self.result }) { return try result.get() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let result = lock.withLock { () -> Result<Void, any Error>? in
+                if let result = self.result { return result }
+                waiting.append(continuation)
+                return nil
+            }
+            if let result { continuation.resume(with: result) }
+        }
+    }
 }
