@@ -15,8 +15,9 @@ public struct ServerConfiguration: Sendable {
     public var relyingPartyID: String = "bioauth.local"
     /// bcrypt's cost: 12 in production; tests use 4.
     public var bcryptCost: Int = 12
-    /// Threads that hash passwords, apart from the event loops and the database's threads.
-    public var passwordHashingThreads: Int = 2
+    /// Threads that hash passwords, apart from the event loops and the database's thread. The default, half the
+    /// cores (at least one), keeps bcrypt at production cost from taking every core from biometric requests.
+    public var passwordHashingThreads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
     /// Consecutive wrong passwords that lock an account.
     public var maxFailedPasswordAttempts: Int = 5
     /// How long a locked account stays locked.
