@@ -48,7 +48,7 @@ struct InternetDateTimeTests {
 
     @Test("refuses to encode a year outside 0001–9999")
     func encodeRange() {
-        #expect(throws: DecodingError.self) { try dates.encode(Date(timeIntervalSince1970: 253_402_300_800)) }
-        #expect(throws: DecodingError.self) { try dates.encode(Date(timeIntervalSince1970: -62_135_596_801)) }
+        #expect(throws: EncodingError.self) { try dates.encode(Date(timeIntervalSince1970: 253_402_300_800)) }
+        #expect(throws: EncodingError.self) { try dates.encode(Date(timeIntervalSince1970: -62_135_596_801)) }
     }
 }

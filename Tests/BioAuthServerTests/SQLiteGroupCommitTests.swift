@@ -128,6 +128,23 @@ struct SQLiteGroupCommitTests {
         }
     }
 
+    @Test("a unit whose savepoint cannot be rolled back leaves nothing: its group is given up instead of committed")
+    func savepointTroubleRollsBackGroup() async throws {
+        struct Abandoned: Error {}
+        try await Self.withDatabase { _, executor in
+            await #expect(throws: Abandoned.self) {
+                try await executor.transaction { db in
+                    try await db.raw("INSERT INTO items (id, label) VALUES (1, 'must not stay')").run()
+                    // Ends the unit's savepoint early, so the executor's ROLLBACK TO finds none.
+                    try await db.raw("RELEASE bioauth_unit").run()
+                    throw Abandoned()
+                }
+            }
+            let items0 = try await Self.count("items", on: executor)
+            #expect(items0 == 0)
+        }
+    }
+
     @Test("the database a unit of work was given refuses statements once the unit is over")
     func leakedDatabaseRefused() async throws {
         try await Self.withDatabase { _, executor in

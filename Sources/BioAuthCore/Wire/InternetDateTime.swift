@@ -16,7 +16,7 @@ public struct InternetDateTime: Sendable {
         let time = seconds - days * 86_400
         let (year, month, day) = Self.civil(fromDays: days)
         guard (1...9999).contains(year) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(date) is outside years 1–9999."))
+            throw EncodingError.invalidValue(date, .init(codingPath: [], debugDescription: "\(date) is outside years 1–9999."))
         }
         var text = [UInt8]()
         text.reserveCapacity(20)

@@ -58,11 +58,11 @@ final class DatabaseThread: @unchecked Sendable {
             let batch = jobs
             jobs.removeAll(keepingCapacity: true)
             condition.unlock()
-            for job in batch { run(job) }
+            for job in batch { runJob(job) }
         }
     }
 
-    private func run(_ job: UnownedJob) {
+    private func runJob(_ job: UnownedJob) {
         // Jobs reach this thread only through task executor preference, which exists exactly where this holds.
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
             job.runSynchronously(on: asUnownedTaskExecutor())

@@ -11,10 +11,11 @@ import SQLKit
 /// **Group commit.** Committing is the slow part: with `synchronous = FULL` every commit waits for the disk.
 /// Units of work that arrive while others run share one SQLite transaction: each runs inside its own
 /// savepoint (a unit that throws rolls back only its own writes), and the unit that finds no other unit
-/// arriving, or the group full, commits for all. **No unit returns before the commit that makes its writes
-/// durable**; if that commit fails, or SQLite ends the group's transaction itself, every unit of the group
-/// throws. Reads inside a group see the writes of the units before them, which is what running them one after
-/// the other would give.
+/// arriving, or the group full, commits for all. **No unit returns success before the commit that makes its
+/// writes durable**; if that commit fails, or SQLite ends the group's transaction itself (or a unit's savepoint
+/// cannot be ended, and the group is rolled back), every unit of the group throws. A unit that throws wrote
+/// nothing and throws at once. Reads inside a group see the writes of the units before them, which is what
+/// running them one after the other would give.
 ///
 /// The file is opened with WAL and foreign keys on; `":memory:"` gives a private in-memory database (tests).
 public final class SQLiteDatabaseExecutor: DatabaseExecutor {
@@ -84,8 +85,9 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
     public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         state.withLockedValue { $0.arriving += 1 }
         let (outcome, group) = try await thread.run { await self.runUnit(body) }
-        // Wait for the group's commit off the database thread.
-        if let group { try await group.committed() }
+        // A unit that succeeded waits for its group's commit, off the database thread; one that failed wrote
+        // nothing and reports its own error at once.
+        if let group, case .success = outcome { try await group.committed() }
         return try outcome.get()
     }
 
@@ -131,7 +133,10 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
                 try handle.execute("RELEASE bioauth_unit")
             }
         } catch {
-            logger.error("could not end a unit of work's savepoint", metadata: ["error": "\(error)"])
+            // Without its savepoint ended, this unit's writes could not be told apart from the group's (a failed
+            // unit's might even be committed): give up the whole group, which the check below then reports.
+            logger.error("could not end a unit of work's savepoint; its group is rolled back", metadata: ["error": "\(error)"])
+            if !handle.isAutocommit { try? handle.execute("ROLLBACK") }
         }
         let group = state.withLockedValue { $0.group }
         if handle.isAutocommit {
