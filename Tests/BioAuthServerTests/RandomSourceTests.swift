@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+
+@testable import BioAuthServer
+
+@Suite("System random source")
+struct RandomSourceTests {
+    @Test("gives exactly the bytes asked for, every one of them random", arguments: [0, 1, 7, 8, 9, 31, 32, 33, 64])
+    func lengthsAndCoverage(count: Int) {
+        let source = SystemRandomSource()
+        let draws = (0..<64).map { _ in source.bytes(count) }
+        #expect(draws.allSatisfy { $0.count == count })
+        guard count > 0 else { return }
+        // Every position, the last partial word's included, takes more than one value over 64 draws (a position
+        // left unfilled would stay 0). The chance that a random position repeats one value 64 times is 256^-63.
+        for position in 0..<count {
+            #expect(Set(draws.map { $0[$0.startIndex + position] }).count > 1, "byte \(position) of \(count) never changes")
+        }
+    }
+
+    @Test("two secrets are never the same")
+    func distinct() {
+        let source = SystemRandomSource()
+        let secrets = Set((0..<1000).map { _ in source.bytes(32) })
+        #expect(secrets.count == 1000)
+    }
+}
