@@ -212,7 +212,27 @@ struct SQLiteResultRow: SQLRow {
             throw DecodingError.keyNotFound(
                 SQLiteColumnKey(stringValue: column), .init(codingPath: [], debugDescription: "No column \(column) in the result."))
         }
-        return try sqliteDecoder.decode(D.self, from: values[index])
+        return try Self.decode(values[index], as: D.self)
+    }
+
+    /// `value` as `D`: the column types BioAuth reads (text, integers and their optionals) directly, anything else
+    /// (and every mismatch, for its error) through SQLiteKit's decoder.
+    static func decode<D: Decodable>(_ value: SQLiteData, as type: D.Type) throws -> D {
+        switch value {
+        case .text(let text):
+            if let text = text as? D { return text }
+            if D.self == String?.self { return Optional(text) as! D }
+        case .integer(let integer):
+            if D.self == Int64.self { return Int64(integer) as! D }
+            if D.self == Int.self { return Int(integer) as! D }
+            if D.self == Int64?.self { return Optional(Int64(integer)) as! D }
+        case .null:
+            if D.self == String?.self { return String?.none as! D }
+            if D.self == Int64?.self { return Int64?.none as! D }
+        default:
+            break
+        }
+        return try sqliteDecoder.decode(D.self, from: value)
     }
 }
 
@@ -253,8 +273,19 @@ struct SQLiteUnitDatabase: SQLDatabase {
     private func run(_ query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) throws {
         var serializer = SQLSerializer(database: self)
         query.serialize(to: &serializer)
-        let binds = try serializer.binds.map { try sqliteEncoder.encode($0) }
+        let binds = try serializer.binds.map(Self.sqliteValue)
         try handle.execute(serializer.sql, binds: binds, unit: unit) { onRow($0) }
+    }
+
+    /// A bound value as SQLite stores it: strings and integers (also optional) directly, anything else through
+    /// SQLiteKit's encoder.
+    static func sqliteValue(_ bind: any Encodable & Sendable) throws -> SQLiteData {
+        switch bind {
+        case let text as String: .text(text)
+        case let integer as Int64: .integer(SQLiteInt64(integer))
+        case let integer as Int: .integer(SQLiteInt64(integer))
+        default: try sqliteEncoder.encode(bind)
+        }
     }
 }
 
