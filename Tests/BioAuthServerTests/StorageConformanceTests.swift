@@ -137,4 +137,17 @@ extension StorageConformanceTests {
             #expect(try await api.signInChallenge(key).status == 201)
         }
     }
+
+    @Test("requests arriving together cannot get past a rate limit", arguments: StorageBackend.available)
+    func rateLimitsUnderConcurrency(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: { $0.signInChallengesPerWindow = 5 }) { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let statuses = try await Self.concurrently(20) { _ in try await api.signInChallenge(key) }
+            #expect(statuses == Array(repeating: 201, count: 5) + Array(repeating: 429, count: 15))
+            // Refused requests count too, but a new window starts clean.
+            api.clock.advance(by: 61)
+            #expect(try await api.signInChallenge(key).status == 201)
+        }
+    }
 }

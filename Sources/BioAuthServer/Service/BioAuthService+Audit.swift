@@ -42,17 +42,12 @@ extension BioAuthService {
         _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
         code: String? = nil, on db: any SQLDatabase
     ) async throws {
-        // SQLite runs one transaction at a time, so MAX + 1 gives a gapless order; PostgreSQL takes the number
-        // from a sequence (increasing, with gaps where a transaction rolled back or was retried).
-        let sequence: any SQLExpression
-        if database.dialect == .postgres {
-            sequence = SQLRaw("nextval('audit_events_sequence')")
-        } else {
-            let last = try await db.select()
-                .column(SQLFunction("COALESCE", args: SQLFunction("MAX", args: SQLColumn("sequence")), SQLLiteral.numeric("0")), as: "last")
-                .from("audit_events").first()?.decode(column: "last", as: Int64.self) ?? 0
-            sequence = SQLBind(last + 1)
-        }
+        // SQLite runs one transaction at a time, so MAX + 1 (in the INSERT itself) gives a gapless order; PostgreSQL
+        // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
+        let sequence: any SQLExpression =
+            database.dialect == .postgres
+            ? SQLRaw("nextval('audit_events_sequence')")
+            : SQLRaw("(SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events)")
         try await db.insert(into: "audit_events")
             .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code")
             .values(

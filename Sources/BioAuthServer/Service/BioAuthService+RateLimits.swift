@@ -10,22 +10,25 @@ extension BioAuthService {
     func rateLimit(_ bucket: String, limit: Int, window: TimeInterval, on db: any SQLDatabase) async throws {
         let now = self.now.millisecondsSince1970
         let windowLength = Int64(window * 1000)
-        let row = try await db.select().columns("window_start", "hits").from("rate_limits").where("bucket", .equal, bucket).first()
-        guard let row else {
-            try await db.insert(into: "rate_limits").columns("bucket", "window_start", "hits")
-                .values(SQLBind(bucket), SQLBind(now), SQLBind(1)).run()
-            return
-        }
+        // One statement: start the bucket, restart its window when it has passed (or the clock went back), or count
+        // one more hit in it. Hits past the limit are counted too; only the comparison below refuses.
+        let row = try await db.raw(
+            """
+            INSERT INTO rate_limits (bucket, window_start, hits) VALUES (\(bind: bucket), \(bind: now), 1)
+            ON CONFLICT (bucket) DO UPDATE SET
+                window_start = CASE WHEN \(bind: now) - rate_limits.window_start >= \(bind: windowLength)
+                    OR \(bind: now) < rate_limits.window_start THEN \(bind: now) ELSE rate_limits.window_start END,
+                hits = CASE WHEN \(bind: now) - rate_limits.window_start >= \(bind: windowLength)
+                    OR \(bind: now) < rate_limits.window_start THEN 1 ELSE rate_limits.hits + 1 END
+            RETURNING window_start, hits
+            """
+        ).first()
+        guard let row else { throw APIError.internalError }
         let start = try row.decode(column: "window_start", as: Int64.self)
-        let hits = try row.decode(column: "hits", as: Int.self)
-        if now - start >= windowLength || now < start {
-            try await db.update("rate_limits").set("window_start", to: now).set("hits", to: 1).where("bucket", .equal, bucket).run()
-            return
-        }
-        guard hits < limit else {
+        let hits = try row.decode(column: "hits", as: Int64.self)
+        guard hits <= Int64(limit) else {
             let seconds = max(1, (start + windowLength - now + 999) / 1000)
             throw Refusal(APIError(.rateLimited, "Too many requests. Try again in \(seconds) seconds."))
         }
-        try await db.update("rate_limits").set("hits", to: hits + 1).where("bucket", .equal, bucket).run()
     }
 }

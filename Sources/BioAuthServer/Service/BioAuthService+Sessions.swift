@@ -152,18 +152,16 @@ extension BioAuthService {
         account: String, installationID: String? = nil, device: String? = nil, keeping: String? = nil, reason: String,
         on db: any SQLDatabase
     ) async throws {
-        var query = db.select().column("id").from("sessions")
+        var update = db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: reason)
             .where("account_id", .equal, account).where("ended_at", .is, SQLLiteral.null)
         if let installationID, let device {
-            query = query.where { $0.where("installation_id", .equal, installationID).orWhere("device_id", .equal, device) }
+            update = update.where { $0.where("installation_id", .equal, installationID).orWhere("device_id", .equal, device) }
         } else if let installationID {
-            query = query.where("installation_id", .equal, installationID)
+            update = update.where("installation_id", .equal, installationID)
         } else if let device {
-            query = query.where("device_id", .equal, device)
+            update = update.where("device_id", .equal, device)
         }
-        for row in try await query.all() {
-            let id = try row.decode(column: "id", as: String.self)
-            if id != keeping { try await endSession(id, reason: reason, on: db) }
-        }
+        if let keeping { update = update.where("id", .notEqual, keeping) }
+        try await update.run()
     }
 }
