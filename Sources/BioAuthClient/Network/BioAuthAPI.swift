@@ -17,8 +17,9 @@ public struct BioAuthAPI: Sendable {
     /// An API client for the server at `serverURL`, over URLSession by default. `middlewares` see every
     /// request (the demo's `--verbose` uses one to print them).
     public init(serverURL: URL, transport: any ClientTransport = URLSessionTransport(), middlewares: [any ClientMiddleware] = []) {
+        // Compact JSON: OpenAPIRuntime pretty-prints and sorts keys by default; the server reads fields, not bytes.
         client = Client(
-            serverURL: serverURL, configuration: .init(dateTranscoder: WireDateTranscoder()), transport: transport,
+            serverURL: serverURL, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: []), transport: transport,
             middlewares: middlewares + [BearerTokenMiddleware()])
     }
 

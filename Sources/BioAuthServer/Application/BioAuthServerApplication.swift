@@ -52,9 +52,11 @@ public enum BioAuthServerApplication {
 
         let router = Router()
         router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize))
+        // Compact JSON (OpenAPIRuntime pretty-prints by default). Keys stay sorted, so the same resource is always
+        // the same bytes: an idempotent replay answers exactly what the first request got.
         try APIHandler(service: service, openAPIDocument: document)
             .registerHandlers(
-                on: router, configuration: .init(dateTranscoder: WireDateTranscoder()),
+                on: router, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
                 middlewares: [ProblemMiddleware(logger: logger), BearerTokenMiddleware()])
 
         let app = Application(
