@@ -13,6 +13,11 @@ bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 as_owner() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
 case "${1:-}" in
 start)
+    # Starting again would delete the data of the instance that is running: refuse instead.
+    if [ -f "$dir/data/postmaster.pid" ] && as_owner "'$bin/pg_ctl' -D '$dir/data' status >/dev/null 2>&1"; then
+        echo "a test PostgreSQL is already running in $dir; stop it first ($0 stop)" >&2
+        exit 1
+    fi
     rm -rf "$dir" && mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     as_owner "'$bin/initdb' -D '$dir/data' --auth=trust --username=postgres --encoding=UTF8 >'$dir/initdb.log'"
