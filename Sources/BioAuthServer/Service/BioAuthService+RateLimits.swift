@@ -11,15 +11,16 @@ extension BioAuthService {
         let now = self.now.millisecondsSince1970
         let windowLength = Int64(window * 1000)
         // One statement: start the bucket, restart its window when it has passed (or the clock went back), or count
-        // one more hit in it. Hits past the limit are counted too; only the comparison below refuses.
+        // one more hit in it (`excluded` is the row that was to be inserted: now). Hits past the limit are counted
+        // too; only the comparison below refuses.
         let row = try await db.raw(
             """
             INSERT INTO rate_limits (bucket, window_start, hits) VALUES (\(bind: bucket), \(bind: now), 1)
             ON CONFLICT (bucket) DO UPDATE SET
-                window_start = CASE WHEN \(bind: now) - rate_limits.window_start >= \(bind: windowLength)
-                    OR \(bind: now) < rate_limits.window_start THEN \(bind: now) ELSE rate_limits.window_start END,
-                hits = CASE WHEN \(bind: now) - rate_limits.window_start >= \(bind: windowLength)
-                    OR \(bind: now) < rate_limits.window_start THEN 1 ELSE rate_limits.hits + 1 END
+                window_start = CASE WHEN excluded.window_start - rate_limits.window_start >= \(bind: windowLength)
+                    OR excluded.window_start < rate_limits.window_start THEN excluded.window_start ELSE rate_limits.window_start END,
+                hits = CASE WHEN excluded.window_start - rate_limits.window_start >= \(bind: windowLength)
+                    OR excluded.window_start < rate_limits.window_start THEN 1 ELSE rate_limits.hits + 1 END
             RETURNING window_start, hits
             """
         ).first()
