@@ -31,6 +31,6 @@ struct SQLiteValueTests {
         // Mismatches throw, as they did through the decoder.
         #expect(throws: (any Error).self) { try SQLiteResultRow.decode(.null, as: String.self) }
         #expect(throws: (any Error).self) { try SQLiteResultRow.decode(.null, as: Int64.self) }
-        #expect(throws: (any Error).self) { try SQLiteDataDecoder().decode(String.self, from: .null) }
+        #expect(throws: (any Error).self) { try SQLiteResultRow.decode(.text("9"), as: Int64.self) }
     }
 }

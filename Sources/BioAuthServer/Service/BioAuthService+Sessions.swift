@@ -140,8 +140,7 @@ extension BioAuthService {
     }
 
     func endSession(_ session: String, reason: String, on db: any SQLDatabase) async throws {
-        try await db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: reason)
-            .where("id", .equal, session).where("ended_at", .is, SQLLiteral.null).run()
+        try await endingLiveSessions(reason: reason, on: db).where("id", .equal, session).run()
         // The session's access tokens stay, so that presenting one answers `session_ended` rather than
         // a bare `unauthenticated`: the app can tell the user they were signed out.
     }
@@ -152,8 +151,7 @@ extension BioAuthService {
         account: String, installationID: String? = nil, device: String? = nil, keeping: String? = nil, reason: String,
         on db: any SQLDatabase
     ) async throws {
-        var update = db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: reason)
-            .where("account_id", .equal, account).where("ended_at", .is, SQLLiteral.null)
+        var update = endingLiveSessions(reason: reason, on: db).where("account_id", .equal, account)
         if let installationID, let device {
             update = update.where { $0.where("installation_id", .equal, installationID).orWhere("device_id", .equal, device) }
         } else if let installationID {
@@ -163,5 +161,11 @@ extension BioAuthService {
         }
         if let keeping { update = update.where("id", .notEqual, keeping) }
         try await update.run()
+    }
+
+    /// An `UPDATE` that ends live sessions now for `reason`; the caller narrows it to the sessions to end.
+    private func endingLiveSessions(reason: String, on db: any SQLDatabase) -> SQLUpdateBuilder {
+        db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: reason)
+            .where("ended_at", .is, SQLLiteral.null)
     }
 }

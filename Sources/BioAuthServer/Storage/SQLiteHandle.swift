@@ -220,8 +220,7 @@ struct SQLiteResultRow: SQLRow {
     static func decode<D: Decodable>(_ value: SQLiteData, as type: D.Type) throws -> D {
         switch value {
         case .text(let text):
-            if let text = text as? D { return text }
-            if D.self == String?.self { return Optional(text) as! D }
+            if let text = text as? D { return text }  // String, and String? by the cast's wrapping
         case .integer(let integer):
             if D.self == Int64.self { return Int64(integer) as! D }
             if D.self == Int.self { return Int(integer) as! D }

@@ -15,16 +15,9 @@ public struct SystemRandomSource: RandomSource {
     public func bytes(_ count: Int) -> Data {
         // Eight bytes per call to the system's generator (one system call each on Linux), not one.
         var generator = SystemRandomNumberGenerator()
-        var data = Data(count: count)
-        data.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < count {
-                withUnsafeBytes(of: generator.next()) { word in
-                    let take = min(word.count, count - offset)
-                    buffer.baseAddress!.advanced(by: offset).copyMemory(from: word.baseAddress!, byteCount: take)
-                    offset += take
-                }
-            }
+        var data = Data(capacity: count)
+        while data.count < count {
+            withUnsafeBytes(of: generator.next()) { data.append(contentsOf: $0.prefix(count - data.count)) }
         }
         return data
     }
