@@ -92,7 +92,7 @@ extension BioAuthService {
             }
             try await db.update("refresh_tokens").set("rotated_at", to: now.millisecondsSince1970)
                 .where("token_hash", .equal, hash).run()
-            try await db.delete(from: "access_tokens").where("session_id", .equal, sessionID).run()
+            try await Self.deletingAccessTokens(of: sessionID, on: db).run()
             return try await issueTokens(session: sessionID, account: accountID, on: db)
         }
     }
@@ -140,7 +140,7 @@ extension BioAuthService {
     }
 
     func endSession(_ session: String, reason: String, on db: any SQLDatabase) async throws {
-        try await endingLiveSessions(reason: reason, on: db).where("id", .equal, session).run()
+        try await Self.endingLiveSessions(at: now.millisecondsSince1970, reason: reason, on: db).where("id", .equal, session).run()
         // The session's access tokens stay, so that presenting one answers `session_ended` rather than
         // a bare `unauthenticated`: the app can tell the user they were signed out.
     }
@@ -151,7 +151,19 @@ extension BioAuthService {
         account: String, installationID: String? = nil, device: String? = nil, keeping: String? = nil, reason: String,
         on db: any SQLDatabase
     ) async throws {
-        var update = endingLiveSessions(reason: reason, on: db).where("account_id", .equal, account)
+        try await Self.endingSessions(
+            account: account, installationID: installationID, device: device, keeping: keeping, reason: reason,
+            at: now.millisecondsSince1970, on: db
+        ).run()
+    }
+
+    /// The `UPDATE` of ``endSessions(account:installationID:device:keeping:reason:on:)``. It reads only live
+    /// sessions (an index holds just those), however many sessions the account had before.
+    static func endingSessions(
+        account: String, installationID: String?, device: String?, keeping: String?, reason: String, at now: Int64,
+        on db: any SQLDatabase
+    ) -> SQLUpdateBuilder {
+        var update = endingLiveSessions(at: now, reason: reason, on: db).where("account_id", .equal, account)
         if let installationID, let device {
             update = update.where { $0.where("installation_id", .equal, installationID).orWhere("device_id", .equal, device) }
         } else if let installationID {
@@ -160,12 +172,17 @@ extension BioAuthService {
             update = update.where("device_id", .equal, device)
         }
         if let keeping { update = update.where("id", .notEqual, keeping) }
-        try await update.run()
+        return update
     }
 
-    /// An `UPDATE` that ends live sessions now for `reason`; the caller narrows it to the sessions to end.
-    private func endingLiveSessions(reason: String, on db: any SQLDatabase) -> SQLUpdateBuilder {
-        db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: reason)
+    /// An `UPDATE` that ends live sessions at `now` for `reason`; the caller narrows it to the sessions to end.
+    private static func endingLiveSessions(at now: Int64, reason: String, on db: any SQLDatabase) -> SQLUpdateBuilder {
+        db.update("sessions").set("ended_at", to: now).set("end_reason", to: reason)
             .where("ended_at", .is, SQLLiteral.null)
+    }
+
+    /// The `DELETE` of a session's access tokens, which a refresh replaces (indexed by session).
+    static func deletingAccessTokens(of session: String, on db: any SQLDatabase) -> SQLDeleteBuilder {
+        db.delete(from: "access_tokens").where("session_id", .equal, session)
     }
 }

@@ -174,6 +174,17 @@ enum Migrations {
             ]
         ),
         (5, "audit sequence on PostgreSQL", []),
+        (
+            6, "indexes for live sessions and a session's access tokens",
+            [
+                // Ending an installation's live session read every session it ever had (the index covered
+                // ended ones too), so each sign-in cost more than the last; only live sessions are indexed now.
+                "CREATE INDEX sessions_live_by_account_installation ON sessions (account_id, installation_id) WHERE ended_at IS NULL",
+                "DROP INDEX sessions_by_account_installation",
+                // A refresh deletes the session's access tokens: without this it read the whole table.
+                "CREATE INDEX access_tokens_by_session ON access_tokens (session_id)",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+
+@testable import BioAuthServer
+
+/// Statements that run on every sign-in or refresh must find their rows through an index, so that their cost
+/// does not grow with the history of the account or the size of the table. Checked with SQLite's own plan for
+/// the statements the server builds, on the migrated schema.
+@Suite("Query plans")
+struct QueryPlanTests {
+    /// SQLite's plan for `statement`, one line per step (`SEARCH … USING INDEX …` or `SCAN …`).
+    static func plan(_ statement: @escaping @Sendable (any SQLDatabase) -> any SQLExpression) async throws -> [String] {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID()).sqlite").path
+        let database = try await openDatabase(path, logger: Logger(label: "plan"))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let lines = try await database.transaction { db in
+            var serializer = SQLSerializer(database: db)
+            statement(db).serialize(to: &serializer)
+            // Placeholders left unbound are NULL, which does not change the plan.
+            return try await db.raw("EXPLAIN QUERY PLAN \(unsafeRaw: serializer.sql)").all().map { try $0.decode(column: "detail", as: String.self) }
+        }
+        try await database.close()
+        return lines
+    }
+
+    @Test("replacing an installation's session reads only live sessions, through their index")
+    func endingSessions() async throws {
+        for (installation, device) in [("i", nil), (nil, "d"), ("i", "d")] as [(String?, String?)] {
+            let lines = try await Self.plan { db in
+                BioAuthService.endingSessions(
+                    account: "a", installationID: installation, device: device, keeping: "k", reason: "replaced", at: 1, on: db
+                ).update
+            }
+            #expect(lines.count == 1 && lines[0].hasPrefix("SEARCH sessions USING INDEX sessions_live_by_account_installation"), "\(lines)")
+        }
+    }
+
+    @Test("a refresh deletes the session's access tokens through an index, not by reading the whole table")
+    func deletingAccessTokens() async throws {
+        let lines = try await Self.plan { db in BioAuthService.deletingAccessTokens(of: "s", on: db).delete }
+        #expect(lines.count == 1 && lines[0].hasPrefix("SEARCH access_tokens USING") && lines[0].contains("INDEX access_tokens_by_session"), "\(lines)")
+    }
+}
