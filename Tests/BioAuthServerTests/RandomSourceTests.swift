@@ -3,7 +3,7 @@ import Testing
 
 @testable import BioAuthServer
 
-@Suite("System random source")
+@Suite("Random bytes and identifiers")
 struct RandomSourceTests {
     @Test("gives exactly the bytes asked for, every one of them random", arguments: [0, 1, 7, 8, 9, 31, 32, 33, 64])
     func lengthsAndCoverage(count: Int) {
@@ -23,5 +23,20 @@ struct RandomSourceTests {
         let source = SystemRandomSource()
         let secrets = Set((0..<1000).map { _ in source.bytes(32) })
         #expect(secrets.count == 1000)
+    }
+
+    /// Always the same bytes: 0xFF, to show which bits `newID` sets and clears.
+    struct Constant: RandomSource {
+        let byte: UInt8
+        func bytes(_ count: Int) -> Data { Data(repeating: byte, count: count) }
+    }
+
+    @Test("identifiers are lowercase version-4 UUIDs made from the source's bytes, and never repeat")
+    func identifiers() {
+        #expect(Constant(byte: 0xFF).newID() == "ffffffff-ffff-4fff-bfff-ffffffffffff")
+        #expect(Constant(byte: 0x00).newID() == "00000000-0000-4000-8000-000000000000")
+        let ids = (0..<1000).map { _ in SystemRandomSource().newID() }
+        #expect(Set(ids).count == 1000)
+        #expect(ids.allSatisfy { Validation.isIssuedID($0) && $0 == $0.lowercased() && UUID(uuidString: $0) != nil })
     }
 }

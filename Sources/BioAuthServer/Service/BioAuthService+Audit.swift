@@ -51,7 +51,7 @@ extension BioAuthService {
         try await db.insert(into: "audit_events")
             .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code")
             .values(
-                SQLBind(UUID().uuidString.lowercased()), SQLBind(now.millisecondsSince1970), sequence,
+                SQLBind(random.newID()), SQLBind(now.millisecondsSince1970), sequence,
                 SQLBind(kind.rawValue), SQLBind(succeeded ? "success" : "failure"), SQLBind(account), SQLBind(device),
                 SQLBind(session), SQLBind(code)
             )

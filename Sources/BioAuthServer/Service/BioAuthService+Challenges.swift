@@ -27,7 +27,7 @@ extension BioAuthService {
         async throws -> IssuedChallenge
     {
         let challenge = IssuedChallenge(
-            id: UUID().uuidString.lowercased(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
+            id: random.newID(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
             paymentID: binding.payment, expiresAt: now.addingTimeInterval(lifetime))
         try await db.insert(into: "challenges")
             .columns("id", "purpose", "challenge", "account_id", "session_id", "device_id", "payment_id", "created_at", "expires_at", "consumed_at")

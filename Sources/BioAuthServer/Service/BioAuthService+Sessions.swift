@@ -113,7 +113,7 @@ extension BioAuthService {
         async throws -> IssuedTokens
     {
         try await endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
-        let sessionID = UUID().uuidString.lowercased()
+        let sessionID = random.newID()
         try await db.insert(into: "sessions")
             .columns("id", "account_id", "installation_id", "device_id", "method", "created_at", "ended_at", "end_reason")
             .values(
