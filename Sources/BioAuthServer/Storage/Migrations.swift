@@ -179,10 +179,12 @@ enum Migrations {
             [
                 // Ending an installation's live session read every session it ever had (the index covered
                 // ended ones too), so each sign-in cost more than the last; only live sessions are indexed now.
-                "CREATE INDEX sessions_live_by_account_installation ON sessions (account_id, installation_id) WHERE ended_at IS NULL",
-                "DROP INDEX sessions_by_account_installation",
+                "CREATE INDEX IF NOT EXISTS sessions_live_by_account_installation ON sessions (account_id, installation_id) WHERE ended_at IS NULL",
+                "DROP INDEX IF EXISTS sessions_by_account_installation",
                 // A refresh deletes the session's access tokens: without this it read the whole table.
-                "CREATE INDEX access_tokens_by_session ON access_tokens (session_id)",
+                // `IF NOT EXISTS`, so that operators of a large PostgreSQL database can build both indexes
+                // beforehand with CREATE INDEX CONCURRENTLY (docs/DEPLOYMENT.md).
+                "CREATE INDEX IF NOT EXISTS access_tokens_by_session ON access_tokens (session_id)",
             ]
         ),
     ]
