@@ -10,7 +10,7 @@ struct ServeCommandTests {
         let configuration = try ServeCommand.parse([]).serverConfiguration(environment: [:])
         #expect(configuration.host == "127.0.0.1" && configuration.port == 8080)
         #expect(configuration.databasePath == "./bioauth.sqlite" && configuration.bcryptCost == 12)
-        #expect(configuration.logLevel == .info)
+        #expect(configuration.logLevel == .info && configuration.signInChallengesPerWindow == 20)
     }
 
     @Test("environment variables set everything; flags win over them")
@@ -18,20 +18,24 @@ struct ServeCommandTests {
         let environment = [
             "BIOAUTH_HOST": "0.0.0.0", "BIOAUTH_PORT": "9000", "BIOAUTH_DATABASE": "/var/lib/bioauth.sqlite",
             "BIOAUTH_LOG_LEVEL": "DEBUG", "BIOAUTH_RP_ID": "bank.example", "BIOAUTH_BCRYPT_COST": "10",
+            "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "500",
         ]
         let fromEnvironment = try ServeCommand.parse([]).serverConfiguration(environment: environment)
         #expect(fromEnvironment.host == "0.0.0.0" && fromEnvironment.port == 9000)
         #expect(fromEnvironment.databasePath == "/var/lib/bioauth.sqlite" && fromEnvironment.logLevel == .debug)
         #expect(fromEnvironment.relyingPartyID == "bank.example" && fromEnvironment.bcryptCost == 10)
-        let flags = try ServeCommand.parse(["--port", "7000", "--database", ":memory:", "--log-level", "warning"])
+        #expect(fromEnvironment.signInChallengesPerWindow == 500)
+        let flags = try ServeCommand.parse(["--port", "7000", "--database", ":memory:", "--log-level", "warning", "--signin-challenge-limit", "9"])
             .serverConfiguration(environment: environment)
         #expect(flags.port == 7000 && flags.databasePath == ":memory:" && flags.logLevel == .warning)
+        #expect(flags.signInChallengesPerWindow == 9)
         #expect(flags.host == "0.0.0.0")
     }
 
     @Test("bad values are refused with a message before anything starts", arguments: [
         (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
         (["--bcrypt-cost", "3"], [:]), ([], ["BIOAUTH_RP_ID": ""]),
+        (["--signin-challenge-limit", "0"], [:]), ([], ["BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "many"]),
         (["--app-attest", "require"], [:]),  // no app id
         (["--app-attest", "sometimes", "--app-attest-app-id", "ABCDE12345.com.bank.app"], [:]),
         (["--app-attest", "report", "--app-attest-app-id", "com.bank.app"], [:]),  // no team id

@@ -10,7 +10,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Runs the BioAuth server.",
         discussion: """
             Every option can also be set with an environment variable (BIOAUTH_HOST, BIOAUTH_PORT, \
-            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY); an \
+            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY, \
+            BIOAUTH_SIGNIN_CHALLENGE_LIMIT, BIOAUTH_APP_ATTEST, BIOAUTH_APP_ATTEST_APP_IDS, \
+            BIOAUTH_APP_ATTEST_ENVIRONMENT); an \
             option given on the command line wins. The database and the receipt key are created on first start.
             """
     )
@@ -36,6 +38,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The receipt-signing key's PEM file, created (0600) if missing (default ./bioauth-receipt-key.pem).")
     var receiptKey: String?
 
+    @Option(
+        name: .customLong("signin-challenge-limit"),
+        help: "Biometric sign-in challenges one key may get per minute (default 20; raise it only for load tests).")
+    var signInChallengeLimit: Int?
+
     @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
     var appAttest: String?
 
@@ -59,6 +66,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.relyingPartyID = relyingPartyID ?? environment["BIOAUTH_RP_ID"] ?? configuration.relyingPartyID
         configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
         configuration.receiptKeyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? configuration.receiptKeyPath
+        configuration.signInChallengesPerWindow =
+            try signInChallengeLimit ?? integer("BIOAUTH_SIGNIN_CHALLENGE_LIMIT") ?? configuration.signInChallengesPerWindow
         if let mode = appAttest ?? environment["BIOAUTH_APP_ATTEST"] {
             guard let parsed = AppAttestPolicy.Mode(rawValue: mode.lowercased()) else {
                 throw ValidationError("App Attest mode must be off, report or require, not \(mode)")
