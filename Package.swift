@@ -105,15 +105,20 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                // bioauth bench: a pooled HTTP client for the load generator, and latency histograms.
+                // bioauth bench: a pooled HTTP client for the load generator, latency histograms, and a free
+                // loopback port for a server process.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
         .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
-        .testTarget(name: "BioAuthCommandTests", dependencies: ["bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting"]),
+        .testTarget(
+            name: "BioAuthCommandTests",
+            dependencies: ["bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting", .product(name: "AsyncHTTPClient", package: "async-http-client")]),
         .testTarget(
             name: "BioAuthEndToEndTests",
             dependencies: [

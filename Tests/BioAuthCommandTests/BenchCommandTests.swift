@@ -1,5 +1,10 @@
+import AsyncHTTPClient
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @testable import bioauth
 
@@ -26,8 +31,66 @@ struct BenchCommandTests {
 
     @Test("bad options are refused before anything starts", arguments: [
         ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"],
+        ["--server", "http://127.0.0.1:8080", "--server-process"], ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"],
     ])
     func refused(arguments: [String]) {
         #expect(throws: (any Error).self) { try BenchCommand.parse(arguments) }
+    }
+
+    /// The `bioauth` executable `swift build` put beside this test binary (Linux: read from /proc).
+    static var builtExecutable: URL? {
+        guard let testBinary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let executable = URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent("bioauth")
+        return FileManager.default.isExecutableFile(atPath: executable.path) ? executable : nil
+    }
+
+    @Test("with --server-process the server runs as its own process: its CPU time and memory are reported apart from the load generator's",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    func serverProcess() async throws {
+        var options = BenchOptions()
+        options.devices = 2
+        options.concurrency = 2
+        options.duration = 0.8
+        options.warmup = 0.2
+        options.mix = .both
+        options.bcryptCost = 4
+        options.progress = false
+        options.serverProcess = true
+        options.serverExecutable = try #require(Self.builtExecutable, "swift build puts bioauth beside the tests")
+        let result = try await BenchRunner(options: options, log: { _ in }).run()
+        #expect(result.serverPlacement == .childProcess)
+        #expect(result.operations.values.allSatisfy { $0.errors.isEmpty && $0.histogram.totalCount > 0 })
+        #expect((result.serverCPUSeconds ?? 0) > 0 && (result.benchCPUSeconds ?? 0) > 0)
+        #expect((result.peakResidentBytes ?? 0) > 0)
+        let text = BenchReport(result: result).text
+        #expect(text.contains("CPU in the measured phase: server process") && text.contains("of the server process"))
+    }
+
+    @Test("the server process answers, and is gone after stop; one that cannot start is reported with its own message",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    func serverProcessLifecycle() async throws {
+        let executable = try #require(Self.builtExecutable, "swift build puts bioauth beside the tests")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-child-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            let settings = ["BIOAUTH_DATABASE": ":memory:", "BIOAUTH_RECEIPT_KEY": folder.appendingPathComponent("key.pem").path, "BIOAUTH_LOG_LEVEL": "error"]
+            let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
+            #expect(ProcessStats.cpuSeconds(pid: server.pid) != nil && ProcessStats.residentBytes(pid: server.pid) != nil)
+            await server.stop()
+            #expect(kill(server.pid, 0) == -1, "the server process still exists")
+            var bad = settings
+            bad["BIOAUTH_BCRYPT_COST"] = "2"
+            await #expect {
+                _ = try await ServerProcess.start(executable: executable, settings: bad, folder: folder, http: http)
+            } throws: { error in
+                "\(error)".contains("exited with status") && "\(error)".contains("bcrypt")
+            }
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
     }
 }

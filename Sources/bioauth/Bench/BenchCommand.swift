@@ -6,11 +6,12 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measures biometric sign-in and payment throughput and latency against the P-256 verify rate.",
         discussion: """
-            Starts a server in this process on loopback over a SQLite file with production settings (or drives \
-            --server), enrolls simulated devices with software keys, then runs biometric sign-ins and payment \
-            authorizations from concurrent devices for a fixed time after a warm-up. Prints throughput, latency \
-            percentiles (HDR histogram), errors by code, peak memory and the raw P-256 verify rate of one core; \
-            writes bench-result.json and bench-latency.svg to --output. Build with -c release for real numbers.
+            Starts a server in this process on loopback over a SQLite file with production settings (or, with \
+            --server-process, as a separate `bioauth serve` process; or drives --server), enrolls simulated devices \
+            with software keys, then runs biometric sign-ins and payment authorizations from concurrent devices for \
+            a fixed time after a warm-up. Prints throughput, latency percentiles (HDR histogram), errors by code, \
+            CPU time per operation, peak memory and the raw P-256 verify rate of one core; writes bench-result.json \
+            and bench-latency.svg to --output. Build with -c release for real numbers.
             """
     )
 
@@ -22,7 +23,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Concurrent password sign-in workers beside the biometric ones (bcrypt at --bcrypt-cost).") var passwordWorkers = 0
     @Option(help: "bcrypt cost of the in-process server (12 as in production).") var bcryptCost = 12
     @Option(help: "Drive this server instead of one in process (its rate limits apply).") var server: String?
-    @Option(help: "The in-process server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
+    @Flag(help: "Run the server as a separate `bioauth serve` process on loopback, so its CPU time and memory are measured apart from the load generator's.")
+    var serverProcess = false
+    @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
     @Option(help: "Where to write bench-result.json and bench-latency.svg.") var output = "."
     @Flag(help: "No progress lines.") var quiet = false
 
@@ -33,6 +36,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment or both") }
         guard (4...31).contains(bcryptCost) else { throw ValidationError("bcrypt cost must be 4-31") }
         if let server, URL(string: server)?.scheme?.hasPrefix("http") != true { throw ValidationError("--server must be an http(s) URL") }
+        if server != nil, serverProcess || database != nil {
+            throw ValidationError("--server drives a running server: --server-process and --database are for the server the bench starts")
+        }
     }
 
     func run() async throws {
@@ -45,6 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.passwordWorkers = passwordWorkers
         options.bcryptCost = bcryptCost
         options.server = server.flatMap(URL.init(string:))
+        options.serverProcess = serverProcess
         options.database = database
         options.progress = !quiet
         let quiet = self.quiet

@@ -48,10 +48,38 @@ struct BenchReport {
             lines.append(name + String(format: " %7.1f  %7.1f%%  %6.1f  %6.1f  %6.1f  %6.1f  ",
                                        row.perSecond, row.fractionOfRawVerify * 100, row.p50Ms, row.p90Ms, row.p99Ms, row.maxMs) + errors)
         }
+        if let cpu = cpuLine { lines.append("\n" + cpu) }
         if let peak = result.peakResidentBytes {
-            lines.append(String(format: "\npeak resident memory during the run (server and load generator, one process): %.1f MB", Double(peak) / 1_048_576))
+            let whose = result.serverPlacement == .childProcess ? "of the server process" : "(server and load generator, one process)"
+            lines.append(String(format: "peak resident memory during the run %@: %.1f MB", whose, Double(peak) / 1_048_576))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Successful operations of every kind in the measured phase.
+    var successfulOperations: UInt64 { result.operations.values.reduce(0) { $0 + $1.histogram.totalCount } }
+
+    /// CPU use in the measured phase: cores busy and CPU time per successful operation, for the server on its own
+    /// when it ran as a separate process.
+    var cpuLine: String? {
+        guard result.measuredSeconds > 0, successfulOperations > 0 else { return nil }
+        let operations = Double(successfulOperations)
+        func use(_ seconds: Double) -> String {
+            String(format: "%.2f cores, %.2f ms per operation", seconds / result.measuredSeconds, seconds / operations * 1000)
+        }
+        switch (result.serverPlacement, result.serverCPUSeconds, result.benchCPUSeconds) {
+        case (.childProcess, let server?, let bench?) where server > 0:
+            let perCore = operations / server
+            return "CPU in the measured phase: server process " + use(server)
+                + String(format: " (%.0f operations per server core-second, %.1f%% of raw verify)", perCore, perCore / max(1, result.rawVerifyPerSecond) * 100)
+                + "; load generator " + use(bench)
+        case (.inProcess, _, let bench?):
+            return "CPU in the measured phase (server and load generator, one process): " + use(bench)
+        case (.external, _, let bench?):
+            return "CPU in the measured phase: load generator " + use(bench) + " (the server's is not measured)"
+        default:
+            return nil
+        }
     }
 
     /// The JSON result file.
@@ -67,6 +95,10 @@ struct BenchReport {
             var rawVerifyPerSecond: Double
             var enrollmentSeconds: Double
             var peakResidentBytes: Int?
+            var serverPlacement: String
+            var serverCPUSeconds: Double?
+            var benchCPUSeconds: Double?
+            var successfulOperations: UInt64
             var operations: [Row]
             var latencyPercentilesMs: [String: [String: Double]]
         }
@@ -82,7 +114,9 @@ struct BenchReport {
             devices: result.options.devices, concurrency: result.options.concurrency, durationSeconds: result.options.duration,
             warmupSeconds: result.options.warmup, mix: result.options.mix.rawValue, passwordWorkers: result.options.passwordWorkers,
             cores: result.cores, rawVerifyPerSecond: result.rawVerifyPerSecond, enrollmentSeconds: result.enrollmentSeconds,
-            peakResidentBytes: result.peakResidentBytes, operations: rows, latencyPercentilesMs: percentiles)
+            peakResidentBytes: result.peakResidentBytes, serverPlacement: result.serverPlacement.rawValue,
+            serverCPUSeconds: result.serverCPUSeconds, benchCPUSeconds: result.benchCPUSeconds,
+            successfulOperations: successfulOperations, operations: rows, latencyPercentilesMs: percentiles)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(document)

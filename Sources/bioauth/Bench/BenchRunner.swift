@@ -24,6 +24,10 @@ struct BenchOptions: Sendable {
     /// Concurrent password sign-in workers running beside the biometric ones (0: none).
     var passwordWorkers = 0
     var server: URL?
+    /// Run the server as a separate `bioauth serve` process instead of in this one.
+    var serverProcess = false
+    /// The `bioauth` executable for ``serverProcess`` (default: this process's own).
+    var serverExecutable: URL?
     var database: String?
     var bcryptCost = 12
     var progress = true
@@ -46,9 +50,32 @@ struct BenchResult: Sendable {
     var measuredSeconds: Double
     var operations: [String: OperationResult]
     var rawVerifyPerSecond: Double
+    /// Of the server process with ``BenchOptions/serverProcess``, else of this process (server and load generator).
     var peakResidentBytes: Int?
     var enrollmentSeconds: Double
     var cores: Int
+    /// CPU seconds the server process used in the measured phase (only with ``BenchOptions/serverProcess``).
+    var serverCPUSeconds: Double?
+    /// CPU seconds this process used in the measured phase: the load generator, and the server when it runs here.
+    var benchCPUSeconds: Double?
+
+    /// Where the server ran.
+    var serverPlacement: ServerPlacement {
+        options.server != nil ? .external : options.serverProcess ? .childProcess : .inProcess
+    }
+
+    enum ServerPlacement: String, Sendable {
+        case inProcess = "in_process"
+        case childProcess = "child_process"
+        case external
+    }
+}
+
+/// CPU and memory measured during the measured phase.
+struct MeasuredUse: Sendable {
+    var peakResidentBytes: Int?
+    var serverCPUSeconds: Double?
+    var benchCPUSeconds: Double?
 }
 
 /// Drives a BioAuth server with simulated devices whose keys are in software: biometric sign-ins
@@ -75,6 +102,7 @@ struct BenchRunner {
             configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.concurrency + options.passwordWorkers + 4)))
         let cores = ProcessInfo.processInfo.activeProcessorCount
         var server: LoopbackServer?
+        var child: ServerProcess?
         var directory: URL?
         do {
             let url: URL
@@ -90,10 +118,21 @@ struct BenchRunner {
                 configuration.bcryptCost = options.bcryptCost
                 configuration.relyingPartyID = "bench.bioauth.local"
                 configuration.signInChallengesPerWindow = 1_000_000  // the bench signs in far more often than a person
-                var logger = Logger(label: "bioauth-bench")
-                logger.logLevel = .error
-                server = try await LoopbackServer.start(configuration: configuration, logger: logger)
-                url = server!.url
+                if options.serverProcess {
+                    let settings = [
+                        "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
+                        "BIOAUTH_BCRYPT_COST": String(configuration.bcryptCost), "BIOAUTH_RP_ID": configuration.relyingPartyID,
+                        "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": String(configuration.signInChallengesPerWindow), "BIOAUTH_LOG_LEVEL": "error",
+                    ]
+                    child = try await ServerProcess.start(
+                        executable: try options.serverExecutable ?? Self.ownExecutable(), settings: settings, folder: folder, http: http)
+                    url = child!.url
+                } else {
+                    var logger = Logger(label: "bioauth-bench")
+                    logger.logLevel = .error
+                    server = try await LoopbackServer.start(configuration: configuration, logger: logger)
+                    url = server!.url
+                }
             }
             let api = BioAuthAPI(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: .seconds(30))))
             let rawRate = Self.rawVerifyRate()
@@ -103,19 +142,29 @@ struct BenchRunner {
             let passwordUsers = try await passwordAccounts(api: api, count: options.passwordWorkers)
             let enrollment = (ContinuousClock.now - enrollStart).seconds
             log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment))
-            let (operations, measured, peak) = try await drive(api: api, devices: devices, passwordUsers: passwordUsers)
+            let (operations, measured, use) = try await drive(api: api, devices: devices, passwordUsers: passwordUsers, serverPID: child?.pid)
             try await http.shutdown()
             await server?.stop()
+            await child?.stop()
             if let directory { try? FileManager.default.removeItem(at: directory) }
             return BenchResult(
                 options: options, measuredSeconds: measured, operations: operations, rawVerifyPerSecond: rawRate,
-                peakResidentBytes: options.server == nil ? peak : nil, enrollmentSeconds: enrollment, cores: cores)
+                peakResidentBytes: options.server == nil ? use.peakResidentBytes : nil, enrollmentSeconds: enrollment, cores: cores,
+                serverCPUSeconds: use.serverCPUSeconds, benchCPUSeconds: use.benchCPUSeconds)
         } catch {
             try? await http.shutdown()
             await server?.stop()
+            await child?.stop()
             if let directory { try? FileManager.default.removeItem(at: directory) }
             throw error
         }
+    }
+
+    /// This process's executable, which has the `serve` command.
+    static func ownExecutable() throws -> URL {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return URL(fileURLWithPath: path) }
+        if let url = Bundle.main.executableURL { return url }
+        throw BenchError("cannot find this program's executable to start the server process")
     }
 
     /// Verifications of one P-256 signature per second on one core, for one second.
@@ -168,9 +217,10 @@ struct BenchRunner {
         return names
     }
 
-    /// The measured phase: workers loop until the end; results recorded after the warm-up only.
-    func drive(api: BioAuthAPI, devices: [Device], passwordUsers: [String]) async throws
-        -> ([String: OperationResult], Double, Int?)
+    /// The measured phase: workers loop until the end; results recorded after the warm-up only. Memory is
+    /// sampled from the server process when there is one (`serverPID`), else from this process.
+    func drive(api: BioAuthAPI, devices: [Device], passwordUsers: [String], serverPID: Int32?) async throws
+        -> ([String: OperationResult], Double, MeasuredUse)
     {
         let start = ContinuousClock.now
         let measureFrom = start + .milliseconds(Int(options.warmup * 1000))
@@ -181,7 +231,7 @@ struct BenchRunner {
             var last = 0
             while ContinuousClock.now < end {
                 try? await Task.sleep(for: .milliseconds(250))
-                if ContinuousClock.now >= measureFrom, let rss = Self.residentBytes() { peak = max(peak ?? 0, rss) }
+                if ContinuousClock.now >= measureFrom, let rss = ProcessStats.residentBytes(pid: serverPID) { peak = max(peak ?? 0, rss) }
                 if options.progress, ContinuousClock.now >= measureFrom {
                     let done = progress.value
                     log(String(format: "  %.1f s: %d ops (%d/s now)", (ContinuousClock.now - measureFrom).seconds, done, (done - last) * 4))
@@ -189,6 +239,15 @@ struct BenchRunner {
                 }
             }
             return peak
+        }
+        // CPU time over exactly the measured phase, of this process and of the server process.
+        let cpu = Task { () -> (server: Double?, bench: Double?) in
+            try? await Task.sleep(until: measureFrom, clock: .continuous)
+            let server = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, bench = ProcessStats.cpuSeconds()
+            try? await Task.sleep(until: end, clock: .continuous)
+            let serverAfter = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, benchAfter = ProcessStats.cpuSeconds()
+            func used(_ before: Double?, _ after: Double?) -> Double? { before.flatMap { b in after.map { $0 - b } } }
+            return (used(server, serverAfter), used(bench, benchAfter))
         }
         let results = try await withThrowingTaskGroup(of: [String: OperationResult].self) { group in
             for worker in 0..<options.concurrency {
@@ -234,7 +293,8 @@ struct BenchRunner {
             return merged
         }
         let peak = await sampler.value
-        return (results, options.duration, peak)
+        let (serverCPU, benchCPU) = await cpu.value
+        return (results, options.duration, MeasuredUse(peakResidentBytes: peak, serverCPUSeconds: serverCPU, benchCPUSeconds: benchCPU))
     }
 
     private func record(_ result: inout OperationResult, _ micros: UInt64, _ error: String?) {
@@ -281,15 +341,6 @@ struct BenchRunner {
         _ = try await api.authorizeWithBiometrics(
             payment.id, challengeID: challenge.id, keyID: device.keyID, counter: device.counter, transactionHash: transaction.hash,
             signature: try device.key.signature(for: payload.bytes).derRepresentation, accessToken: device.accessToken)
-    }
-
-    /// This process's resident memory now (Linux: VmRSS), or nil elsewhere.
-    static func residentBytes() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        else { return nil }
-        return kilobytes * 1024
     }
 }
 

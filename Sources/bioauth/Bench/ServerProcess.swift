@@ -1,0 +1,122 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `bioauth serve` as a child process on loopback, for `bioauth bench --server-process`: the server's CPU time and
+/// memory are then its own, apart from the load generator's.
+final class ServerProcess: Sendable {
+    let url: URL
+    let pid: Int32
+    private let process: Process
+    private let logFile: URL
+
+    private init(process: Process, url: URL, logFile: URL) {
+        self.process = process
+        self.url = url
+        self.pid = process.processIdentifier
+        self.logFile = logFile
+    }
+
+    /// Starts `executable serve` on a free loopback port with `settings` (`BIOAUTH_*` variables; none is inherited
+    /// from this process) and returns once the server answers `/healthz`. Its output goes to `folder/server.log`.
+    static func start(executable: URL, settings: [String: String], folder: URL, http: HTTPClient) async throws -> ServerProcess {
+        let port = try await freeLoopbackPort()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BIOAUTH_") }
+        environment.merge(settings) { _, setting in setting }
+        environment["BIOAUTH_HOST"] = "127.0.0.1"
+        environment["BIOAUTH_PORT"] = String(port)
+        let logFile = folder.appendingPathComponent("server.log")
+        guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
+            throw BenchError("cannot create \(logFile.path)")
+        }
+        let output = try FileHandle(forWritingTo: logFile)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve"]
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try? output.close()
+        let server = ServerProcess(process: process, url: URL(string: "http://127.0.0.1:\(port)")!, logFile: logFile)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else {
+                throw BenchError("the server process exited with status \(process.terminationStatus) before it answered: \(server.logTail())")
+            }
+            if let response = try? await http.execute(HTTPClientRequest(url: server.url.appendingPathComponent("healthz").absoluteString), timeout: .seconds(2)),
+                response.status == .ok
+            {
+                return server
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        await server.stop()
+        throw BenchError("the server process did not answer /healthz within 60 s: \(server.logTail())")
+    }
+
+    /// Asks the server to stop (SIGTERM, a graceful shutdown), and kills it if it is still running after 10 s.
+    func stop() async {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(pid, SIGKILL) }
+    }
+
+    /// The end of the server's output, for an error message.
+    private func logTail() -> String {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(5).joined(separator: "\n")
+    }
+
+    /// A port nothing listens on now: bound on loopback, read back and released.
+    private static func freeLoopbackPort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port
+        try await channel.close()
+        guard let port else { throw BenchError("no free loopback port") }
+        return port
+    }
+}
+
+/// CPU time and memory of a process (this one or another), from Linux's `/proc`; `nil` where there is none.
+enum ProcessStats {
+    /// User and system CPU time used so far, in seconds.
+    static func cpuSeconds(pid: Int32? = nil) -> Double? {
+        // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the
+        // 12th and 13th (fields 14 and 15 of proc(5)), in clock ticks.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        #if canImport(Glibc)
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        #else
+        let ticks = 100.0
+        #endif
+        return (user + system) / max(1, ticks)
+    }
+
+    /// Resident memory now (VmRSS), in bytes.
+    static func residentBytes(pid: Int32? = nil) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+}
+
+/// A benchmark that cannot run, with the reason.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
