@@ -27,11 +27,10 @@ struct QueryPlanTests {
 
     @Test("replacing an installation's session reads only live sessions, through their index")
     func endingSessions() async throws {
-        for (installation, device) in [("i", nil), (nil, "d"), ("i", "d")] as [(String?, String?)] {
-            let lines = try await Self.plan { db in
-                BioAuthService.endingSessions(
-                    account: "a", installationID: installation, device: device, keeping: "k", reason: "replaced", at: 1, on: db
-                ).update
+        let cases: [(String?, String?, String?)] = [("i", nil, nil), ("i", nil, "k"), (nil, "d", nil), (nil, "d", "k"), ("i", "d", nil), ("i", "d", "k")]
+        for (installation, device, keeping) in cases {
+            let lines = try await Self.plan { _ in
+                BioAuthService.endingSessions(account: "a", installationID: installation, device: device, keeping: keeping, reason: "replaced", at: 1)
             }
             #expect(lines.count == 1 && lines[0].hasPrefix("SEARCH sessions USING INDEX sessions_live_by_account_installation"), "\(lines)")
         }

@@ -42,24 +42,26 @@ extension BioAuthService {
         _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
         code: String? = nil, on db: any SQLDatabase
     ) async throws {
-        // SQLite runs one transaction at a time, so MAX + 1 (in the INSERT itself) gives a gapless order; PostgreSQL
-        // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
-        let sequence: any SQLExpression =
-            database.dialect == .postgres
-            ? SQLRaw("nextval('audit_events_sequence')")
-            : SQLRaw("(SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events)")
-        try await db.insert(into: "audit_events")
-            .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code")
-            .values(
-                SQLBind(random.newID()), SQLBind(now.millisecondsSince1970), sequence,
-                SQLBind(kind.rawValue), SQLBind(succeeded ? "success" : "failure"), SQLBind(account), SQLBind(device),
-                SQLBind(session), SQLBind(code)
-            )
-            .run()
+        let insert = database.dialect == .postgres ? Self.insertAuditEventPostgres : Self.insertAuditEventSQLite
+        try await db.run(
+            insert(random.newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code))
         logger.info(
             "audit", metadata: ["kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")",
                                 "account": "\(account ?? "-")", "code": "\(code ?? "-")"])
     }
+
+    // SQLite runs one transaction at a time, so MAX + 1 (in the INSERT itself) gives a gapless order; PostgreSQL
+    // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
+    private static let insertAuditEventSQLite = FixedSQL(
+        """
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code) \
+        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?)
+        """)
+    private static let insertAuditEventPostgres = FixedSQL(
+        """
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code) \
+        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?)
+        """)
 
     /// The account's own events, newest first.
     func auditEvents(account: String, limit: Int) async throws -> [AuditEvent] {

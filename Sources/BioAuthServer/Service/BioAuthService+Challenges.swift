@@ -29,13 +29,10 @@ extension BioAuthService {
         let challenge = IssuedChallenge(
             id: random.newID(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
             paymentID: binding.payment, expiresAt: now.addingTimeInterval(lifetime))
-        try await db.insert(into: "challenges")
-            .columns("id", "purpose", "challenge", "account_id", "session_id", "device_id", "payment_id", "created_at", "expires_at", "consumed_at")
-            .values(
-                SQLBind(challenge.id), SQLBind(binding.purpose.rawValue), SQLBind(Base64URL.encode(challenge.challenge)),
-                SQLBind(binding.account), SQLBind(binding.session), SQLBind(binding.device), SQLBind(binding.payment),
-                SQLBind(now.millisecondsSince1970), SQLBind(challenge.expiresAt.millisecondsSince1970), SQLBind(Int64?.none))
-            .run()
+        try await db.run(
+            Self.insertChallenge(
+                challenge.id, binding.purpose.rawValue, Base64URL.encode(challenge.challenge), binding.account, binding.session, binding.device,
+                binding.payment, now.millisecondsSince1970, challenge.expiresAt.millisecondsSince1970))
         return challenge
     }
 
@@ -45,9 +42,7 @@ extension BioAuthService {
     /// burn); a used one is a replay and is audited.
     func consumeChallenge(_ id: String, for binding: ChallengeBinding, on db: any SQLDatabase) async throws -> Data {
         guard Validation.isIssuedID(id),
-            let row = try await db.select()
-                .columns("purpose", "challenge", "account_id", "session_id", "device_id", "payment_id", "expires_at", "consumed_at")
-                .from("challenges").where("id", .equal, id).first()
+            let row = try await db.first(Self.challengeByID(id))
         else { throw Refusal(APIError(.challengeNotFound, "There is no such challenge.")) }
 
         let matches =
@@ -66,8 +61,7 @@ extension BioAuthService {
         guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
             throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
         }
-        try await db.update("challenges").set("consumed_at", to: now.millisecondsSince1970)
-            .where("id", .equal, id).where("consumed_at", .is, SQLLiteral.null).run()
+        try await db.run(Self.consumeChallenge(now.millisecondsSince1970, id))
         guard let bytes = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
             throw APIError.internalError
         }
@@ -117,8 +111,18 @@ extension BioAuthService {
             return APIError(
                 .counterNotIncreasing, "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied.")
         }
-        try await db.update("devices").set("counter", to: Int64(counter)).set("last_used_at", to: now.millisecondsSince1970)
-            .where("id", .equal, device.id).run()
+        try await db.run(Self.advanceCounter(Int64(counter), now.millisecondsSince1970, device.id))
         return nil
     }
+
+    // The statements of every sign-in and payment (FixedSQL: no builder serialized per call).
+    private static let insertChallenge = FixedSQL(
+        """
+        INSERT INTO challenges (id, purpose, challenge, account_id, session_id, device_id, payment_id, created_at, expires_at, consumed_at) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+        """)
+    private static let challengeByID = FixedSQL(
+        "SELECT purpose, challenge, account_id, session_id, device_id, payment_id, expires_at, consumed_at FROM challenges WHERE id = ? LIMIT 1")
+    private static let consumeChallenge = FixedSQL("UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL")
+    private static let advanceCounter = FixedSQL("UPDATE devices SET counter = ?, last_used_at = ? WHERE id = ?")
 }

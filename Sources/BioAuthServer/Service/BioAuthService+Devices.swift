@@ -172,7 +172,7 @@ extension BioAuthService {
 
     /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
     func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> DeviceInfo {
-        guard let device = try await devicesQuery(on: db).where("key_id", .equal, Base64URL.encode(keyID)).first().map(Self.device)
+        guard let device = try await db.first(Self.deviceByKeyID(Base64URL.encode(keyID))).map(Self.device)
         else { throw Refusal(APIError(.deviceNotFound, "No device is registered with this key.")) }
         guard device.revokedAt == nil else {
             try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
@@ -181,10 +181,16 @@ extension BioAuthService {
         return device
     }
 
+    private static let deviceColumns = [
+        "id", "account_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at",
+        "revoked_at",
+    ]
+
+    /// The device of a key id, on every sign-in and payment.
+    private static let deviceByKeyID = FixedSQL("SELECT \(deviceColumns.joined(separator: ", ")) FROM devices WHERE key_id = ? LIMIT 1")
+
     private func devicesQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
-        db.select()
-            .columns("id", "account_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at", "revoked_at")
-            .from("devices")
+        db.select().columns(Self.deviceColumns.map { SQLColumn($0) }).from("devices")
     }
 
     private static func device(_ row: any SQLRow) throws -> DeviceInfo {

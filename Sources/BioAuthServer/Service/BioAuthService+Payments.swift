@@ -91,9 +91,7 @@ extension BioAuthService {
     /// Creates a pending payment, or replays the first response for a repeated idempotency key and body.
     func createPayment(session: AuthenticatedSession, _ request: PaymentRequest) async throws -> PaymentInfo {
         try await commit { db in
-            if let row = try await db.select().columns("request_hash", "response").from("idempotency_keys")
-                .where("account_id", .equal, session.accountID).where("idempotency_key", .equal, request.idempotencyKey).first()
-            {
+            if let row = try await db.first(Self.idempotencyKey(session.accountID, request.idempotencyKey)) {
                 guard try row.decode(column: "request_hash", as: String.self) == request.fingerprint else {
                     throw Refusal(APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body."))
                 }
@@ -103,21 +101,13 @@ extension BioAuthService {
                 id: random.newID(), accountID: session.accountID, amountMinor: request.amount.minorUnits,
                 currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: request.payeeName, memo: request.memo,
                 status: .pending, failedAttempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(configuration.paymentLifetime))
-            try await db.insert(into: "payments")
-                .columns("id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts",
-                         "created_at", "expires_at", "authorized_at", "authorization_method", "device_id", "receipt")
-                .values(
-                    SQLBind(payment.id), SQLBind(payment.accountID), SQLBind(payment.amountMinor), SQLBind(payment.currency),
-                    SQLBind(payment.payeeID), SQLBind(payment.payeeName), SQLBind(payment.memo), SQLBind(payment.status.rawValue),
-                    SQLBind(0), SQLBind(now.millisecondsSince1970), SQLBind(payment.expiresAt.millisecondsSince1970),
-                    SQLBind(Int64?.none), SQLBind(String?.none), SQLBind(String?.none), SQLBind(String?.none))
-                .run()
-            try await db.insert(into: "idempotency_keys")
-                .columns("account_id", "idempotency_key", "request_hash", "payment_id", "response", "created_at")
-                .values(
-                    SQLBind(session.accountID), SQLBind(request.idempotencyKey), SQLBind(request.fingerprint), SQLBind(payment.id),
-                    SQLBind(try Self.encodeJSON(payment)), SQLBind(now.millisecondsSince1970))
-                .run()
+            try await db.run(
+                Self.insertPayment(
+                    payment.id, payment.accountID, payment.amountMinor, payment.currency, payment.payeeID, payment.payeeName, payment.memo,
+                    payment.status.rawValue, now.millisecondsSince1970, payment.expiresAt.millisecondsSince1970))
+            try await db.run(
+                Self.insertIdempotencyKey(
+                    session.accountID, request.idempotencyKey, request.fingerprint, payment.id, try Self.encodeJSON(payment), now.millisecondsSince1970))
             try await audit(.paymentCreated, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
             return payment
         }
@@ -235,14 +225,8 @@ extension BioAuthService {
             paymentId: payment.id, accountId: payment.accountID, amount: transaction.amount, payeeId: payment.payeeID,
             payeeName: payment.payeeName, method: method, authorizedAtMs: now.millisecondsSince1970, keyId: ""))
         // The status condition makes the move happen once even if two units of work got this far.
-        let moved = try await db.update("payments")
-            .set("status", to: PaymentInfo.Status.authorized.rawValue)
-            .set("authorized_at", to: receipt.authorizedAtMs)
-            .set("authorization_method", to: method)
-            .set("device_id", to: device)
-            .set("receipt", to: try Self.encodeJSON(receipt))
-            .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue)
-            .returning("id").all()
+        let moved = try await db.all(
+            Self.authorizePayment(receipt.authorizedAtMs, method, device, try Self.encodeJSON(receipt), payment.id))
         guard !moved.isEmpty else {
             throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
         }
@@ -271,15 +255,34 @@ extension BioAuthService {
     }
 
     private func storedPayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> PaymentInfo? {
-        try await paymentsQuery(on: db).where("id", .equal, id).where("account_id", .equal, account).first().map(Self.payment)
+        try await db.first(Self.paymentByID(id, account)).map(Self.payment)
     }
 
     private func paymentsQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
-        db.select()
-            .columns("id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts",
-                     "created_at", "expires_at", "authorized_at", "authorization_method", "device_id", "receipt")
-            .from("payments")
+        db.select().columns(Self.paymentColumns.map { SQLColumn($0) }).from("payments")
     }
+
+    private static let paymentColumns = [
+        "id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts", "created_at", "expires_at",
+        "authorized_at", "authorization_method", "device_id", "receipt",
+    ]
+
+    // The statements of every payment (FixedSQL: no builder serialized per call).
+    private static let paymentByID = FixedSQL("SELECT \(paymentColumns.joined(separator: ", ")) FROM payments WHERE id = ? AND account_id = ? LIMIT 1")
+    private static let insertPayment = FixedSQL(
+        """
+        INSERT INTO payments (\(paymentColumns.joined(separator: ", "))) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL, NULL, NULL)
+        """)
+    private static let idempotencyKey = FixedSQL(
+        "SELECT request_hash, response FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? LIMIT 1")
+    private static let insertIdempotencyKey = FixedSQL(
+        "INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, payment_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    private static let authorizePayment = FixedSQL(
+        """
+        UPDATE payments SET status = '\(PaymentInfo.Status.authorized.rawValue)', authorized_at = ?, authorization_method = ?, device_id = ?, \
+        receipt = ? WHERE id = ? AND status = '\(PaymentInfo.Status.pending.rawValue)' RETURNING id
+        """)
 
     private static func payment(_ row: any SQLRow) throws -> PaymentInfo {
         guard let status = PaymentInfo.Status(rawValue: try row.decode(column: "status", as: String.self)) else { throw APIError.internalError }

@@ -34,15 +34,7 @@ extension BioAuthService {
             throw APIError(.unauthenticated, "Sign in first: this operation needs a bearer access token.")
         }
         let hash = Self.tokenHash(token)
-        let row = try await database.transaction { db in
-            try await db.raw(
-                """
-                SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.ended_at, t.expires_at, a.username
-                FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id
-                WHERE t.token_hash = \(bind: hash)
-                """
-            ).first()
-        }
+        let row = try await database.transaction { db in try await db.first(Self.sessionByAccessToken(hash)) }
         guard let row else { throw APIError(.unauthenticated, "The access token is not valid.") }
         guard try row.decode(column: "ended_at", as: Int64?.self) == nil else {
             throw APIError(.sessionEnded, "The session has ended. Sign in again.")
@@ -114,12 +106,7 @@ extension BioAuthService {
     {
         try await endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
         let sessionID = random.newID()
-        try await db.insert(into: "sessions")
-            .columns("id", "account_id", "installation_id", "device_id", "method", "created_at", "ended_at", "end_reason")
-            .values(
-                SQLBind(sessionID), SQLBind(account), SQLBind(installationID), SQLBind(device), SQLBind(method.rawValue),
-                SQLBind(now.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(String?.none))
-            .run()
+        try await db.run(Self.insertSession(sessionID, account, installationID, device, method.rawValue, now.millisecondsSince1970))
         return try await issueTokens(session: sessionID, account: account, on: db)
     }
 
@@ -128,19 +115,29 @@ extension BioAuthService {
             sessionID: session, accountID: account,
             accessToken: newSecret(), accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime),
             refreshToken: newSecret(), refreshTokenExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
-        try await db.insert(into: "access_tokens").columns("token_hash", "session_id", "expires_at")
-            .values(SQLBind(Self.tokenHash(tokens.accessToken)), SQLBind(session), SQLBind(tokens.accessTokenExpiresAt.millisecondsSince1970))
-            .run()
-        try await db.insert(into: "refresh_tokens").columns("token_hash", "session_id", "expires_at", "rotated_at")
-            .values(
-                SQLBind(Self.tokenHash(tokens.refreshToken)), SQLBind(session),
-                SQLBind(tokens.refreshTokenExpiresAt.millisecondsSince1970), SQLBind(Int64?.none))
-            .run()
+        try await db.run(Self.insertAccessToken(Self.tokenHash(tokens.accessToken), session, tokens.accessTokenExpiresAt.millisecondsSince1970))
+        try await db.run(Self.insertRefreshToken(Self.tokenHash(tokens.refreshToken), session, tokens.refreshTokenExpiresAt.millisecondsSince1970))
         return tokens
     }
 
+    // The statements of every authenticated request and every sign-in (FixedSQL: no builder serialized per call).
+    private static let sessionByAccessToken = FixedSQL(
+        """
+        SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.ended_at, t.expires_at, a.username \
+        FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id \
+        WHERE t.token_hash = ?
+        """)
+    private static let insertSession = FixedSQL(
+        """
+        INSERT INTO sessions (id, account_id, installation_id, device_id, method, created_at, ended_at, end_reason) \
+        VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
+        """)
+    private static let insertAccessToken = FixedSQL("INSERT INTO access_tokens (token_hash, session_id, expires_at) VALUES (?, ?, ?)")
+    private static let insertRefreshToken = FixedSQL(
+        "INSERT INTO refresh_tokens (token_hash, session_id, expires_at, rotated_at) VALUES (?, ?, ?, NULL)")
+
     func endSession(_ session: String, reason: String, on db: any SQLDatabase) async throws {
-        try await Self.endingLiveSessions(at: now.millisecondsSince1970, reason: reason, on: db).where("id", .equal, session).run()
+        try await db.run(Self.endSessionByID(now.millisecondsSince1970, reason, session))
         // The session's access tokens stay, so that presenting one answers `session_ended` rather than
         // a bare `unauthenticated`: the app can tell the user they were signed out.
     }
@@ -151,35 +148,39 @@ extension BioAuthService {
         account: String, installationID: String? = nil, device: String? = nil, keeping: String? = nil, reason: String,
         on db: any SQLDatabase
     ) async throws {
-        try await Self.endingSessions(
-            account: account, installationID: installationID, device: device, keeping: keeping, reason: reason,
-            at: now.millisecondsSince1970, on: db
-        ).run()
+        try await db.run(
+            Self.endingSessions(
+                account: account, installationID: installationID, device: device, keeping: keeping, reason: reason,
+                at: now.millisecondsSince1970))
     }
 
     /// The `UPDATE` of ``endSessions(account:installationID:device:keeping:reason:on:)``. It reads only live
     /// sessions (an index holds just those), however many sessions the account had before.
     static func endingSessions(
-        account: String, installationID: String?, device: String?, keeping: String?, reason: String, at now: Int64,
-        on db: any SQLDatabase
-    ) -> SQLUpdateBuilder {
-        var update = endingLiveSessions(at: now, reason: reason, on: db).where("account_id", .equal, account)
+        account: String, installationID: String?, device: String?, keeping: String?, reason: String, at now: Int64
+    ) -> FixedStatement {
+        var sql = endLiveSessions + " AND account_id = ?"
+        var binds: [any Encodable & Sendable] = [now, reason, account]
         if let installationID, let device {
-            update = update.where { $0.where("installation_id", .equal, installationID).orWhere("device_id", .equal, device) }
+            sql += " AND (installation_id = ? OR device_id = ?)"
+            binds += [installationID, device]
         } else if let installationID {
-            update = update.where("installation_id", .equal, installationID)
+            sql += " AND installation_id = ?"
+            binds.append(installationID)
         } else if let device {
-            update = update.where("device_id", .equal, device)
+            sql += " AND device_id = ?"
+            binds.append(device)
         }
-        if let keeping { update = update.where("id", .notEqual, keeping) }
-        return update
+        if let keeping {
+            sql += " AND id <> ?"
+            binds.append(keeping)
+        }
+        return FixedStatement(sql: FixedSQL(sql), binds: binds)
     }
 
-    /// An `UPDATE` that ends live sessions at `now` for `reason`; the caller narrows it to the sessions to end.
-    private static func endingLiveSessions(at now: Int64, reason: String, on db: any SQLDatabase) -> SQLUpdateBuilder {
-        db.update("sessions").set("ended_at", to: now).set("end_reason", to: reason)
-            .where("ended_at", .is, SQLLiteral.null)
-    }
+    /// Ends live sessions now for a reason (binds: now, reason); the statements add which sessions.
+    private static let endLiveSessions = "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE ended_at IS NULL"
+    private static let endSessionByID = FixedSQL(endLiveSessions + " AND id = ?")
 
     /// The `DELETE` of a session's access tokens, which a refresh replaces (indexed by session).
     static func deletingAccessTokens(of session: String, on db: any SQLDatabase) -> SQLDeleteBuilder {

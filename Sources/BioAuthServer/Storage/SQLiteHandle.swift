@@ -270,6 +270,11 @@ struct SQLiteUnitDatabase: SQLDatabase {
     }
 
     private func run(_ query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) throws {
+        if let fixed = query as? FixedStatement {
+            // Written in SQLite's own form already: nothing to serialize.
+            try handle.execute(fixed.sql.text, binds: fixed.binds.map(Self.sqliteValue), unit: unit) { onRow($0) }
+            return
+        }
         var serializer = SQLSerializer(database: self)
         query.serialize(to: &serializer)
         let binds = try serializer.binds.map(Self.sqliteValue)
