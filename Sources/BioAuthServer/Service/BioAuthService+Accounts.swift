@@ -14,7 +14,7 @@ extension BioAuthService {
         let username = try Validation.username(rawUsername)
         try Validation.newPassword(password)
         let hash = try await passwords.hash(password)
-        let account = AccountInfo(id: random.newID(), username: username, createdAt: now)
+        let account = AccountInfo(id: newID(), username: username, createdAt: now)
         return try await commit { db in
             if try await db.select().column("id").from("accounts").where("username", .equal, username).first() != nil {
                 throw Refusal(APIError(.usernameTaken, "Another account has this username."))

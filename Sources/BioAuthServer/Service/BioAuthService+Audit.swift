@@ -44,7 +44,7 @@ extension BioAuthService {
     ) async throws {
         let insert = database.dialect == .postgres ? Self.insertAuditEventPostgres : Self.insertAuditEventSQLite
         try await db.run(
-            insert(random.newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code))
+            insert(newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code))
         logger.info(
             "audit", metadata: ["kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")",
                                 "account": "\(account ?? "-")", "code": "\(code ?? "-")"])

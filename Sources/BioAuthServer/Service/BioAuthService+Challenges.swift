@@ -27,7 +27,7 @@ extension BioAuthService {
         async throws -> IssuedChallenge
     {
         let challenge = IssuedChallenge(
-            id: random.newID(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
+            id: newID(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
             paymentID: binding.payment, expiresAt: now.addingTimeInterval(lifetime))
         try await db.run(
             Self.insertChallenge(

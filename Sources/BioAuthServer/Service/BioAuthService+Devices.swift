@@ -83,7 +83,7 @@ extension BioAuthService {
                 payload: try signedPayload(.register, by: registration.publicKey, challenge: challenge, counter: registration.counter),
                 account: session.accountID, session: session.sessionID, on: db)
             let device = DeviceInfo(
-                id: random.newID(), accountID: session.accountID, publicKey: registration.publicKey,
+                id: newID(), accountID: session.accountID, publicKey: registration.publicKey,
                 biometryKind: registration.biometryKind, name: registration.name, installationID: session.installationID,
                 counter: Int64(registration.counter), attestation: attested == nil ? "none" : "apple-appattest", createdAt: now)
             try await db.insert(into: "devices")

@@ -98,7 +98,7 @@ extension BioAuthService {
                 return try Self.decodeJSON(PaymentInfo.self, try row.decode(column: "response", as: String.self))
             }
             let payment = PaymentInfo(
-                id: random.newID(), accountID: session.accountID, amountMinor: request.amount.minorUnits,
+                id: newID(), accountID: session.accountID, amountMinor: request.amount.minorUnits,
                 currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: request.payeeName, memo: request.memo,
                 status: .pending, failedAttempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(configuration.paymentLifetime))
             try await db.run(

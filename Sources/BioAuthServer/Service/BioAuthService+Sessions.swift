@@ -105,7 +105,7 @@ extension BioAuthService {
         async throws -> IssuedTokens
     {
         try await endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
-        let sessionID = random.newID()
+        let sessionID = newID()
         try await db.run(Self.insertSession(sessionID, account, installationID, device, method.rawValue, now.millisecondsSince1970))
         return try await issueTokens(session: sessionID, account: account, on: db)
     }

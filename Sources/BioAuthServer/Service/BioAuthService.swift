@@ -34,6 +34,9 @@ struct BioAuthService: Sendable {
         }.get()
     }
 
+    /// A new row identifier, made now (time-ordered; see ``RandomSource/newID(at:)``).
+    func newID() -> String { random.newID(at: now) }
+
     /// A fresh opaque secret: 32 random bytes, base64url.
     func newSecret() -> String { Base64URL.encode(random.bytes(32)) }
 
