@@ -31,15 +31,24 @@ struct RandomSourceTests {
         func bytes(_ count: Int) -> Data { Data(repeating: byte, count: count) }
     }
 
-    @Test("identifiers are lowercase version-7 UUIDs: the time first, then the source's bytes; later ones sort later; none repeats")
-    func identifiers() {
+    @Test("time-ordered identifiers are lowercase version-7 UUIDs: the time first, then the source's bytes; later ones sort later; none repeats")
+    func timeOrderedIdentifiers() {
         let date = Date(timeIntervalSince1970: 1_790_000_000.125)  // 0x01A0_C450_6C7D ms
-        #expect(Constant(byte: 0xFF).newID(at: date) == "01a0c450-6c7d-7fff-bfff-ffffffffffff")
-        #expect(Constant(byte: 0x00).newID(at: date) == "01a0c450-6c7d-7000-8000-000000000000")
-        let later = SystemRandomSource().newID(at: date.addingTimeInterval(0.001))
-        #expect(later > Constant(byte: 0xFF).newID(at: date))
-        let ids = (0..<1000).map { _ in SystemRandomSource().newID(at: date) }
+        #expect(Constant(byte: 0xFF).newTimeOrderedID(at: date) == "01a0c450-6c7d-7fff-bfff-ffffffffffff")
+        #expect(Constant(byte: 0x00).newTimeOrderedID(at: date) == "01a0c450-6c7d-7000-8000-000000000000")
+        let later = SystemRandomSource().newTimeOrderedID(at: date.addingTimeInterval(0.001))
+        #expect(later > Constant(byte: 0xFF).newTimeOrderedID(at: date))
+        let ids = (0..<1000).map { _ in SystemRandomSource().newTimeOrderedID(at: date) }
         #expect(Set(ids).count == 1000)
         #expect(ids.allSatisfy { Validation.isIssuedID($0) && $0 == $0.lowercased() && $0.hasPrefix("01a0c450-6c7d-7") })
+    }
+
+    @Test("random identifiers are lowercase version-4 UUIDs made from the source's bytes; none repeats")
+    func randomIdentifiers() {
+        #expect(Constant(byte: 0xFF).newRandomID() == "ffffffff-ffff-4fff-bfff-ffffffffffff")
+        #expect(Constant(byte: 0x00).newRandomID() == "00000000-0000-4000-8000-000000000000")
+        let ids = (0..<1000).map { _ in SystemRandomSource().newRandomID() }
+        #expect(Set(ids).count == 1000)
+        #expect(ids.allSatisfy { Validation.isIssuedID($0) && $0 == $0.lowercased() })
     }
 }

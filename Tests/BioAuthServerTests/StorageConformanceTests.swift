@@ -43,6 +43,18 @@ struct StorageConformanceTests {
         await location.drop()
     }
 
+    @Test("row identifiers are time-ordered on SQLite (fewer pages per commit) and random on PostgreSQL (fewer serialization conflicts)",
+          arguments: StorageBackend.available)
+    func identifiers(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let reply = try await api.call(.post, "/v1/accounts", json: ["username": "dora", "password": "correct horse"])
+            let id = try #require(reply["accountId"])
+            #expect(Validation.isIssuedID(id))
+            // The version is the first digit of the third group.
+            #expect(id.split(separator: "-")[2].first == (backend == .sqlite ? "7" : "4"), "\(id)")
+        }
+    }
+
     @Test("a username is taken once, even by concurrent sign-ups", arguments: StorageBackend.available)
     func uniqueUsernames(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in

@@ -24,21 +24,25 @@ public struct SystemRandomSource: RandomSource {
 }
 
 extension RandomSource {
-    /// A new identifier for a row (account, device, session, challenge, payment, audit event) made at `date`: a
-    /// time-ordered (version 7, RFC 9562) UUID in lowercase — 48 bits of milliseconds since 1970, then 74 random
-    /// bits from this source.
-    ///
-    /// Time-ordered, so that each new row's entry goes at the end of its table's primary-key index instead of onto
-    /// a random page: a commit writes fewer pages, and the pages new rows go to stay in the cache as tables grow.
-    /// The random part keeps identifiers unguessable; none of them is a secret (every lookup is also by account,
-    /// or needs a signature), and each reveals only when it was made, which the API shows anyway. Foundation's
-    /// `UUID()` is not used: it opens and closes `/dev/urandom` for every identifier on Linux.
-    func newID(at date: Date) -> String {
+    /// A new row identifier made at `date`: a time-ordered (version 7, RFC 9562) UUID in lowercase — 48 bits of
+    /// milliseconds since 1970, then 74 random bits from this source. See ``BioAuthService/newID()`` for where it
+    /// is used.
+    func newTimeOrderedID(at date: Date) -> String {
         var bytes = [UInt8](bytes(16))
         let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
         for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x70  // version 7
-        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
+        return Self.uuidString(bytes, version: 7)
+    }
+
+    /// A new row identifier: a random (version 4) UUID in lowercase, 122 random bits from this source.
+    func newRandomID() -> String { Self.uuidString([UInt8](bytes(16)), version: 4) }
+
+    /// The lowercase UUID of 16 bytes, with its version and the RFC 9562 variant set. Foundation's `UUID()` is not
+    /// used for identifiers: it opens and closes `/dev/urandom` for every one on Linux.
+    private static func uuidString(_ bytes: [UInt8], version: UInt8) -> String {
+        var bytes = bytes
+        bytes[6] = (bytes[6] & 0x0F) | (version << 4)
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
         let uuid = UUID(uuid: (
             bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
             bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
