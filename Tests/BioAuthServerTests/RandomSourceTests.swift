@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Random bytes and identifiers")
 struct RandomSourceTests {
-    @Test("gives exactly the bytes asked for, every one of them random", arguments: [0, 1, 7, 8, 9, 31, 32, 33, 64])
+    @Test("gives exactly the bytes asked for, every one of them random", arguments: [0, 1, 7, 8, 9, 31, 32, 33, 64, 255, 256, 257, 600])
     func lengthsAndCoverage(count: Int) {
         let source = SystemRandomSource()
         let draws = (0..<64).map { _ in source.bytes(count) }

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where the server gets random bytes for tokens and challenges. Injected, so tests can make them
 /// predictable when they need to.
 public protocol RandomSource: Sendable {
@@ -13,11 +17,30 @@ public struct SystemRandomSource: RandomSource {
     public init() {}
 
     public func bytes(_ count: Int) -> Data {
-        // Eight bytes per call to the system's generator (one system call each on Linux), not one.
-        var generator = SystemRandomNumberGenerator()
-        var data = Data(capacity: count)
-        while data.count < count {
-            withUnsafeBytes(of: generator.next()) { data.append(contentsOf: $0.prefix(count - data.count)) }
+        var data = Data(count: max(0, count))
+        data.withUnsafeMutableBytes { buffer in
+            var filled = 0
+            while filled < buffer.count {
+                let chunk = min(256, buffer.count - filled)  // getentropy's most per call
+                #if canImport(Glibc)
+                // One system call for up to 256 bytes (Swift's generator makes one per 8).
+                if let start = buffer.baseAddress, getentropy(start + filled, chunk) == 0 {
+                    filled += chunk
+                    continue
+                }
+                #endif
+                // Elsewhere, or if the call fails: Swift's generator, 8 bytes at a time.
+                var generator = SystemRandomNumberGenerator()
+                let end = filled + chunk
+                while filled < end {
+                    withUnsafeBytes(of: generator.next()) { word in
+                        for byte in word where filled < end {
+                            buffer[filled] = byte
+                            filled += 1
+                        }
+                    }
+                }
+            }
         }
         return data
     }
