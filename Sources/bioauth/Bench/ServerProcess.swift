@@ -45,20 +45,29 @@ final class ServerProcess: Sendable {
         try process.run()
         try? output.close()
         let server = ServerProcess(process: process, url: URL(string: "http://127.0.0.1:\(port)")!, logFile: logFile)
+        do {
+            try await server.waitUntilAnswering(http: http)
+            return server
+        } catch {
+            await server.stop()  // never left running behind an error, a cancellation included
+            throw error
+        }
+    }
+
+    /// Returns once `/healthz` answers 200; throws when the process exits first or 60 s pass.
+    private func waitUntilAnswering(http: HTTPClient) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
+        let health = url.appendingPathComponent("healthz").absoluteString
         while ContinuousClock.now < deadline {
             guard process.isRunning else {
-                throw BenchError("the server process exited with status \(process.terminationStatus) before it answered: \(server.logTail())")
+                throw BenchError("the server process exited with status \(process.terminationStatus) before it answered: \(logTail())")
             }
-            if let response = try? await http.execute(HTTPClientRequest(url: server.url.appendingPathComponent("healthz").absoluteString), timeout: .seconds(2)),
-                response.status == .ok
-            {
-                return server
+            if let response = try? await http.execute(HTTPClientRequest(url: health), timeout: .seconds(2)), response.status == .ok {
+                return
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        await server.stop()
-        throw BenchError("the server process did not answer /healthz within 60 s: \(server.logTail())")
+        throw BenchError("the server process did not answer /healthz within 60 s: \(logTail())")
     }
 
     /// Asks the server to stop (SIGTERM, a graceful shutdown), and kills it if it is still running after 10 s.
