@@ -4,8 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// Where the server gets random bytes for tokens and challenges. Injected, so tests can make them
-/// predictable when they need to.
+/// Where the server gets random bytes for tokens, challenges and row identifiers. Injected, so tests can make
+/// them predictable when they need to.
 public protocol RandomSource: Sendable {
     /// `count` random bytes.
     func bytes(_ count: Int) -> Data
