@@ -32,6 +32,21 @@ struct ServeCommandTests {
         #expect(flags.host == "0.0.0.0")
     }
 
+    @Test("the environment made for a configuration (bench --server-process) reads back as that configuration")
+    func environmentRoundTrip() throws {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = "/tmp/bench.sqlite"
+        configuration.receiptKeyPath = "/tmp/key.pem"
+        configuration.bcryptCost = 5
+        configuration.relyingPartyID = "bench.example"
+        configuration.signInChallengesPerWindow = 1_000_000
+        configuration.logLevel = .error
+        let read = try ServeCommand.parse([]).serverConfiguration(environment: ServeCommand.environment(for: configuration))
+        #expect(read.databasePath == configuration.databasePath && read.receiptKeyPath == configuration.receiptKeyPath)
+        #expect(read.bcryptCost == 5 && read.relyingPartyID == "bench.example")
+        #expect(read.signInChallengesPerWindow == 1_000_000 && read.logLevel == .error)
+    }
+
     @Test("bad values are refused with a message before anything starts", arguments: [
         (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
         (["--bcrypt-cost", "3"], [:]), ([], ["BIOAUTH_RP_ID": ""]),

@@ -84,7 +84,7 @@ extension BioAuthService {
             }
             try await db.update("refresh_tokens").set("rotated_at", to: now.millisecondsSince1970)
                 .where("token_hash", .equal, hash).run()
-            try await Self.deletingAccessTokens(of: sessionID, on: db).run()
+            try await db.run(Self.deleteAccessTokens(sessionID))
             return try await issueTokens(session: sessionID, account: accountID, on: db)
         }
     }
@@ -182,8 +182,6 @@ extension BioAuthService {
     private static let endLiveSessions = "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE ended_at IS NULL"
     private static let endSessionByID = FixedSQL(endLiveSessions + " AND id = ?")
 
-    /// The `DELETE` of a session's access tokens, which a refresh replaces (indexed by session).
-    static func deletingAccessTokens(of session: String, on db: any SQLDatabase) -> SQLDeleteBuilder {
-        db.delete(from: "access_tokens").where("session_id", .equal, session)
-    }
+    /// Deletes a session's access tokens, which a refresh replaces (indexed by session). Binds: the session.
+    static let deleteAccessTokens = FixedSQL("DELETE FROM access_tokens WHERE session_id = ?")
 }

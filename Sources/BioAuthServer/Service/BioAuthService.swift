@@ -37,11 +37,11 @@ struct BioAuthService: Sendable {
     /// A new row identifier (account, device, session, challenge, payment, audit event).
     ///
     /// On SQLite it is time-ordered, so each new row's entry goes at the end of its primary-key index instead of
-    /// onto a random page: a group commit writes fewer pages (sign-ins went from about 1 300 to 1 450 a second).
-    /// On PostgreSQL it is random: there, under `SERIALIZABLE`, transactions reading and inserting on the same
-    /// index page conflict, and time-ordered keys put every new row on the same page (sign-ins and payments fell
-    /// from about 140 to 95 a second, with more than twice the retries). Neither is a secret: every lookup is by
-    /// account too, or needs a signature, and the time a time-ordered one reveals the API shows anyway.
+    /// onto a random page, and a group commit writes fewer pages. On PostgreSQL it is random: there, under
+    /// `SERIALIZABLE`, transactions reading and inserting on the same index page conflict, and time-ordered keys
+    /// put every new row on the same page (far more retries). Measurements: docs/PERFORMANCE.md. Neither is a
+    /// secret: every lookup is by account too, or needs a signature, and the time a time-ordered one reveals the API
+    /// shows anyway.
     func newID() -> String {
         database.dialect == .postgres ? random.newRandomID() : random.newTimeOrderedID(at: now)
     }

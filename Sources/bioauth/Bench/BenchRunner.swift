@@ -121,18 +121,15 @@ struct BenchRunner {
                 configuration.bcryptCost = options.bcryptCost
                 configuration.relyingPartyID = "bench.bioauth.local"
                 configuration.signInChallengesPerWindow = 1_000_000  // the bench signs in far more often than a person
+                configuration.logLevel = .error
                 if options.serverProcess {
-                    let settings = [
-                        "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
-                        "BIOAUTH_BCRYPT_COST": String(configuration.bcryptCost), "BIOAUTH_RP_ID": configuration.relyingPartyID,
-                        "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": String(configuration.signInChallengesPerWindow), "BIOAUTH_LOG_LEVEL": "error",
-                    ]
                     child = try await ServerProcess.start(
-                        executable: try options.serverExecutable ?? Self.ownExecutable(), settings: settings, folder: folder, http: http)
+                        executable: try options.serverExecutable ?? Self.ownExecutable(),
+                        settings: ServeCommand.environment(for: configuration), folder: folder, http: http)
                     url = child!.url
                 } else {
                     var logger = Logger(label: "bioauth-bench")
-                    logger.logLevel = .error
+                    logger.logLevel = configuration.logLevel
                     server = try await LoopbackServer.start(configuration: configuration, logger: logger)
                     url = server!.url
                 }

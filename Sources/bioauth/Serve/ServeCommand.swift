@@ -52,6 +52,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-attest-environment"), help: "production, development or both (default production).")
     var appAttestEnvironment: String?
 
+    /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database, receipt key,
+    /// bcrypt cost, relying party, sign-in challenge limit and log level (what `bioauth bench --server-process`
+    /// sets); ``serverConfiguration(environment:)`` reads them back.
+    static func environment(for configuration: ServerConfiguration) -> [String: String] {
+        [
+            "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
+            "BIOAUTH_BCRYPT_COST": String(configuration.bcryptCost), "BIOAUTH_RP_ID": configuration.relyingPartyID,
+            "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": String(configuration.signInChallengesPerWindow),
+            "BIOAUTH_LOG_LEVEL": configuration.logLevel.rawValue,
+        ]
+    }
+
     /// The configuration from the options, then the environment, then the defaults.
     func serverConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
