@@ -105,11 +105,13 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                // bioauth bench: a pooled HTTP client for the load generator, latency histograms, and a free
-                // loopback port for a server process.
+                // bioauth bench: a pooled HTTP client for enrolment and health checks, NIO for the load
+                // generator's own connections and a free loopback port for a server process, latency histograms.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -118,7 +120,15 @@ let package = Package(
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
         .testTarget(
             name: "BioAuthCommandTests",
-            dependencies: ["bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting", .product(name: "AsyncHTTPClient", package: "async-http-client")]),
+            dependencies: [
+                "bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "BioAuthEndToEndTests",
             dependencies: [

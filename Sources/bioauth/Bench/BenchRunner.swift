@@ -142,7 +142,8 @@ struct BenchRunner {
             let passwordUsers = try await passwordAccounts(api: api, count: options.passwordWorkers)
             let enrollment = (ContinuousClock.now - enrollStart).seconds
             log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment))
-            let (operations, measured, use) = try await drive(api: api, devices: devices, passwordUsers: passwordUsers, serverPID: child?.pid)
+            let (operations, measured, use) = try await drive(
+                api: { try Self.workerAPI(serverURL: url, shared: api) }, devices: devices, passwordUsers: passwordUsers, serverPID: child?.pid)
             try await http.shutdown()
             await server?.stop()
             await child?.stop()
@@ -158,6 +159,14 @@ struct BenchRunner {
             if let directory { try? FileManager.default.removeItem(at: directory) }
             throw error
         }
+    }
+
+    /// The client one worker drives the server with: the client library over a connection of the worker's own
+    /// (``BenchConnection``) for a plain-http server, else over the shared AsyncHTTPClient.
+    static func workerAPI(serverURL: URL, shared: BioAuthAPI) throws -> (BioAuthAPI, BenchConnection?) {
+        guard serverURL.scheme == "http" else { return (shared, nil) }
+        let connection = try BenchConnection(serverURL: serverURL)
+        return (BioAuthAPI(serverURL: serverURL, transport: connection), connection)
     }
 
     /// This process's executable, which has the `serve` command.
@@ -217,9 +226,10 @@ struct BenchRunner {
         return names
     }
 
-    /// The measured phase: workers loop until the end; results recorded after the warm-up only. Memory is
-    /// sampled from the server process when there is one (`serverPID`), else from this process.
-    func drive(api: BioAuthAPI, devices: [Device], passwordUsers: [String], serverPID: Int32?) async throws
+    /// The measured phase: workers loop until the end; results recorded after the warm-up only. Each worker gets
+    /// its client from `api` (and closes its connection, if any, when done). Memory is sampled from the server
+    /// process when there is one (`serverPID`), else from this process.
+    func drive(api makeAPI: @escaping @Sendable () throws -> (BioAuthAPI, BenchConnection?), devices: [Device], passwordUsers: [String], serverPID: Int32?) async throws
         -> ([String: OperationResult], Double, MeasuredUse)
     {
         let start = ContinuousClock.now
@@ -253,6 +263,7 @@ struct BenchRunner {
             for worker in 0..<options.concurrency {
                 let owned = stride(from: worker, to: devices.count, by: options.concurrency).map { devices[$0] }
                 group.addTask {
+                    let (api, connection) = try makeAPI()
                     var results: [String: OperationResult] = [:]
                     var turn = worker
                     while ContinuousClock.now < end {
@@ -269,11 +280,13 @@ struct BenchRunner {
                             }
                         }
                     }
+                    await connection?.close()
                     return results
                 }
             }
             for (index, username) in passwordUsers.enumerated() {
                 group.addTask {
+                    let (api, connection) = try makeAPI()
                     var results: [String: OperationResult] = [:]
                     while ContinuousClock.now < end {
                         let began = ContinuousClock.now
@@ -283,6 +296,7 @@ struct BenchRunner {
                         let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
                         if began >= measureFrom && ContinuousClock.now <= end { record(&results["password_sign_in", default: OperationResult()], micros, outcome) }
                     }
+                    await connection?.close()
                     return results
                 }
             }
