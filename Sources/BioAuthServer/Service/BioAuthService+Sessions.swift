@@ -121,7 +121,7 @@ extension BioAuthService {
     }
 
     // The statements of every authenticated request and every sign-in (FixedSQL: no builder serialized per call).
-    private static let sessionByAccessToken = FixedSQL(
+    static let sessionByAccessToken = FixedSQL(
         """
         SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.ended_at, t.expires_at, a.username \
         FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id \

@@ -47,6 +47,9 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
         self.logger = logger
     }
 
+    /// Runs and recompilations of each cached statement (``SQLiteHandle/statementStatistics()``), for tests.
+    func statementStatistics() -> [String: (runs: Int, recompilations: Int)] { handle.statementStatistics() }
+
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public static func open(path: String, logger: Logger) async throws -> SQLiteDatabaseExecutor {
         let thread = DatabaseThread(name: "bioauth-sqlite")

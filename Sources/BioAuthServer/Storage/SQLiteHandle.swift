@@ -66,6 +66,17 @@ final class SQLiteHandle: @unchecked Sendable {
         }
     }
 
+    /// How often each cached statement has run, and how often SQLite had to compile it again since it was
+    /// prepared (a statement that is compiled again on every run costs as much as an uncached one).
+    func statementStatistics() -> [String: (runs: Int, recompilations: Int)] {
+        mutex.withLock {
+            statements.mapValues { statement in
+                (Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_RUN, 0)),
+                 Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0)))
+            }
+        }
+    }
+
     /// Finalizes every statement and closes the connection. Nothing may use the handle afterwards.
     func close() { mutex.withLock { closeLocked() } }
 
@@ -81,13 +92,19 @@ final class SQLiteHandle: @unchecked Sendable {
     private func run(_ sql: String, binds: [SQLiteData], onRow: ((SQLiteResultRow) -> Void)?) throws {
         guard let connection else { throw SQLiteStorageError(status: SQLITE_MISUSE, message: "the database is closed") }
         let (statement, cached) = try prepare(sql, on: connection)
+        // A cached statement is reset but its bindings are not cleared: every run binds every parameter (checked
+        // below), and clearing them marks a statement whose plan SQLite may tune to bound values (a join, for
+        // example) as expired, so that it would be compiled again on every run.
         defer {
             if cached {
                 sqlite_nio_sqlite3_reset(statement)
-                sqlite_nio_sqlite3_clear_bindings(statement)
             } else {
                 sqlite_nio_sqlite3_finalize(statement)
             }
+        }
+        let parameters = Int(sqlite_nio_sqlite3_bind_parameter_count(statement))
+        guard binds.count == parameters else {
+            throw SQLiteStorageError(status: SQLITE_RANGE, message: "the statement has \(parameters) parameters but \(binds.count) values were given")
         }
         for (index, value) in binds.enumerated() {
             let status = bind(value, at: Int32(index + 1), to: statement)
