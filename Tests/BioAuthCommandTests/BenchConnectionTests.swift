@@ -76,6 +76,20 @@ struct BenchConnectionTests {
         }
     }
 
+    @Test("a server that accepts the connection but never answers: the request fails after the timeout")
+    func timeout() async throws {
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(silent.localAddress?.port)
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
+        let connection = try BenchConnection(serverURL: url, timeout: .milliseconds(200))
+        await #expect(throws: BenchError.self) {
+            _ = try await connection.send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz"), body: nil, baseURL: url, operationID: "healthz")
+        }
+        await connection.close()
+        try await silent.close()
+    }
+
     @Test("only plain http to a host and port", arguments: ["https://127.0.0.1:8443", "ftp://127.0.0.1:21"])
     func schemes(url: String) throws {
         #expect(throws: BenchError.self) { try BenchConnection(serverURL: URL(string: url)!) }

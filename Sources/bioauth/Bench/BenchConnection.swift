@@ -13,18 +13,19 @@ import OpenAPIRuntime
 /// generator's CPU, which on a 2-core machine is taken from the server being measured. The requests are the
 /// same bytes the client library sends (the generated client builds them); only the plumbing under it is lighter.
 /// A connection that closes (or fails) is opened again on the next request; the failed request is reported
-/// like any transport error.
+/// like any transport error, as is a response that does not arrive within `timeout`.
 final class BenchConnection: ClientTransport, Sendable {
     private let host: String
     private let port: Int
     private let basePath: String
     private let group: any EventLoopGroup
+    private let timeout: TimeAmount
     private let channel = NIOLockedValueBox<(any Channel)?>(nil)
 
     /// The largest response body accepted; the API's responses are a few hundred bytes.
     static let maximumBodyBytes = 1 << 20
 
-    init(serverURL: URL, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+    init(serverURL: URL, timeout: TimeAmount = .seconds(30), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         guard let host = serverURL.host, let port = serverURL.port ?? (serverURL.scheme == "http" ? 80 : nil), serverURL.scheme == "http" else {
             throw BenchError("the bench's HTTP client speaks plain http to a host and port, not \(serverURL.absoluteString)")
         }
@@ -33,6 +34,7 @@ final class BenchConnection: ClientTransport, Sendable {
         var path = serverURL.path
         while path.hasSuffix("/") { path.removeLast() }
         basePath = path
+        self.timeout = timeout
         self.group = group
     }
 
@@ -51,11 +53,18 @@ final class BenchConnection: ClientTransport, Sendable {
         // response too, or the request would wait forever; once the handler has it, a second failure is ignored.
         let written = channel.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { promise.fail($0) }
+        let limit = timeout
+        let expiry = channel.eventLoop.scheduleTask(in: limit) {
+            promise.fail(BenchError("no response within \(limit.nanoseconds / 1_000_000) ms"))
+        }
+        promise.futureResult.whenComplete { _ in expiry.cancel() }
         channel.writeAndFlush(BenchExchangeHandler.Exchange(head: head, body: bytes, response: promise), promise: written)
         let response: BenchExchangeHandler.Response
         do {
             response = try await promise.futureResult.get()
         } catch {
+            // The connection may still deliver the response later; it is closed so that it cannot answer the next
+            // request with this one's response.
             forget(channel)
             throw error
         }

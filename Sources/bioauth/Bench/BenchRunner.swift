@@ -143,7 +143,7 @@ struct BenchRunner {
             let enrollment = (ContinuousClock.now - enrollStart).seconds
             log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment))
             let (operations, measured, use) = try await drive(
-                api: { try Self.workerAPI(serverURL: url, shared: api) }, devices: devices, passwordUsers: passwordUsers, serverPID: child?.pid)
+                workerClient: { try Self.workerAPI(serverURL: url, shared: api) }, devices: devices, passwordUsers: passwordUsers, serverPID: child?.pid)
             try await http.shutdown()
             await server?.stop()
             await child?.stop()
@@ -227,9 +227,9 @@ struct BenchRunner {
     }
 
     /// The measured phase: workers loop until the end; results recorded after the warm-up only. Each worker gets
-    /// its client from `api` (and closes its connection, if any, when done). Memory is sampled from the server
+    /// its client from `workerClient` (and closes its connection, if any, when done). Memory is sampled from the server
     /// process when there is one (`serverPID`), else from this process.
-    func drive(api makeAPI: @escaping @Sendable () throws -> (BioAuthAPI, BenchConnection?), devices: [Device], passwordUsers: [String], serverPID: Int32?) async throws
+    func drive(workerClient makeAPI: @escaping @Sendable () throws -> (BioAuthAPI, BenchConnection?), devices: [Device], passwordUsers: [String], serverPID: Int32?) async throws
         -> ([String: OperationResult], Double, MeasuredUse)
     {
         let start = ContinuousClock.now
