@@ -1,8 +1,6 @@
 import BioAuthClient
-import BioAuthServer
 import Foundation
 import HTTPTypes
-import Logging
 import NIOCore
 import NIOPosix
 import OpenAPIRuntime
@@ -12,27 +10,9 @@ import Testing
 
 @Suite("bench HTTP connection")
 struct BenchConnectionTests {
-    /// Runs `body` against a BioAuth server on loopback.
-    static func withServer(_ body: (URL) async throws -> Void) async throws {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        var logger = Logger(label: "bench-connection-test")
-        logger.logLevel = .error
-        let server = try await LoopbackServer.start(configuration: configuration, logger: logger)
-        do {
-            try await body(server.url)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
-    }
-
     @Test("the client library works over it: bodies, headers and problem responses arrive as over any transport")
     func clientLibrary() async throws {
-        try await Self.withServer { url in
+        try await LoopbackTestServer.with { url in
             let connection = try BenchConnection(serverURL: url)
             let api = BioAuthAPI(serverURL: url, transport: connection)
             _ = try await api.createAccount(username: "bench-connection", password: "correct horse battery")
@@ -49,7 +29,7 @@ struct BenchConnectionTests {
 
     @Test("a connection the server closes is opened again for the next request")
     func reopensAfterClose() async throws {
-        try await Self.withServer { url in
+        try await LoopbackTestServer.with { url in
             let connection = try BenchConnection(serverURL: url)
             var closing = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz")
             closing.headerFields[.connection] = "close"

@@ -1,7 +1,6 @@
 import BioAuthClient
 import BioAuthServer
 import Foundation
-import Logging
 import Testing
 
 @testable import bioauth
@@ -19,22 +18,9 @@ struct DeviceCommandTests {
 
     /// Runs `body` with a server on loopback and a phone folder.
     static func withServer(_ body: (URL, URL) async throws -> Void) async throws {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        var logger = Logger(label: "device-test")
-        logger.logLevel = .error
-        let server = try await LoopbackServer.start(configuration: configuration, logger: logger)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-phone-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        do {
-            try await body(server.url, folder)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
+        try await LoopbackTestServer.with { url in try await body(url, folder) }
     }
 
     /// One launch of the app on the phone in `folder`.

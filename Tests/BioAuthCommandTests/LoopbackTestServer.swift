@@ -1,0 +1,25 @@
+import BioAuthServer
+import Foundation
+import Logging
+
+/// A BioAuth server on loopback for command tests: in-memory database and receipt key, bcrypt at its lowest
+/// cost, errors only in the log.
+enum LoopbackTestServer {
+    /// Runs `body` with the server's URL and stops the server afterwards, whether `body` succeeds or throws.
+    static func with(_ body: (URL) async throws -> Void) async throws {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = ":memory:"
+        configuration.receiptKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        var logger = Logger(label: "command-test")
+        logger.logLevel = .error
+        let server = try await LoopbackServer.start(configuration: configuration, logger: logger)
+        do {
+            try await body(server.url)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
