@@ -15,9 +15,9 @@ struct QueryPlanTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID()).sqlite").path
         let database = try await openDatabase(path, logger: Logger(label: "plan"))
         defer { try? FileManager.default.removeItem(atPath: path) }
+        let explained = FixedStatement(sql: FixedSQL("EXPLAIN QUERY PLAN " + statement.sql.text), binds: statement.binds)
         let lines = try await database.transaction { db in
-            // Placeholders left unbound are NULL, which does not change the plan.
-            try await db.raw("EXPLAIN QUERY PLAN \(unsafeRaw: statement.sql.text)").all().map { try $0.decode(column: "detail", as: String.self) }
+            try await db.all(explained).map { try $0.decode(column: "detail", as: String.self) }
         }
         try await database.close()
         return lines
