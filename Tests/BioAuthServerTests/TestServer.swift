@@ -37,10 +37,10 @@ struct TestServer {
         let location = try await TestDatabase.make(backend)
         let database = try await openDatabase(location.location, logger: logger)
         do {
-            let (app, _) = try await BioAuthServerApplication.build(
+            let (app, service) = try await BioAuthServerApplication.build(
                 configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), logger: logger)
             let result = try await app.test(setup) { client in
-                try await body(API(client: client, database: database, clock: clock))
+                try await body(API(client: client, database: database, clock: clock, service: service))
             }
             try? await database.close()
             await location.drop()
@@ -91,6 +91,8 @@ struct API: Sendable {
     let client: any TestClientProtocol
     let database: any DatabaseExecutor
     let clock: ManualClock
+    /// The server's logic behind the routes (tests reach into what it remembers).
+    let service: BioAuthService
 
     @discardableResult
     func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil, body: String? = nil, token: String? = nil,

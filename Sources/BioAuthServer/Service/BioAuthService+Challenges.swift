@@ -33,6 +33,7 @@ extension BioAuthService {
             Self.insertChallenge(
                 challenge.id, binding.purpose.rawValue, Base64URL.encode(challenge.challenge), binding.account, binding.session, binding.device,
                 binding.payment, now.millisecondsSince1970, challenge.expiresAt.millisecondsSince1970))
+        signatureInputs.remember(challenge: challenge.challenge, id: challenge.id)
         return challenge
     }
 
@@ -44,6 +45,7 @@ extension BioAuthService {
         guard Validation.isIssuedID(id),
             let row = try await db.first(Self.challengeByID(id))
         else { throw Refusal(APIError(.challengeNotFound, "There is no such challenge.")) }
+        signatureInputs.forget(challenge: id)
 
         let matches =
             try row.decode(column: "purpose", as: String.self) == binding.purpose.rawValue
@@ -70,20 +72,45 @@ extension BioAuthService {
 
     /// Checks `signature` over the payload for `purpose` (with `transactionHash` for payments). When it
     /// fails, tells a signature made for another purpose apart from one that is simply wrong.
+    ///
+    /// `early` is the outcome of ``earlyCheck(_:keyID:challengeID:purpose:counter:transactionHash:)``; it stands in
+    /// for verifying again only when it was made over these very inputs (the key and challenge read in this unit
+    /// of work), and is ignored otherwise.
     func checkSignature(
         _ signature: Data, by key: DevicePublicKey, purpose: SignedPayload.Purpose, challenge: Data, counter: UInt64,
-        transactionHash: Data = Data()
+        transactionHash: Data = Data(), early: EarlySignatureCheck? = nil
     ) throws -> APIError? {
         func payload(_ purpose: SignedPayload.Purpose, _ hash: Data) throws -> Data {
             try signedPayload(purpose, by: key, challenge: challenge, counter: counter, transactionHash: hash).bytes
         }
-        if key.isValidSignature(signature, for: try payload(purpose, transactionHash)) { return nil }
+        let valid: Bool
+        if let early, early.covers(signature: signature, by: key, purpose: purpose, challenge: challenge, counter: counter, transactionHash: transactionHash) {
+            valid = early.valid
+        } else {
+            valid = key.isValidSignature(signature, for: try payload(purpose, transactionHash))
+        }
+        if valid { return nil }
         for other in [SignedPayload.Purpose.register, .login, .paymentPIN] where other != purpose {
             if key.isValidSignature(signature, for: try payload(other, Data())) {
                 return APIError(.signaturePurposeMismatch, "The signature was made for \(other), not \(purpose).")
             }
         }
         return APIError(.invalidSignature, "The signature does not verify with the registered key.")
+    }
+
+    /// Checks `signature` before the unit of work, on the request's own thread, when this server knows the key
+    /// `keyID` and the challenge `challengeID` (``SignatureInputs``); `nil` when it does not. The outcome decides
+    /// nothing by itself: it is handed to ``checkSignature(_:by:purpose:challenge:counter:transactionHash:early:)``,
+    /// which uses it only if the key and challenge the unit of work reads are the ones checked here.
+    func earlyCheck(
+        _ signature: Data, keyID: Data, challengeID: String, purpose: SignedPayload.Purpose, counter: UInt64, transactionHash: Data = Data()
+    ) -> EarlySignatureCheck? {
+        guard let key = signatureInputs.key(id: keyID), let challenge = signatureInputs.challenge(challengeID),
+            let payload = try? signedPayload(purpose, by: key, challenge: challenge, counter: counter, transactionHash: transactionHash)
+        else { return nil }
+        return EarlySignatureCheck(
+            publicKey: key.x963Representation, purpose: purpose, challenge: challenge, counter: counter, transactionHash: transactionHash,
+            signature: signature, valid: key.isValidSignature(signature, for: payload.bytes))
     }
 
     /// The payload a device key signs for `purpose` (signed payload v1), which App Attest proofs also cover.

@@ -104,7 +104,7 @@ extension BioAuthService {
     func devices(of session: AuthenticatedSession) async throws -> [DeviceInfo] {
         try await database.transaction { db in
             try await devicesQuery(on: db).where("account_id", .equal, session.accountID)
-                .orderBy("created_at", .descending).all().map(Self.device)
+                .orderBy("created_at", .descending).all().map(device)
         }
     }
 
@@ -115,7 +115,7 @@ extension BioAuthService {
         try await commit { db -> Void in
             guard Validation.isIssuedID(deviceID),
                 let device = try await devicesQuery(on: db).where("id", .equal, deviceID)
-                    .where("account_id", .equal, session.accountID).first().map(Self.device)
+                    .where("account_id", .equal, session.accountID).first().map(device)
             else { throw Refusal(APIError(.deviceNotFound, "There is no such device on this account.")) }
             guard device.revokedAt == nil else { return }
             try await db.update("devices").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, device.id).run()
@@ -149,11 +149,12 @@ extension BioAuthService {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let counter = try Validation.counter(rawCounter)
         let signature = try Validation.bytes(rawSignature, field: "signature")
+        let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .login, counter: counter)
         return try await commit { db in
             let device = try await usableDevice(keyID: keyID, on: db)
             let binding = ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id)
             let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
-            if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter) {
+            if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early) {
                 try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: error.code.rawValue, on: db)
                 throw Refusal(error)
             }
@@ -172,7 +173,7 @@ extension BioAuthService {
 
     /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
     func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> DeviceInfo {
-        guard let device = try await db.first(Self.deviceByKeyID(Base64URL.encode(keyID))).map(Self.device)
+        guard let device = try await db.first(Self.deviceByKeyID(Base64URL.encode(keyID))).map(device)
         else { throw Refusal(APIError(.deviceNotFound, "No device is registered with this key.")) }
         guard device.revokedAt == nil else {
             try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
@@ -193,9 +194,10 @@ extension BioAuthService {
         db.select().columns(Self.deviceColumns.map { SQLColumn($0) }).from("devices")
     }
 
-    private static func device(_ row: any SQLRow) throws -> DeviceInfo {
+    /// A device row; its key parsed once per server, not on every request (``SignatureInputs``).
+    private func device(_ row: any SQLRow) throws -> DeviceInfo {
         guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)),
-            let publicKey = try? DevicePublicKey(x963Representation: keyBytes),
+            let publicKey = try? signatureInputs.key(x963Representation: keyBytes),
             let kind = BiometryKind(rawValue: try row.decode(column: "biometry_kind", as: String.self))
         else { throw APIError.internalError }
         return DeviceInfo(

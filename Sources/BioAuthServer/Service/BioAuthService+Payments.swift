@@ -155,6 +155,7 @@ extension BioAuthService {
         let counter = try Validation.counter(rawCounter)
         let signedHash = try Validation.bytes(rawHash, field: "transactionHash", length: 32)
         let signature = try Validation.bytes(rawSignature, field: "signature")
+        let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .payment, counter: counter, transactionHash: signedHash)
         return try await commit { db in
             let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
             let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
@@ -167,7 +168,8 @@ extension BioAuthService {
                     device: device.id, on: db))
             }
             if let error = try checkSignature(
-                signature, by: device.publicKey, purpose: .payment, challenge: challenge, counter: counter, transactionHash: transactionHash)
+                signature, by: device.publicKey, purpose: .payment, challenge: challenge, counter: counter, transactionHash: transactionHash,
+                early: early)
             {
                 throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }

@@ -18,6 +18,8 @@ struct BioAuthService: Sendable {
     let passwords: PasswordHasher
     let receipts: ReceiptSigner
     let logger: Logger
+    /// Keys parsed and challenges issued by this server, for checking signatures before their unit of work.
+    let signatureInputs = SignatureInputs()
 
     var now: Date { clock.now }
 
