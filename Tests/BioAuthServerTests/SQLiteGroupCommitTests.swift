@@ -176,4 +176,17 @@ struct SQLiteGroupCommitTests {
             #expect(items0 == 0)
         }
     }
+
+    @Test("units of work run on a thread the system knows by the executor's thread name (what the bench measures)",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/thread-self/comm")))
+    func threadName() async throws {
+        try await Self.withDatabase { _, executor in
+            for _ in 0..<5 {
+                let name = try await executor.transaction { _ in
+                    try String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+                }
+                #expect(name == SQLiteDatabaseExecutor.threadName)
+            }
+        }
+    }
 }

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Darwin)
+import Darwin
+#endif
+
 /// A thread of the database's own, on which ``SQLiteDatabaseExecutor`` runs its units of work (as a Swift task
 /// executor). Units then follow one another without waiting behind the concurrency pool's queue of HTTP work,
 /// and calls that wait — for the disk at commit, for another process's lock — block no pool thread.
@@ -37,10 +41,26 @@ final class DatabaseThread: @unchecked Sendable {
 
     private func launch() {
         let thread = Thread { [self] in
-            Thread.current.name = name  // named from inside, so that the system (top, perf) sees it
+            Self.nameCurrentThread(name)
             loop()
         }
         thread.start()
+    }
+
+    /// Names the calling thread so that the system sees it (`top -H`, `perf`, `/proc/…/task/…/comm`; the bench reads
+    /// its CPU time by this name). Foundation's `Thread.name`, set from inside a thread that has just started,
+    /// sometimes does not reach the system on Linux (seen under load: the thread kept the name it inherited from the
+    /// thread that started it), so on Linux the name is also written where the kernel keeps it (at most 15 bytes).
+    static func nameCurrentThread(_ name: String) {
+        Thread.current.name = name
+        #if os(Linux)
+        if let comm = FileHandle(forWritingAtPath: "/proc/thread-self/comm") {
+            comm.write(Data(name.utf8.prefix(15)))
+            try? comm.close()
+        }
+        #elseif canImport(Darwin)
+        _ = pthread_setname_np(name)
+        #endif
     }
 
     private func loop() {
