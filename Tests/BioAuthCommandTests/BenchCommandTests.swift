@@ -25,6 +25,7 @@ struct BenchCommandTests {
         #expect(operations.allSatisfy { ($0["errors"] as? [String: Int])?.isEmpty == true })
         #expect(operations.filter { $0["operation"] as? String != "password_sign_in" }.allSatisfy { ($0["ok"] as? Int ?? 0) > 0 })
         #expect((json?["rawVerifyPerSecond"] as? Double ?? 0) > 0)
+        #expect(json?["databaseThreadCPUSeconds"] is Double, "the in-process server's database thread is found and measured")
         let svg = try String(contentsOf: folder.appendingPathComponent("bench-latency.svg"), encoding: .utf8)
         #expect(svg.hasPrefix("<svg") && svg.contains("<polyline") && svg.hasSuffix("</svg>"))
     }
@@ -62,8 +63,48 @@ struct BenchCommandTests {
         #expect(result.operations.values.allSatisfy { $0.errors.isEmpty && $0.histogram.totalCount > 0 })
         #expect((result.serverCPUSeconds ?? 0) > 0 && (result.benchCPUSeconds ?? 0) > 0)
         #expect((result.peakResidentBytes ?? 0) > 0)
+        #expect(result.databaseThreadCPUSeconds != nil, "the server process's database thread is found and measured")
         let text = BenchReport(result: result).text
         #expect(text.contains("CPU in the measured phase: server process") && text.contains("of the server process"))
+    }
+
+    @Test("the database thread's CPU time per operation is reported as the ceiling it puts on one server")
+    func databaseThreadLine() {
+        var operation = OperationResult()
+        for _ in 0..<1000 { _ = operation.histogram.record(20_000) }
+        let result = BenchResult(
+            options: BenchOptions(), measuredSeconds: 10, operations: ["biometric_sign_in": operation], rawVerifyPerSecond: 17_000,
+            peakResidentBytes: nil, enrollmentSeconds: 1, cores: 2, serverCPUSeconds: nil, benchCPUSeconds: 9, databaseThreadCPUSeconds: 2.5)
+        let report = BenchReport(result: result)
+        #expect(report.databaseThreadLine == "database thread (runs every unit of work in turn): 0.25 cores, 2.500 ms per operation: a ceiling of about 400 operations/s however many cores")
+        #expect(report.text.contains("a ceiling of about 400 operations/s"))
+        var external = result
+        external.databaseThreadCPUSeconds = nil
+        #expect(BenchReport(result: external).databaseThreadLine == nil)
+    }
+
+    @Test("a thread's CPU time is read by its name; a name no thread has gives none",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/task")))
+    func threadCPUTime() throws {
+        let spun = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            // Named where the kernel keeps it (Foundation's Thread.name does not always get there from a new thread).
+            if let comm = FileHandle(forWritingAtPath: "/proc/thread-self/comm") {
+                comm.write(Data("bench-test-spin".utf8))
+                try? comm.close()
+            }
+            // Busy until this thread has used 0.2 s of CPU by its own clock.
+            var usage = timespec()
+            repeat { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &usage) } while Double(usage.tv_sec) + Double(usage.tv_nsec) / 1e9 < 0.2
+            spun.signal()
+            done.wait()
+        }
+        thread.start()
+        spun.wait()
+        let seconds = ProcessStats.threadCPUSeconds(named: "bench-test-spin")
+        done.signal()
+        #expect((seconds ?? 0) >= 0.15, "\(String(describing: seconds))")
+        #expect(ProcessStats.threadCPUSeconds(named: "no-such-thread") == nil)
     }
 
     @Test("the server process answers, and is gone after stop; one that cannot start is reported with its own message",

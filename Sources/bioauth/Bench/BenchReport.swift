@@ -49,6 +49,7 @@ struct BenchReport {
                                        row.perSecond, row.fractionOfRawVerify * 100, row.p50Ms, row.p90Ms, row.p99Ms, row.maxMs) + errors)
         }
         if let cpu = cpuLine { lines.append("\n" + cpu) }
+        if let database = databaseThreadLine { lines.append(database) }
         if let peak = result.peakResidentBytes {
             let whose = result.serverPlacement == .childProcess ? "of the server process" : "(server and load generator, one process)"
             lines.append(String(format: "peak resident memory during the run %@: %.1f MB", whose, Double(peak) / 1_048_576))
@@ -82,6 +83,16 @@ struct BenchReport {
         }
     }
 
+    /// The database thread's share: every unit of work runs on that one thread in turn, so its CPU time per operation
+    /// bounds the operations per second of one server however many cores it has.
+    var databaseThreadLine: String? {
+        guard let seconds = result.databaseThreadCPUSeconds, seconds > 0, result.measuredSeconds > 0, successfulOperations > 0 else { return nil }
+        let perOperation = seconds / Double(successfulOperations)
+        return String(
+            format: "database thread (runs every unit of work in turn): %.2f cores, %.3f ms per operation: a ceiling of about %.0f operations/s however many cores",
+            seconds / result.measuredSeconds, perOperation * 1000, 1 / perOperation)
+    }
+
     /// The JSON result file.
     func json() throws -> Data {
         struct Document: Codable {
@@ -98,6 +109,7 @@ struct BenchReport {
             var serverPlacement: String
             var serverCPUSeconds: Double?
             var benchCPUSeconds: Double?
+            var databaseThreadCPUSeconds: Double?
             var successfulOperations: UInt64
             var operations: [Row]
             var latencyPercentilesMs: [String: [String: Double]]
@@ -116,7 +128,7 @@ struct BenchReport {
             cores: result.cores, rawVerifyPerSecond: result.rawVerifyPerSecond, enrollmentSeconds: result.enrollmentSeconds,
             peakResidentBytes: result.peakResidentBytes, serverPlacement: result.serverPlacement.rawValue,
             serverCPUSeconds: result.serverCPUSeconds, benchCPUSeconds: result.benchCPUSeconds,
-            successfulOperations: successfulOperations, operations: rows, latencyPercentilesMs: percentiles)
+            databaseThreadCPUSeconds: result.databaseThreadCPUSeconds, successfulOperations: successfulOperations, operations: rows, latencyPercentilesMs: percentiles)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(document)

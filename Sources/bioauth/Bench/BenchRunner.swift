@@ -58,6 +58,9 @@ struct BenchResult: Sendable {
     var serverCPUSeconds: Double?
     /// CPU seconds this process used in the measured phase: the load generator, and the server when it runs here.
     var benchCPUSeconds: Double?
+    /// CPU seconds the server's database thread (SQLite's, ``SQLiteDatabaseExecutor/threadName``) used in the measured
+    /// phase; `nil` for an external server or PostgreSQL.
+    var databaseThreadCPUSeconds: Double?
 
     /// Where the server ran.
     var serverPlacement: ServerPlacement {
@@ -76,6 +79,7 @@ struct MeasuredUse: Sendable {
     var peakResidentBytes: Int?
     var serverCPUSeconds: Double?
     var benchCPUSeconds: Double?
+    var databaseThreadCPUSeconds: Double?
 }
 
 /// Drives a BioAuth server with simulated devices whose keys are in software: biometric sign-ins
@@ -151,7 +155,7 @@ struct BenchRunner {
             return BenchResult(
                 options: options, measuredSeconds: measured, operations: operations, rawVerifyPerSecond: rawRate,
                 peakResidentBytes: options.server == nil ? use.peakResidentBytes : nil, enrollmentSeconds: enrollment, cores: cores,
-                serverCPUSeconds: use.serverCPUSeconds, benchCPUSeconds: use.benchCPUSeconds)
+                serverCPUSeconds: use.serverCPUSeconds, benchCPUSeconds: use.benchCPUSeconds, databaseThreadCPUSeconds: use.databaseThreadCPUSeconds)
         } catch {
             try? await http.shutdown()
             await server?.stop()
@@ -250,14 +254,19 @@ struct BenchRunner {
             }
             return peak
         }
-        // CPU time over exactly the measured phase, of this process and of the server process.
-        let cpu = Task { () -> (server: Double?, bench: Double?) in
+        // CPU time over exactly the measured phase, of this process, of the server process, and of the server's
+        // database thread (in the server process, or in this one when the server runs here).
+        let serverHere = options.server == nil && serverPID == nil
+        let cpu = Task { () -> (server: Double?, bench: Double?, database: Double?) in
+            func database() -> Double? {
+                serverPID != nil || serverHere ? ProcessStats.threadCPUSeconds(named: SQLiteDatabaseExecutor.threadName, pid: serverPID) : nil
+            }
             try? await Task.sleep(until: measureFrom, clock: .continuous)
-            let server = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, bench = ProcessStats.cpuSeconds()
+            let server = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, bench = ProcessStats.cpuSeconds(), databaseBefore = database()
             try? await Task.sleep(until: end, clock: .continuous)
-            let serverAfter = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, benchAfter = ProcessStats.cpuSeconds()
+            let serverAfter = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, benchAfter = ProcessStats.cpuSeconds(), databaseAfter = database()
             func used(_ before: Double?, _ after: Double?) -> Double? { before.flatMap { b in after.map { $0 - b } } }
-            return (used(server, serverAfter), used(bench, benchAfter))
+            return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter))
         }
         let results = try await withThrowingTaskGroup(of: [String: OperationResult].self) { group in
             for worker in 0..<options.concurrency {
@@ -307,8 +316,11 @@ struct BenchRunner {
             return merged
         }
         let peak = await sampler.value
-        let (serverCPU, benchCPU) = await cpu.value
-        return (results, options.duration, MeasuredUse(peakResidentBytes: peak, serverCPUSeconds: serverCPU, benchCPUSeconds: benchCPU))
+        let (serverCPU, benchCPU, databaseCPU) = await cpu.value
+        return (
+            results, options.duration,
+            MeasuredUse(peakResidentBytes: peak, serverCPUSeconds: serverCPU, benchCPUSeconds: benchCPU, databaseThreadCPUSeconds: databaseCPU)
+        )
     }
 
     private func record(_ result: inout OperationResult, _ micros: UInt64, _ error: String?) {
