@@ -6,6 +6,7 @@ import Testing
 import Glibc
 #endif
 
+@testable import BioAuthServer
 @testable import bioauth
 
 @Suite("bioauth bench")
@@ -88,11 +89,7 @@ struct BenchCommandTests {
     func threadCPUTime() throws {
         let spun = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
         let thread = Thread {
-            // Named where the kernel keeps it (Foundation's Thread.name does not always get there from a new thread).
-            if let comm = FileHandle(forWritingAtPath: "/proc/thread-self/comm") {
-                comm.write(Data("bench-test-spin".utf8))
-                try? comm.close()
-            }
+            DatabaseThread.nameCurrentThread("bench-test-spin")  // as the database thread names itself
             // Busy until this thread has used 0.2 s of CPU by its own clock.
             var usage = timespec()
             repeat { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &usage) } while Double(usage.tv_sec) + Double(usage.tv_nsec) / 1e9 < 0.2
