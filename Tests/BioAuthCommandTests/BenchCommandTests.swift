@@ -31,6 +31,23 @@ struct BenchCommandTests {
         #expect(svg.hasPrefix("<svg") && svg.contains("<polyline") && svg.hasSuffix("</svg>"))
     }
 
+    @Test("the baseline mix runs two health checks per operation and reports them as one baseline operation")
+    func baseline() async throws {
+        var options = BenchOptions()
+        options.devices = 2
+        options.concurrency = 2
+        options.duration = 0.5
+        options.warmup = 0.1
+        options.mix = .baseline
+        options.bcryptCost = 4
+        options.progress = false
+        let result = try await BenchRunner(options: options, log: { _ in }).run()
+        #expect(Set(result.operations.keys) == ["baseline"])
+        let baseline = try #require(result.operations["baseline"])
+        #expect(baseline.errors.isEmpty && baseline.histogram.totalCount > 0)
+        #expect(BenchReport(result: result).text.contains("mix baseline"))
+    }
+
     @Test("bad options are refused before anything starts", arguments: [
         ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"],
         ["--server", "http://127.0.0.1:8080", "--server-process"], ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"],

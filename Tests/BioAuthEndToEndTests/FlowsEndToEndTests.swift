@@ -204,6 +204,19 @@ struct FlowsEndToEndTests {
         #expect(try await Self.contents(of: store) == before)
     }
 
+    @Test("the health check answers while the server runs, and says server_unreachable once it has stopped")
+    func health() async throws {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = ":memory:"
+        configuration.receiptKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        let server = try await LoopbackServer.start(configuration: configuration, logger: .init(label: "e2e"))
+        let api = BioAuthAPI(serverURL: server.url)
+        try await api.health()
+        await server.stop()
+        #expect(await problemCode { try await api.health() } == .serverUnreachable)
+    }
+
     @Test("a 5xx without a problem document: a clear error and nothing changed locally")
     func serverError() async throws {
         try await TestBackend.run { backend in

@@ -23,6 +23,19 @@ public struct BioAuthAPI: Sendable {
             middlewares: middlewares + [BearerTokenMiddleware()])
     }
 
+    // MARK: Server
+
+    /// Returns when the server and its database answer (`GET /healthz`); throws an ``APIProblem`` when they do not
+    /// (`server_unreachable` when nothing answers).
+    public func health() async throws {
+        try await call {
+            switch try await client.health(.init()) {
+            case .ok(let ok): _ = try ok.body.json
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
     // MARK: Accounts and sessions
 
     /// Registers an account.

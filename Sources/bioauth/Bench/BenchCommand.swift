@@ -19,7 +19,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Devices driving the server at once.") var concurrency = 64
     @Option(help: "Measured seconds.") var duration: Double = 10
     @Option(help: "Warm-up seconds, not measured.") var warmup: Double = 2
-    @Option(help: "signin, payment or both.") var mix = "both"
+    @Option(help: "signin, payment, both, or baseline (two health checks per operation: what the HTTP stack costs without a sign-in's work).")
+    var mix = "both"
     @Option(help: "Concurrent password sign-in workers beside the biometric ones (bcrypt at --bcrypt-cost).") var passwordWorkers = 0
     @Option(help: "bcrypt cost of the server the bench starts (12 as in production).") var bcryptCost = 12
     @Option(help: "Drive this running server instead (its rate limits apply: start it with --signin-challenge-limit 1000000 to measure sign-ins).") var server: String?
@@ -33,7 +34,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard devices >= 1, concurrency >= 1, duration > 0, warmup >= 0, passwordWorkers >= 0 else {
             throw ValidationError("devices and concurrency must be at least 1, duration positive, warm-up and password workers not negative")
         }
-        guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment or both") }
+        guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment, both or baseline") }
         guard (4...31).contains(bcryptCost) else { throw ValidationError("bcrypt cost must be 4-31") }
         if let server, URL(string: server)?.scheme?.hasPrefix("http") != true { throw ValidationError("--server must be an http(s) URL") }
         if server != nil, serverProcess || database != nil {

@@ -14,6 +14,9 @@ struct BenchOptions: Sendable {
         case signIn = "signin"
         case payment
         case both
+        /// Two `GET /healthz` per operation: as many HTTP exchanges as a sign-in, through the same client, server and
+        /// database thread, with none of a sign-in's work. What the stack alone costs: the floor under a sign-in.
+        case baseline
     }
 
     var devices = 64
@@ -279,9 +282,17 @@ struct BenchRunner {
                         for device in owned where ContinuousClock.now < end {
                             let payment = options.mix == .payment || (options.mix == .both && turn % 2 == 1)
                             turn += 1
-                            let name = payment ? "payment" : "biometric_sign_in"
+                            let name = options.mix == .baseline ? "baseline" : payment ? "payment" : "biometric_sign_in"
                             let began = ContinuousClock.now
-                            let outcome = await Self.attempt { payment ? try await pay(api, device) : try await signIn(api, device) }
+                            let outcome = await Self.attempt {
+                                if options.mix == .baseline {
+                                    try await baseline(api)
+                                } else if payment {
+                                    try await pay(api, device)
+                                } else {
+                                    try await signIn(api, device)
+                                }
+                            }
                             let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
                             if began >= measureFrom && ContinuousClock.now <= end {
                                 record(&results[name, default: OperationResult()], micros, outcome)
@@ -351,6 +362,13 @@ struct BenchRunner {
             challengeID: challenge.id, keyID: device.keyID, counter: device.counter,
             signature: try device.key.signature(for: payload.bytes).derRepresentation)
         device.accessToken = tokens.accessToken
+    }
+
+    /// The baseline: two health checks, the number of requests a sign-in makes, each a read-only unit of work on the
+    /// database thread. Nothing signed, no JSON body sent.
+    func baseline(_ api: BioAuthAPI) async throws {
+        try await api.health()
+        try await api.health()
     }
 
     /// Payment authorization: create → challenge → sign the canonical transaction → authorize.
