@@ -15,14 +15,15 @@ struct MalformedInputTests {
         let contentType: String
         let code: String
         let authenticated: Bool
+        let accept: String?
 
         init(_ name: String, _ path: String, _ body: String?, code: String, contentType: String = "application/json",
-             authenticated: Bool = false) {
-            self.init(name, .post, path, body, code: code, contentType: contentType, authenticated: authenticated)
+             authenticated: Bool = false, accept: String? = nil) {
+            self.init(name, .post, path, body, code: code, contentType: contentType, authenticated: authenticated, accept: accept)
         }
 
         init(_ name: String, _ method: HTTPRequest.Method, _ path: String, _ body: String?, code: String,
-             contentType: String = "application/json", authenticated: Bool = false) {
+             contentType: String = "application/json", authenticated: Bool = false, accept: String? = nil) {
             self.name = name
             self.method = method
             self.path = path
@@ -30,6 +31,7 @@ struct MalformedInputTests {
             self.contentType = contentType
             self.code = code
             self.authenticated = authenticated
+            self.accept = accept
         }
 
         var testDescription: String { name }
@@ -91,6 +93,11 @@ struct MalformedInputTests {
         Case("body over the limit", "/v1/accounts", #"{"username":"carol","password":"\#(String(repeating: "a", count: 70_000))"}"#, code: "body_too_large"),
         Case("audit limit not a number", .get, "/v1/audit?limit=abc", nil, code: "malformed_request", authenticated: true),
         Case("audit limit out of range", .get, "/v1/audit?limit=500", nil, code: "malformed_request", authenticated: true),
+        // A valid request whose Accept excludes JSON: refused before it runs (it used to run, commit, then answer 500).
+        Case("Accept: text/html on account creation", "/v1/accounts", #"{"username":"carol","password":"correct horse"}"#, code: "not_acceptable", accept: "text/html"),
+        Case("Accept: JSON at q=0 on a registration challenge", "/v1/devices/challenges", nil, code: "not_acceptable", authenticated: true, accept: "application/json;q=0, */*"),
+        Case("Accept: not a media range", "/v1/accounts", #"{"username":"carol","password":"correct horse"}"#, code: "malformed_request", accept: "json"),
+        Case("Accept: a weight over 1", "/v1/accounts", #"{"username":"carol","password":"correct horse"}"#, code: "malformed_request", accept: "application/json;q=2"),
         Case("unknown endpoint", .get, "/v1/nothing", nil, code: "not_found"),
         Case("unknown method", .patch, "/v1/accounts", "{}", code: "not_found"),
     ]
@@ -104,6 +111,7 @@ struct MalformedInputTests {
             let before = try await api.snapshot()
             var headers: HTTPFields = [.contentType: testCase.contentType]
             if testCase.authenticated { headers[.authorization] = "Bearer \(tokens.access)" }
+            if let accept = testCase.accept { headers[.accept] = accept }
             let body = testCase.body?.replacingOccurrences(of: "CHALLENGE", with: challenge["challengeId"] ?? "")
             let reply = try await api.call(testCase.method, testCase.path, body: body, headers: headers)
             #expect((400..<500).contains(reply.status), "\(testCase.name): \(reply.status) \(reply.raw)")

@@ -14,6 +14,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let invalidEncoding = ProblemCode(rawValue: "invalid_encoding")
     /// The body is larger than the server accepts.
     public static let bodyTooLarge = ProblemCode(rawValue: "body_too_large")
+    /// The `Accept` header excludes the only media type the operation answers with (406); nothing was done.
+    public static let notAcceptable = ProblemCode(rawValue: "not_acceptable")
     /// No such endpoint.
     public static let notFound = ProblemCode(rawValue: "not_found")
     /// The server failed; nothing about the cause is disclosed.

@@ -57,7 +57,7 @@ public enum BioAuthServerApplication {
         try APIHandler(service: service, openAPIDocument: document)
             .registerHandlers(
                 on: router, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
-                middlewares: [ProblemMiddleware(logger: logger), BearerTokenMiddleware()])
+                middlewares: [ProblemMiddleware(logger: logger), AcceptMiddleware(), BearerTokenMiddleware()])
 
         let app = Application(
             router: router,

@@ -37,6 +37,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .idempotencyKeyReused: .unprocessableContent
         case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
+        case .notAcceptable: .notAcceptable
         case .rateLimited: .tooManyRequests
         default: .internalServerError
         }
