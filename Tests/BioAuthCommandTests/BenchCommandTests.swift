@@ -33,14 +33,7 @@ struct BenchCommandTests {
 
     @Test("the baseline mix runs two health checks per operation and reports them as one baseline operation")
     func baseline() async throws {
-        var options = BenchOptions()
-        options.devices = 2
-        options.concurrency = 2
-        options.duration = 0.5
-        options.warmup = 0.1
-        options.mix = .baseline
-        options.bcryptCost = 4
-        options.progress = false
+        let options = Self.shortRun(.baseline, duration: 0.5, warmup: 0.1)
         let result = try await BenchRunner(options: options, log: { _ in }).run()
         #expect(Set(result.operations.keys) == ["baseline"])
         let baseline = try #require(result.operations["baseline"])
@@ -56,6 +49,19 @@ struct BenchCommandTests {
         #expect(throws: (any Error).self) { try BenchCommand.parse(arguments) }
     }
 
+    /// A run of two devices, two at a time, enrolled at bcrypt cost 4, printing nothing.
+    static func shortRun(_ mix: BenchOptions.Mix, duration: TimeInterval, warmup: TimeInterval) -> BenchOptions {
+        var options = BenchOptions()
+        options.devices = 2
+        options.concurrency = 2
+        options.duration = duration
+        options.warmup = warmup
+        options.mix = mix
+        options.bcryptCost = 4
+        options.progress = false
+        return options
+    }
+
     /// The `bioauth` executable `swift build` put beside this test binary (Linux: read from /proc).
     static var builtExecutable: URL? {
         guard let testBinary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
@@ -66,14 +72,7 @@ struct BenchCommandTests {
     @Test("with --server-process the server runs as its own process: its CPU time and memory are reported apart from the load generator's",
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
     func serverProcess() async throws {
-        var options = BenchOptions()
-        options.devices = 2
-        options.concurrency = 2
-        options.duration = 0.8
-        options.warmup = 0.2
-        options.mix = .both
-        options.bcryptCost = 4
-        options.progress = false
+        var options = Self.shortRun(.both, duration: 0.8, warmup: 0.2)
         options.serverProcess = true
         options.serverExecutable = try #require(Self.builtExecutable, "swift build puts bioauth beside the tests")
         let result = try await BenchRunner(options: options, log: { _ in }).run()

@@ -187,11 +187,7 @@ struct FlowsEndToEndTests {
 
     @Test("the server unreachable: a clear error and nothing changed locally")
     func unreachable() async throws {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        let server = try await LoopbackServer.start(configuration: configuration, logger: .init(label: "e2e"))
+        let server = try await Self.memoryServer()
         let url = server.url
         await server.stop()
         let store = InMemorySecureStore()
@@ -206,11 +202,7 @@ struct FlowsEndToEndTests {
 
     @Test("the health check answers while the server runs, and says server_unreachable once it has stopped")
     func health() async throws {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        let server = try await LoopbackServer.start(configuration: configuration, logger: .init(label: "e2e"))
+        let server = try await Self.memoryServer()
         let api = BioAuthAPI(serverURL: server.url)
         try await api.health()
         await server.stop()
@@ -231,6 +223,15 @@ struct FlowsEndToEndTests {
 }
 
 extension FlowsEndToEndTests {
+    /// A real server on a loopback port over an in-memory database, for tests that stop it.
+    static func memoryServer() async throws -> LoopbackServer {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = ":memory:"
+        configuration.receiptKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        return try await LoopbackServer.start(configuration: configuration, logger: .init(label: "e2e"))
+    }
+
     /// Every key and value of a store.
     static func contents(of store: InMemorySecureStore) async throws -> [String: Data] {
         var contents: [String: Data] = [:]
