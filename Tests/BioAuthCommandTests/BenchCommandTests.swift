@@ -33,7 +33,7 @@ struct BenchCommandTests {
 
     @Test("the baseline mix runs two health checks per operation and reports them as one baseline operation")
     func baseline() async throws {
-        let options = Self.shortRun(.baseline, duration: 0.5, warmup: 0.1)
+        let options = Self.shortRun(.baseline, duration: 1.5, warmup: 0.5)
         let result = try await BenchRunner(options: options, log: { _ in }).run()
         #expect(Set(result.operations.keys) == ["baseline"])
         let baseline = try #require(result.operations["baseline"])

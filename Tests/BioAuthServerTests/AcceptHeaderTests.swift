@@ -16,7 +16,7 @@ struct AcceptHeaderTests {
         "text/html", "application/json;q=0", "application/json;q=0.000, */*", "*/*;q=0", "application/xml, text/*",
         "application/*;q=0.5, application/json;q=0",
     ]
-    static let malformed = ["json", "*/json", "application/json;q=2", "application/json;q=0.1234", "application/json;q", "; q=1", "application/json;=1"]
+    static let malformed = [";", "json", "*/json", "application/json;q=2", "application/json;q=0.1234", "application/json;q", "; q=1", "application/json;=1"]
 
     @Test("which headers accept JSON: the most specific range decides, q=0 excludes, parameters other than q do not narrow")
     func decisions() {
