@@ -1,4 +1,5 @@
 import BioAuthCore
+import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 
@@ -71,7 +72,7 @@ enum AcceptHeader {
         var sawRange = false
         for element in split(header[...], at: ",") {
             var parts = split(element, at: ";").makeIterator()
-            let range = trimmed(parts.next() ?? "")
+            let range = (parts.next() ?? "").trimmingCharacters(in: .whitespaces)
             if range.isEmpty {
                 // An empty list element is allowed and ignored; one with parameters and no range is not.
                 if parts.next() != nil { return .malformed }
@@ -82,7 +83,7 @@ enum AcceptHeader {
             guard isToken(type), isToken(subtype), type != "*" || subtype == "*" else { return .malformed }
             var quality = 1000
             for parameter in parts {
-                let parameter = trimmed(parameter)
+                let parameter = parameter.trimmingCharacters(in: .whitespaces)
                 guard let equals = parameter.firstIndex(of: "="), isToken(parameter[..<equals]) else { return .malformed }
                 guard parameter[..<equals].lowercased() == "q" else { continue }
                 guard let q = qualityValue(parameter[parameter.index(after: equals)...]) else { return .malformed }
@@ -142,12 +143,6 @@ enum AcceptHeader {
         }
         pieces.append(text[start...])
         return pieces
-    }
-
-    private static func trimmed(_ text: Substring) -> Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return text[first...last]
     }
 
     /// RFC 9110 `token`: one or more of the visible ASCII characters that are not delimiters.

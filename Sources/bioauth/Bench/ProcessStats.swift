@@ -1,0 +1,55 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CPU time and memory of a process (this one or another), from Linux's `/proc`; `nil` where there is none.
+enum ProcessStats {
+    /// User and system CPU time used so far, in seconds.
+    static func cpuSeconds(pid: Int32? = nil) -> Double? {
+        cpuSeconds(statFile: "/proc/\(pid.map(String.init) ?? "self")/stat")
+    }
+
+    /// User and system CPU time from a process's or thread's `stat` file, in seconds.
+    private static func cpuSeconds(statFile: String) -> Double? {
+        // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the
+        // 12th and 13th (fields 14 and 15 of proc(5)), in clock ticks.
+        guard let stat = try? String(contentsOfFile: statFile, encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        #if canImport(Glibc)
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        #else
+        let ticks = 100.0
+        #endif
+        return (user + system) / max(1, ticks)
+    }
+
+    /// CPU time used so far by the threads of a process named `name` (as `/proc/…/task/…/comm` shows them), in
+    /// seconds; `nil` when the process has no such thread.
+    static func threadCPUSeconds(named name: String, pid: Int32? = nil) -> Double? {
+        let tasks = "/proc/\(pid.map(String.init) ?? "self")/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return nil }
+        var total: Double?
+        for thread in threads {
+            guard let comm = try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8),
+                comm.trimmingCharacters(in: .newlines) == name,
+                let seconds = cpuSeconds(statFile: "\(tasks)/\(thread)/stat")
+            else { continue }
+            total = (total ?? 0) + seconds
+        }
+        return total
+    }
+
+    /// Resident memory now (VmRSS), in bytes.
+    static func residentBytes(pid: Int32? = nil) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+}
