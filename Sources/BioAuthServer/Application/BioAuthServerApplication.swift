@@ -61,6 +61,7 @@ public enum BioAuthServerApplication {
 
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [FramingErrorHandler()])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BioAuth"),
             services: [ResourceCloser(database: database, passwords: passwords, logger: logger)],
             onServerRunning: onServerRunning,

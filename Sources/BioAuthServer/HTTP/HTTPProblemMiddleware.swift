@@ -4,8 +4,9 @@ import Hummingbird
 import Logging
 
 /// The outermost middleware: logs one line per request (method, path, status, time; never headers,
-/// bodies or query strings), refuses bodies over the size limit, and turns the router's own errors (no
-/// such route, body too large) into problem documents.
+/// bodies or query strings), refuses bodies over the size limit, bodies that cannot be read and JSON bodies with
+/// a duplicated member name, and turns the router's own errors (no such route, body too large) into problem
+/// documents.
 struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     let maxBodySize: Int
 
@@ -17,10 +18,20 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodySize {
                 throw APIError(.bodyTooLarge, "The body is larger than \(maxBodySize) bytes.")
             }
+            let body: ByteBuffer
             do {
-                _ = try await request.collectBody(upTo: maxBodySize)
+                body = try await request.collectBody(upTo: maxBodySize)
             } catch let error as HTTPError where error.status == .contentTooLarge {
                 throw APIError(.bodyTooLarge, "The body is larger than \(maxBodySize) bytes.")
+            } catch {
+                // The client's fault, not the server's: a bad chunk size, or a body shorter than its
+                // Content-Length before the connection closed. Not logged as an error.
+                context.logger.notice("request body unreadable", metadata: ["error": "\(type(of: error))"])
+                throw APIError(.malformedRequest, "The body could not be read: its framing is invalid or the connection ended early.")
+            }
+            // Parsers disagree on which of two same-named members wins; refuse the ambiguity at every endpoint.
+            if body.readableBytes > 0, JSONMemberNames.scan(body.readableBytesView) == .duplicate {
+                throw APIError(.malformedRequest, "An object in the body names the same member more than once.")
             }
             response = try await next(request, context)
         } catch let error as APIError {
