@@ -129,7 +129,7 @@ public actor BioAuthFlows {
                 let proof = try await self.sign(.register, challenge, tag: tag, keyID: publicKey.keyID, counter: 0, context: context)
                 let attestation = try await self.appAttestation(for: proof.payload)
                 let device = try await self.api.registerDevice(
-                    challengeID: challenge.id, publicKey: publicKey, biometryKind: kind, deviceName: self.configuration.deviceName,
+                    challengeID: challenge.id, publicKey: publicKey, biometryKind: kind, deviceName: DisplayName.fitted(self.configuration.deviceName, maxCharacters: 64, fallback: "iPhone"),
                     counter: 0, signature: proof.signature, appAttest: attestation, accessToken: token)
                 return (device, attestation?.keyID)
             }

@@ -63,9 +63,7 @@ struct PaymentRequest: Sendable {
                     || [0x2E, 0x5F, 0x3A, 0x2D].contains(byte)
             })
         else { throw APIError(.invalidPayee, "payeeId is 1-64 characters of A-Z a-z 0-9 . _ : -") }
-        guard Validation.isDisplayable(payeeName, maxCharacters: 64) else {
-            throw APIError(.invalidPayee, "payeeName is 1-64 characters without control, format or bidirectional characters.")
-        }
+        let payeeName = try Validation.displayName(payeeName, field: "payeeName", code: .invalidPayee)
         if let memo, !memo.isEmpty, !Validation.isDisplayable(memo, maxCharacters: 140) {
             throw APIError(.invalidMemo, "memo is at most 140 characters without control characters.")
         }

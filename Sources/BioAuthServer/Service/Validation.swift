@@ -26,12 +26,18 @@ enum Validation {
         return raw
     }
 
-    /// 1-64 characters, no control, format or line-separator characters.
+    /// A device name by the rule of every name a user is shown (``DisplayName``), in NFC.
     static func deviceName(_ raw: String) throws -> String {
-        guard isDisplayable(raw, maxCharacters: 64) else {
-            throw APIError(.invalidDeviceName, "A device name is 1-64 characters without control characters.")
+        try displayName(raw, field: "deviceName", code: .invalidDeviceName)
+    }
+
+    /// A name shown to the user (a payee's, a device's): 1-64 characters by ``DisplayName``'s rule, returned in NFC,
+    /// the form that is stored, shown and signed. The refusal says which rule, never echoing the name.
+    static func displayName(_ raw: String, field: String, code: ProblemCode) throws -> String {
+        switch DisplayName.checked(raw, maxCharacters: 64) {
+        case .success(let name): return name
+        case .failure(let refusal): throw APIError(code, "\(field) \(refusal.description).")
         }
-        return raw
     }
 
     /// Whether `text` can be shown as it is: 1 to `maxCharacters` characters, not only white space, and no
