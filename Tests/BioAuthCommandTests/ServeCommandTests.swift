@@ -18,15 +18,19 @@ struct ServeCommandTests {
         let environment = [
             "BIOAUTH_HOST": "0.0.0.0", "BIOAUTH_PORT": "9000", "BIOAUTH_DATABASE": "/var/lib/bioauth.sqlite",
             "BIOAUTH_LOG_LEVEL": "DEBUG", "BIOAUTH_RP_ID": "bank.example", "BIOAUTH_BCRYPT_COST": "10",
-            "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "500",
+            "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "500", "BIOAUTH_SIGNIN_CLIENT_LIMIT": "900", "BIOAUTH_TRUSTED_PROXIES": "10.0.0.1, ::1",
         ]
         let fromEnvironment = try ServeCommand.parse([]).serverConfiguration(environment: environment)
         #expect(fromEnvironment.host == "0.0.0.0" && fromEnvironment.port == 9000)
         #expect(fromEnvironment.databasePath == "/var/lib/bioauth.sqlite" && fromEnvironment.logLevel == .debug)
         #expect(fromEnvironment.relyingPartyID == "bank.example" && fromEnvironment.bcryptCost == 10)
-        #expect(fromEnvironment.signInChallengesPerWindow == 500)
-        let flags = try ServeCommand.parse(["--port", "7000", "--database", ":memory:", "--log-level", "warning", "--signin-challenge-limit", "9"])
-            .serverConfiguration(environment: environment)
+        #expect(fromEnvironment.signInChallengesPerWindow == 500 && fromEnvironment.signInChallengesPerClient == 900)
+        #expect(fromEnvironment.trustedProxies == ["10.0.0.1", "::1"])
+        let flags = try ServeCommand.parse([
+            "--port", "7000", "--database", ":memory:", "--log-level", "warning", "--signin-challenge-limit", "9", "--signin-client-limit", "30",
+            "--trusted-proxy", "192.0.2.7",
+        ]).serverConfiguration(environment: environment)
+        #expect(flags.signInChallengesPerClient == 30 && flags.trustedProxies == ["192.0.2.7"])
         #expect(flags.port == 7000 && flags.databasePath == ":memory:" && flags.logLevel == .warning)
         #expect(flags.signInChallengesPerWindow == 9)
         #expect(flags.host == "0.0.0.0")
@@ -40,17 +44,19 @@ struct ServeCommandTests {
         configuration.bcryptCost = 5
         configuration.relyingPartyID = "bench.example"
         configuration.signInChallengesPerWindow = 1_000_000
+        configuration.signInChallengesPerClient = 2_000_000
         configuration.logLevel = .error
         let read = try ServeCommand.parse([]).serverConfiguration(environment: ServeCommand.environment(for: configuration))
         #expect(read.databasePath == configuration.databasePath && read.receiptKeyPath == configuration.receiptKeyPath)
         #expect(read.bcryptCost == 5 && read.relyingPartyID == "bench.example")
-        #expect(read.signInChallengesPerWindow == 1_000_000 && read.logLevel == .error)
+        #expect(read.signInChallengesPerWindow == 1_000_000 && read.signInChallengesPerClient == 2_000_000 && read.logLevel == .error)
     }
 
     @Test("bad values are refused with a message before anything starts", arguments: [
         (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
         (["--bcrypt-cost", "3"], [:]), ([], ["BIOAUTH_RP_ID": ""]),
-        (["--signin-challenge-limit", "0"], [:]), ([], ["BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "many"]),
+        (["--signin-challenge-limit", "0"], [:]), ([], ["BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "many"]), (["--signin-client-limit", "0"], [:]),
+        (["--trusted-proxy", "proxy.bank.example"], [:]),
         (["--app-attest", "require"], [:]),  // no app id
         (["--app-attest", "sometimes", "--app-attest-app-id", "ABCDE12345.com.bank.app"], [:]),
         (["--app-attest", "report", "--app-attest-app-id", "com.bank.app"], [:]),  // no team id

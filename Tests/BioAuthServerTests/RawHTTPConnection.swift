@@ -15,7 +15,8 @@ enum RawHTTPConnection {
 
     /// Sends `request` to 127.0.0.1:`port`, half-closes the connection when `closeAfterSending`, and returns all
     /// the server sent until it closed (or 5 seconds passed).
-    static func exchange(port: Int, _ request: [UInt8], closeAfterSending: Bool = false) throws -> [UInt8] {
+    /// `from` binds the connection to a source address first (any of 127.0.0.0/8 on Linux), to act as another client.
+    static func exchange(port: Int, _ request: [UInt8], closeAfterSending: Bool = false, from source: String? = nil) throws -> [UInt8] {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -25,6 +26,15 @@ enum RawHTTPConnection {
         defer { close(fd) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw Failure(description: "bind \(source): \(errno)") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -48,6 +58,23 @@ enum RawHTTPConnection {
             received += buffer[0..<count]
         }
         return received
+    }
+
+    /// A POST of `json` to `path` on a connection of its own; the response's status and body.
+    static func post(port: Int, _ path: String, json: String, headers: [String] = [], from source: String? = nil) throws -> (status: Int, body: String) {
+        let head = (["POST \(path) HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json", "Content-Length: \(json.utf8.count)",
+                     "Connection: close"] + headers).joined(separator: "\r\n")
+        let received = try exchange(port: port, Array((head + "\r\n\r\n" + json).utf8), from: source)
+        guard let response = parse(received) else { throw Failure(description: "no HTTP response: \(String(decoding: received, as: UTF8.self))") }
+        return (response.status, response.body)
+    }
+
+    /// Runs blocking socket work on a thread of its own: on the concurrency pool (two threads on a two-core machine)
+    /// it would starve the very server it talks to.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
     }
 
     /// The status code, header block and body of the first response in `bytes`.

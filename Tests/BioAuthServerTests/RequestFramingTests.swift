@@ -90,7 +90,7 @@ struct RequestFramingTests {
             let before = try await api.snapshot()
             let port = try #require(api.client.port)
             let bytes = Array(framing.bytes.utf8)
-            let received = try await Task.detached { try RawHTTPConnection.exchange(port: port, bytes) }.value
+            let received = try await RawHTTPConnection.offPool { try RawHTTPConnection.exchange(port: port, bytes) }
             let response = try #require(RawHTTPConnection.parse(received), "\(framing.name): \(String(decoding: received, as: UTF8.self))")
             #expect(response.status == 400, "\(framing.name)")
             #expect(response.headers.contains("content-type: application/problem+json"), "\(framing.name): \(response.headers)")
@@ -111,7 +111,7 @@ struct RequestFramingTests {
             let port = try #require(api.client.port)
             let bytes = Array(
                 "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"username\":\"ca".utf8)
-            let received = try await Task.detached { try RawHTTPConnection.exchange(port: port, bytes, closeAfterSending: true) }.value
+            let received = try await RawHTTPConnection.offPool { try RawHTTPConnection.exchange(port: port, bytes, closeAfterSending: true) }
             // The client left, so there may be nobody to answer; if an answer got out, it is the client's fault.
             if let response = RawHTTPConnection.parse(received) {
                 #expect(response.status == 400, "\(response.headers)")

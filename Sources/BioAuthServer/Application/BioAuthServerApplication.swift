@@ -50,8 +50,9 @@ public enum BioAuthServerApplication {
             configuration: configuration, database: database, clock: clock, random: random, passwords: passwords,
             receipts: receipts, logger: logger)
 
-        let router = Router()
+        let router = Router(context: BioAuthRequestContext.self)
         router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize))
+        router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
         // Compact JSON (OpenAPIRuntime pretty-prints by default). Keys stay sorted, so the same resource is always
         // the same bytes: an idempotent replay answers exactly what the first request got.
         try APIHandler(service: service, openAPIDocument: document)

@@ -43,8 +43,15 @@ public struct ServerConfiguration: Sendable {
     public var pinLockDuration: TimeInterval = 30 * 60
     /// The largest request body accepted, in bytes.
     public var maxRequestBodySize: Int = 64 * 1024
-    /// Biometric sign-in challenges one key may get per ``rateLimitWindow`` (the endpoint needs no session).
+    /// Biometric sign-in challenges one key may get from one client address per ``rateLimitWindow`` (the endpoint
+    /// needs no session). Counted per address so that requests from elsewhere cannot use up the owner's share.
     public var signInChallengesPerWindow: Int = 20
+    /// Biometric sign-in challenges one client address may get per ``rateLimitWindow``, whatever the keys: bounds
+    /// what one address can make the server store. An IPv6 client counts by its /64 prefix.
+    public var signInChallengesPerClient: Int = 60
+    /// Addresses of reverse proxies in front of the server whose `X-Forwarded-For` names the client. Empty by
+    /// default: then the connection's peer is the client, and the header is ignored (anyone could forge it).
+    public var trustedProxies: [String] = []
     /// The window of the rate limits.
     public var rateLimitWindow: TimeInterval = 60
     /// The secure environment check (App Attest): off by default.
@@ -74,7 +81,10 @@ public struct ServerConfiguration: Sendable {
         guard paymentLifetime <= 300 else { throw fail("payment lifetime must be at most 300 seconds") }
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
-        guard signInChallengesPerWindow >= 1, rateLimitWindow > 0 else { throw fail("rate limits must be positive") }
+        guard signInChallengesPerWindow >= 1, signInChallengesPerClient >= 1, rateLimitWindow > 0 else { throw fail("rate limits must be positive") }
+        for proxy in trustedProxies where ClientAddress.key(proxy[...]) == nil {
+            throw fail("trusted proxy \(proxy) is not an IP address")
+        }
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }

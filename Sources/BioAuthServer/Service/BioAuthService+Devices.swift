@@ -128,12 +128,19 @@ extension BioAuthService {
     }
 
     /// A sign-in challenge for a registered, unrevoked key.
-    func createSignInChallenge(keyID rawKeyID: String) async throws -> IssuedChallenge {
+    ///
+    /// The endpoint needs no session, so its limits are counted per client address (`client`, from
+    /// ``ClientAddress``): per address, and per key from that address. A flood from one address is bounded and
+    /// cannot use up what the key's owner, at another address, may ask for.
+    func createSignInChallenge(keyID rawKeyID: String, client: String? = ClientAddress.current) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        let client = client ?? "unknown"
         return try await commit { db in
+            try await rateLimit(
+                "signin-challenge-client:" + client, limit: configuration.signInChallengesPerClient, window: configuration.rateLimitWindow, on: db)
             let device = try await usableDevice(keyID: keyID, on: db)
             try await rateLimit(
-                "signin-challenge:" + Base64URL.encode(keyID), limit: configuration.signInChallengesPerWindow,
+                "signin-challenge:" + Base64URL.encode(keyID) + "@" + client, limit: configuration.signInChallengesPerWindow,
                 window: configuration.rateLimitWindow, on: db)
             return try await issueChallenge(
                 ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),

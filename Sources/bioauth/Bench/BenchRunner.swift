@@ -127,7 +127,9 @@ struct BenchRunner {
                 configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
                 configuration.bcryptCost = options.bcryptCost
                 configuration.relyingPartyID = "bench.bioauth.local"
-                configuration.signInChallengesPerWindow = 1_000_000  // the bench signs in far more often than a person
+                // The bench signs in far more often than a person, all from one address.
+                configuration.signInChallengesPerWindow = 1_000_000
+                configuration.signInChallengesPerClient = 1_000_000
                 configuration.logLevel = .error
                 if options.serverProcess {
                     child = try await ServerProcess.start(

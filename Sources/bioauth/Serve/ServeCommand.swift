@@ -43,6 +43,16 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Biometric sign-in challenges one key may get per minute (default 20; raise it only for load tests).")
     var signInChallengeLimit: Int?
 
+    @Option(
+        name: .customLong("signin-client-limit"),
+        help: "Biometric sign-in challenges one client address may get per minute, whatever the keys (default 60).")
+    var signInClientLimit: Int?
+
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "A reverse proxy's IP address whose X-Forwarded-For names the client (repeat for several; default none).")
+    var trustedProxies: [String] = []
+
     @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
     var appAttest: String?
 
@@ -53,13 +63,14 @@ struct ServeCommand: AsyncParsableCommand {
     var appAttestEnvironment: String?
 
     /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database, receipt key,
-    /// bcrypt cost, relying party, sign-in challenge limit and log level (what `bioauth bench --server-process`
+    /// bcrypt cost, relying party, sign-in challenge limits and log level (what `bioauth bench --server-process`
     /// sets); ``serverConfiguration(environment:)`` reads them back.
     static func environment(for configuration: ServerConfiguration) -> [String: String] {
         [
             "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
             "BIOAUTH_BCRYPT_COST": String(configuration.bcryptCost), "BIOAUTH_RP_ID": configuration.relyingPartyID,
             "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": String(configuration.signInChallengesPerWindow),
+            "BIOAUTH_SIGNIN_CLIENT_LIMIT": String(configuration.signInChallengesPerClient),
             "BIOAUTH_LOG_LEVEL": configuration.logLevel.rawValue,
         ]
     }
@@ -80,6 +91,11 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.receiptKeyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? configuration.receiptKeyPath
         configuration.signInChallengesPerWindow =
             try signInChallengeLimit ?? integer("BIOAUTH_SIGNIN_CHALLENGE_LIMIT") ?? configuration.signInChallengesPerWindow
+        configuration.signInChallengesPerClient =
+            try signInClientLimit ?? integer("BIOAUTH_SIGNIN_CLIENT_LIMIT") ?? configuration.signInChallengesPerClient
+        configuration.trustedProxies = trustedProxies.isEmpty
+            ? (environment["BIOAUTH_TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            : trustedProxies
         if let mode = appAttest ?? environment["BIOAUTH_APP_ATTEST"] {
             guard let parsed = AppAttestPolicy.Mode(rawValue: mode.lowercased()) else {
                 throw ValidationError("App Attest mode must be off, report or require, not \(mode)")
