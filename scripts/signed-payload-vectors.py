@@ -56,7 +56,7 @@ cases = [
     ("register, first key", "register", "bank.example", bytes(range(32)), 0, b"", "bioauth test key 1"),
     ("login", "login", "bank.example", sha256(b"challenge 2"), 1, b"", "bioauth test key 1"),
     ("login, non-ASCII relying-party id", "login", "银行.example", sha256(b"challenge 3"), 42, b"", "bioauth test key 2"),
-    ("login, counter above 2^63", "login", "bank.example", sha256(b"challenge 4"), 2**63 + 5, b"", "bioauth test key 2"),
+    ("login, the largest counter (2^63 - 1)", "login", "bank.example", sha256(b"challenge 4"), 2**63 - 1, b"", "bioauth test key 2"),
     ("payment", "payment", "bank.example", sha256(b"challenge 5"), 7, sha256(transaction(*COFFEE)), "bioauth test key 1"),
     ("pin", "pin", "bank.example", sha256(b"challenge 6"), 8, b"", "bioauth test key 1"),
 ]

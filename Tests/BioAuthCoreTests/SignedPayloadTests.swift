@@ -76,6 +76,17 @@ struct SignedPayloadTests {
         #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .init(rawValue: "Login"), relyingPartyID: "rp", challenge: ok, keyID: ok, counter: 0) }
     }
 
+    @Test("the counter is 0 to 2^63 - 1, the range the JSON API can carry; larger values are refused, not sent")
+    func counterRange() throws {
+        let ok = Data(repeating: 7, count: 32)
+        let largest = try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: ok, keyID: ok, counter: SignedPayload.maxCounter)
+        #expect(largest.counter == UInt64(Int64.max))
+        #expect(throws: SignedPayloadError.self) {
+            try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: ok, keyID: ok, counter: SignedPayload.maxCounter + 1)
+        }
+        #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: ok, keyID: ok, counter: .max) }
+    }
+
     @Test("base64url is strict: no padding, no standard-base64 characters, canonical only")
     func base64url() {
         let data = Data([0xFB, 0xFF, 0xBF, 0x00, 0x01])

@@ -49,6 +49,20 @@ struct FlowsEndToEndTests {
         }
     }
 
+    @Test("a stored counter at 2^63 - 1 (a damaged store) is refused with a clear error, never sent or trapped on")
+    func exhaustedCounter() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            try await flows.signOut()
+            try await phone.store.set(Data(String(SignedPayload.maxCounter).utf8), forKey: "bioauth.key-counter")
+            await phone.sensor.script(.match)
+            let error = await #expect(throws: SessionError.self) { try await flows.signInWithBiometrics() }
+            #expect(error?.code == .corruptState)
+            #expect(phone.signed.last?.payload.purpose == .register, "nothing may be signed with an exhausted counter")
+        }
+    }
+
     @Test("pay ¥88.00 with Face ID: the prompt shows it, the receipt verifies; the PIN pays when Face ID fails")
     func payments() async throws {
         try await TestBackend.run { backend in

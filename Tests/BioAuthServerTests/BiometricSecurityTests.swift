@@ -77,6 +77,20 @@ struct BiometricSecurityTests {
         }
     }
 
+    @Test("the largest counter (2^63 - 1) signs in once; nothing can follow it, and nothing larger can be sent")
+    func counterCeiling() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            #expect(try await api.biometricSignIn(key, counter: SignedPayload.maxCounter - 1).status == 201)
+            #expect(try await api.biometricSignIn(key, counter: SignedPayload.maxCounter).status == 201)
+            #expect(try await api.biometricSignIn(key, counter: SignedPayload.maxCounter).code == "counter_not_increasing")
+            let challenge = try await api.signInChallenge(key)
+            let tooLarge = #"{"challengeId":"\#(challenge["challengeId"] ?? "")","keyId":"\#(key.keyID)","counter":9223372036854775808,"signature":"AA"}"#
+            #expect(try await api.call(.post, "/v1/sessions/biometric", body: tooLarge).code == "malformed_request")
+        }
+    }
+
     @Test("a revoked device's key is refused at once, and its sessions end")
     func revoked() async throws {
         try await TestServer.run { api in

@@ -59,6 +59,10 @@ extension BioAuthFlows {
     /// The next signature counter, written down before it is used so that a crash never reuses one.
     func nextCounter() async throws -> UInt64 {
         let current = try await store.data(forKey: Self.counterKey).flatMap { UInt64(String(decoding: $0, as: UTF8.self)) } ?? 0
+        guard current < SignedPayload.maxCounter else {
+            // Only a damaged store gets here (one signature a second would take 2.9e11 years); never wrap or trap.
+            throw SessionError(.corruptState, reason: "the key's signature counter is exhausted; turn biometric sign-in off and on again")
+        }
         let next = current + 1
         try await store.set(Data(String(next).utf8), forKey: Self.counterKey)
         return next

@@ -45,16 +45,23 @@ public struct SignedPayload: Hashable, Sendable {
     public let challenge: Data
     /// The signing key's id (32 bytes).
     public let keyID: Data
-    /// The key's signature counter; the server accepts only increasing values.
+    /// The key's signature counter, 0 to ``maxCounter``; the server accepts only increasing values.
     public let counter: UInt64
+
+    /// The largest counter: 2^63 − 1. The payload carries 8 bytes, but the JSON API takes the counter as a signed
+    /// 64-bit integer, so no larger value could ever be sent. A key that reaches it cannot sign again (at one
+    /// signature a second, after 2.9 × 10^11 years): register a new one.
     /// SHA-256 of the canonical transaction for payments; empty otherwise.
     public let transactionHash: Data
+
+    /// 2^63 − 1, the largest counter (see ``counter``).
+    public static let maxCounter = UInt64(Int64.max)
 
     /// A payload with these fields.
     ///
     /// - Throws: ``SignedPayloadError`` when a field has the wrong size: challenge and key id are 32 bytes,
     ///   the transaction hash is 32 bytes for payments and empty otherwise, the relying-party id is 1 to
-    ///   255 bytes.
+    ///   255 bytes, the counter is at most ``maxCounter``.
     public init(
         purpose: Purpose, relyingPartyID: String, challenge: Data, keyID: Data, counter: UInt64,
         transactionHash: Data = Data()
@@ -67,6 +74,7 @@ public struct SignedPayload: Hashable, Sendable {
         guard !purpose.rawValue.isEmpty, purpose.rawValue.utf8.allSatisfy({ (0x61...0x7A).contains($0) }) else {
             throw SignedPayloadError("the purpose must be lowercase ASCII letters")
         }
+        guard counter <= Self.maxCounter else { throw SignedPayloadError("the counter must be at most 2^63 - 1") }
         let expectedHashLength = purpose == .payment ? 32 : 0
         guard transactionHash.count == expectedHashLength else {
             throw SignedPayloadError("the transaction hash must be \(expectedHashLength) bytes for \(purpose)")
