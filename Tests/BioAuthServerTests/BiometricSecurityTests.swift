@@ -1,4 +1,5 @@
 import BioAuthCore
+import Crypto
 import Foundation
 import HummingbirdTesting
 import Testing
@@ -88,6 +89,54 @@ struct BiometricSecurityTests {
             let challenge = try await api.signInChallenge(key)
             let tooLarge = #"{"challengeId":"\#(challenge["challengeId"] ?? "")","keyId":"\#(key.keyID)","counter":9223372036854775808,"signature":"AA"}"#
             #expect(try await api.call(.post, "/v1/sessions/biometric", body: tooLarge).code == "malformed_request")
+        }
+    }
+
+    /// The other valid ECDSA signature over the same payload: (r, n − s).
+    static func highSTwin(_ base64url: String) throws -> String {
+        let signature = try P256.Signing.ECDSASignature(derRepresentation: try #require(Base64URL.decode(base64url)))
+        let raw = [UInt8](signature.rawRepresentation)
+        let order: [UInt8] = [
+            0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+            0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+        ]
+        var twinS = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for index in (0..<32).reversed() {
+            let difference = Int(order[index]) - Int(raw[32 + index]) - borrow
+            twinS[index] = UInt8((difference + 256) % 256)
+            borrow = difference < 0 ? 1 : 0
+        }
+        let twin = try P256.Signing.ECDSASignature(rawRepresentation: Data(raw[0..<32] + twinS))
+        return Base64URL.encode(twin.derRepresentation)
+    }
+
+    @Test("a high-S twin of a used signature is a replay like any other: refused, no session (malleability decided)")
+    func highS() async throws {
+        try await TestServer.run { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let challenge = try await api.signInChallenge(key)
+            let signature = try key.sign(.login, challenge: try #require(challenge["challenge"]), counter: 1)
+            let twin = try Self.highSTwin(signature)
+            #expect(twin != signature)
+            func send(_ signature: String, counter: Int = 1) async throws -> Reply {
+                try await api.call(.post, "/v1/sessions/biometric", json: [
+                    "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": counter, "signature": signature,
+                ])
+            }
+            #expect(try await send(signature).status == 201)
+            // Same payload, other valid signature bytes: the single-use challenge refuses it.
+            #expect(try await send(twin).code == "challenge_used")
+            #expect(try await send(twin, counter: 2).code == "challenge_used")
+            // Both forms verify (the Secure Enclave does not normalize S): a fresh challenge accepts a high-S signature.
+            let next = try await api.signInChallenge(key)
+            let fresh = try Self.highSTwin(try key.sign(.login, challenge: try #require(next["challenge"]), counter: 2))
+            let accepted = try await api.call(.post, "/v1/sessions/biometric", json: [
+                "challengeId": try #require(next["challengeId"]), "keyId": key.keyID, "counter": 2, "signature": fresh,
+            ])
+            #expect(accepted.status == 201)
+            #expect(try await api.auditKinds().filter { $0 == "challenge_replay:failure" }.count == 2)
         }
     }
 
