@@ -42,7 +42,7 @@ struct BenchCommandTests {
     }
 
     @Test("bad options are refused before anything starts", arguments: [
-        ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"],
+        ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"], ["--bcrypt-cost", "31"], ["--bcrypt-cost", "17"],
         ["--server", "http://127.0.0.1:8080", "--server-process"], ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"],
     ])
     func refused(arguments: [String]) {

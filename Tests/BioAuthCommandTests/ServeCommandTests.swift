@@ -54,7 +54,7 @@ struct ServeCommandTests {
 
     @Test("bad values are refused with a message before anything starts", arguments: [
         (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
-        (["--bcrypt-cost", "3"], [:]), ([], ["BIOAUTH_RP_ID": ""]),
+        (["--bcrypt-cost", "3"], [:]), (["--bcrypt-cost", "31"], [:]), ([], ["BIOAUTH_BCRYPT_COST": "17"]), ([], ["BIOAUTH_RP_ID": ""]),
         (["--signin-challenge-limit", "0"], [:]), ([], ["BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "many"]), (["--signin-client-limit", "0"], [:]),
         (["--trusted-proxy", "proxy.bank.example"], [:]),
         (["--app-attest", "require"], [:]),  // no app id

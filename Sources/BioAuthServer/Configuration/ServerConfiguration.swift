@@ -13,8 +13,12 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// The relying-party id every signed payload carries, e.g. `"bank.example"`.
     public var relyingPartyID: String = "bioauth.local"
-    /// bcrypt's cost: 12 in production; tests use 4.
+    /// bcrypt's cost: 12 in production; tests use 4. Within ``bcryptCostRange``.
     public var bcryptCost: Int = 12
+    /// The bcrypt costs accepted: 4 (bcrypt's least) to 16. Each step doubles the work; at 16 one password check
+    /// takes seconds (≈16× cost 12), and start-up hashes once at the configured cost, so higher values would stall
+    /// sign-ins and start-up for minutes to hours rather than add protection a bank could use.
+    public static let bcryptCostRange = 4...16
     /// Threads that hash passwords, apart from the event loops and the database's thread. The default, half the
     /// cores (at least one), keeps bcrypt at production cost from taking every core from biometric requests.
     public var passwordHashingThreads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
@@ -67,7 +71,9 @@ public struct ServerConfiguration: Sendable {
         guard !host.isEmpty else { throw fail("host must not be empty") }
         guard !databasePath.isEmpty else { throw fail("database path must not be empty") }
         guard (1...255).contains(relyingPartyID.utf8.count) else { throw fail("relying-party id must be 1-255 bytes") }
-        guard (4...31).contains(bcryptCost) else { throw fail("bcrypt cost must be 4-31") }
+        guard Self.bcryptCostRange.contains(bcryptCost) else {
+            throw fail("bcrypt cost must be \(Self.bcryptCostRange.lowerBound)-\(Self.bcryptCostRange.upperBound), not \(bcryptCost)")
+        }
         guard passwordHashingThreads >= 1 else { throw fail("password hashing threads must be at least 1") }
         guard maxFailedPasswordAttempts >= 1 else { throw fail("max failed password attempts must be at least 1") }
         for (name, value) in [

@@ -12,6 +12,10 @@ final class PasswordHasher: Sendable {
 
     /// Starts `threads` threads and computes the decoy hash.
     static func start(cost: Int, threads: Int) async throws -> PasswordHasher {
+        // Checked here too, before any thread starts: this is where a cost is used, whoever passes it.
+        guard ServerConfiguration.bcryptCostRange.contains(cost), threads >= 1 else {
+            throw ConfigurationError(message: "bcrypt cost must be 4-16 and hashing threads at least 1")
+        }
         let pool = NIOThreadPool(numberOfThreads: threads)
         pool.start()
         let cost = UInt8(cost)

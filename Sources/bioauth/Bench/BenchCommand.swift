@@ -1,4 +1,5 @@
 import ArgumentParser
+import BioAuthServer
 import Foundation
 
 struct BenchCommand: AsyncParsableCommand {
@@ -35,7 +36,8 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("devices and concurrency must be at least 1, duration positive, warm-up and password workers not negative")
         }
         guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment, both or baseline") }
-        guard (4...31).contains(bcryptCost) else { throw ValidationError("bcrypt cost must be 4-31") }
+        let costs = ServerConfiguration.bcryptCostRange
+        guard costs.contains(bcryptCost) else { throw ValidationError("bcrypt cost must be \(costs.lowerBound)-\(costs.upperBound)") }
         if let server, URL(string: server)?.scheme?.hasPrefix("http") != true { throw ValidationError("--server must be an http(s) URL") }
         if server != nil, serverProcess || database != nil {
             throw ValidationError("--server drives a running server: --server-process and --database are for the server the bench starts")

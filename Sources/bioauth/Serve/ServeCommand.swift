@@ -32,7 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("rp-id"), help: "The relying-party id signed payloads carry (default bioauth.local).")
     var relyingPartyID: String?
 
-    @Option(help: "bcrypt cost, 4-31 (default 12).")
+    @Option(help: "bcrypt cost, 4-16 (default 12).")
     var bcryptCost: Int?
 
     @Option(help: "The receipt-signing key's PEM file, created (0600) if missing (default ./bioauth-receipt-key.pem).")
