@@ -111,7 +111,9 @@ public struct BiometricSignInToggle: View {
     public var body: some View {
         VStack(alignment: .leading) {
             if let model {
-                Toggle(model.label, isOn: Binding(get: { model.isOn }, set: { flip(to: $0) }))
+                // Binding's closures are @Sendable and nonisolated in the SDK: the setter hops to the main actor
+                // itself instead of calling a main-actor method from a nonisolated context.
+                Toggle(model.label, isOn: Binding(get: { model.isOn }, set: { on in Task { @MainActor in await flip(to: on) } }))
                     .disabled(!model.isEnabled)
                 if let note = message ?? model.footnote { Text(note).font(.footnote).foregroundColor(.secondary) }
             }
@@ -119,17 +121,15 @@ public struct BiometricSignInToggle: View {
         .task { await refresh() }
     }
 
-    private func flip(to on: Bool) {
-        Task { @MainActor in
-            message = nil
-            do {
-                if on { try await flows.enableBiometricSignIn() } else { try await flows.disableBiometricSignIn() }
-            } catch {
-                let kind = await authenticator.availability(for: .biometrics).kind
-                message = screens.message(for: error, biometry: kind)
-            }
-            await refresh()
+    private func flip(to on: Bool) async {
+        message = nil
+        do {
+            if on { try await flows.enableBiometricSignIn() } else { try await flows.disableBiometricSignIn() }
+        } catch {
+            let kind = await authenticator.availability(for: .biometrics).kind
+            message = screens.message(for: error, biometry: kind)
         }
+        await refresh()
     }
 
     private func refresh() async {

@@ -49,6 +49,19 @@ struct FlowsEndToEndTests {
         }
     }
 
+    /// What an app delegate does (docs/APPLE.md): read the lock synchronously on the main actor. This only compiles
+    /// while `appLock` is `nonisolated`; reading an actor's stored property from outside its module otherwise needs `await`.
+    @MainActor static func lockForLifecycleObserver(_ flows: BioAuthFlows) -> AppLock { flows.appLock }
+
+    @Test("an app delegate on the main actor gets the app lock without awaiting the flows actor")
+    func appLockFromMainActor() async throws {
+        try await TestBackend.run { backend in
+            let flows = try await Phone(backend).enrolled()
+            let lock = await Self.lockForLifecycleObserver(flows)
+            #expect(lock === flows.appLock)
+        }
+    }
+
     @Test("a stored counter at 2^63 - 1 (a damaged store) is refused with a clear error, never sent or trapped on")
     func exhaustedCounter() async throws {
         try await TestBackend.run { backend in

@@ -53,8 +53,9 @@ public actor BioAuthFlows {
     static let counterKey = "bioauth.key-counter"
     static let appAttestKey = "bioauth.app-attest-key-id"
 
-    /// The app lock; feed it the app's lifecycle.
-    public let appLock: AppLock
+    /// The app lock; feed it the app's lifecycle. `nonisolated` (an `AppLock` is an actor, so `Sendable`): an app
+    /// delegate or a SwiftUI view on the main actor reads it synchronously, e.g. `AppLifecycleObserver(lock: flows.appLock)`.
+    nonisolated public let appLock: AppLock
     let session: SessionMachine
     let api: BioAuthAPI
     let authenticator: any BiometricAuthenticator
