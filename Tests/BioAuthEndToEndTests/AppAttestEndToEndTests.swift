@@ -129,6 +129,32 @@ struct AppAttestEndToEndTests {
         }
     }
 
+    @Test("require: failed App Attest checks on a payment count toward its lock like bad signatures")
+    func failedAssertionsLockThePayment() async throws {
+        try await Self.run(.require) { backend in
+            let provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
+            let phone = Phone(backend, appAttest: provider)
+            let (flows, refused) = try await Self.enable(phone)
+            #expect(refused == nil)
+            let first = try await phone.api.createPayment(
+                amount: Money(minorUnits: 100, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
+                idempotencyKey: "order-1", accessToken: try await flows.accessToken())
+            await phone.sensor.script(.match)
+            _ = try await flows.pay(first.id)
+            await provider.setTamper(.repeatCounter)
+            let payment = try await phone.api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
+                idempotencyKey: "order-2", accessToken: try await flows.accessToken())
+            var codes: [String?] = []
+            for _ in 0..<6 {
+                await phone.sensor.script(.match)
+                codes.append(await Self.problem { _ = try await flows.pay(payment.id) })
+            }
+            #expect(codes == Array(repeating: "app_attest_counter_replayed", count: 5) + ["payment_locked"], "\(codes)")
+            #expect(try await phone.api.payment(payment.id, accessToken: try await flows.accessToken()).status == "locked")
+        }
+    }
+
     @Test("require: one App Attest key can't vouch for a second device")
     func reusedKey() async throws {
         try await Self.run(.require) { backend in

@@ -171,10 +171,16 @@ extension BioAuthService {
             {
                 throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }
-            try await verifyAssertion(
-                appAttestAssertion,
-                payload: try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash),
-                device: device, on: db)
+            do {
+                try await verifyAssertion(
+                    appAttestAssertion,
+                    payload: try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash),
+                    device: device, on: db)
+            } catch let refusal as Refusal {
+                // A failed secure environment check is a failed authorization like a bad signature: it counts
+                // toward the payment's lock, so an attacker cannot try assertions without limit.
+                throw Refusal(try await recordFailedAuthorization(payment, refusal.error, device: device.id, on: db))
+            }
             if let error = try await advanceCounter(of: device, to: counter, on: db) {
                 throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }
