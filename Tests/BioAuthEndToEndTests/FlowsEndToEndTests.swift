@@ -104,7 +104,7 @@ struct FlowsEndToEndTests {
         }
     }
 
-    @Test("a locked app can't pay until it is unlocked")
+    @Test("a locked app can't pay, nor hand out its access token, until it is unlocked")
     func lockedCannotPay() async throws {
         try await TestBackend.run { backend in
             let phone = Phone(backend)
@@ -116,9 +116,12 @@ struct FlowsEndToEndTests {
             let relaunched = try await phone.launch()
             await #expect(throws: SessionError.self) { _ = try await relaunched.pay(coffee.id) }
             await #expect(throws: SessionError.self) { _ = try await relaunched.pay(coffee.id, pin: "258046") }
+            // Nor can the app's own code reach the bank's API with the session's token while locked.
+            await #expect(throws: SessionError.self) { _ = try await relaunched.accessToken() }
             #expect(await phone.sensor.presentedPrompts.count == 1)
             await phone.sensor.script(.match, .match)
             _ = try await relaunched.unlock()
+            #expect(try await relaunched.accessToken().isEmpty == false)
             #expect(try await relaunched.pay(coffee.id).status == "authorized")
         }
     }

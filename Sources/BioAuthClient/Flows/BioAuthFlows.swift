@@ -218,7 +218,13 @@ public actor BioAuthFlows {
     }
 
     /// A valid access token for the app's own calls to the bank's API, refreshed when it expired.
+    ///
+    /// - Throws: ``SessionError`` (`invalidTransition`) while the app is locked: what the lock hides must not be
+    ///   reachable through the bank's API either, so the app unlocks first (``unlock()``).
     public func accessToken() async throws -> String {
-        try await withAccessToken { $0 }
+        guard await session.snapshot.state != .locked else {
+            throw SessionError(.invalidTransition, reason: "unlock the app first: a locked app hands out no access token")
+        }
+        return try await withAccessToken { $0 }
     }
 }
