@@ -137,6 +137,7 @@ let package = Package(
             dependencies: [
                 "BioAuthClient", "BioAuthTesting", "BioAuthServer",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]

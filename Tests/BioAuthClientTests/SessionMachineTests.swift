@@ -158,6 +158,17 @@ struct SessionMachineTests {
         await #expect(throws: SessionError.self) { try await session.handle(.biometricSignInSucceeded) }
     }
 
+    @Test("secure environment now required: biometric sign-in off with the reason, key deleted, the session kept")
+    func secureEnvironmentRequired() async throws {
+        let phone = TestPhone()
+        let session = try await phone.signedInWithBiometrics()
+        try await session.handle(.secureEnvironmentRequired)
+        #expect(await session.state == .unlocked)
+        #expect(await session.snapshot.biometricSignIn == .turnedOff(reason: .secureEnvironmentRequired))
+        #expect(await phone.keys.keyState(tag: "signin") == .absent)
+        #expect(await flags(session) == "YES | NO | YES")
+    }
+
     @Test("biometric sign-in disabled by the user: key deleted, still signed in")
     func disabled() async throws {
         let phone = TestPhone()

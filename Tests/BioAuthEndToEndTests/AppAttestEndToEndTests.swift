@@ -3,6 +3,10 @@ import BioAuthCore
 import BioAuthServer
 import BioAuthTesting
 import Foundation
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+import OpenAPIURLSession
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -155,6 +159,58 @@ struct AppAttestEndToEndTests {
         }
     }
 
+    @Test("a key registered before require: biometric sign-in turns off with its reason, and turning it on again attests")
+    func registeredBeforeRequire() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = ServerConfiguration()
+        configuration.databasePath = folder.appendingPathComponent("bioauth.sqlite").path
+        configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
+        configuration.bcryptCost = 4
+        configuration.relyingPartyID = "bank.example"
+        configuration.port = 0
+        var logger = Logger(label: "e2e")
+        logger.logLevel = .error
+        let clock = ManualClock()
+        // The deployment before: App Attest off. The phone binds its key without an attestation.
+        let before = try await LoopbackServer.start(configuration: configuration, clock: clock, logger: logger)
+        let transport = ForwardingTransport(to: before.url)
+        var phone = Phone(TestBackend(server: before, clock: clock), transport: transport)
+        let flows = try await phone.enrolled()
+        try await flows.signOut()
+        await before.stop()
+        // The same database, now requiring App Attest; the phone talks to it from now on.
+        configuration.appAttest.mode = .require
+        configuration.appAttest.allowedAppIDs = [Self.appID]
+        configuration.appAttest.trustedRoots = [Self.ca.certificate]
+        let after = try await LoopbackServer.start(configuration: configuration, clock: clock, logger: logger)
+        transport.target = after.url
+        do {
+            await phone.sensor.script(.match)
+            #expect(await Self.problem { try await flows.signInWithBiometrics() } == "app_attest_missing")
+            let snapshot = await flows.snapshot
+            #expect(snapshot.biometricSignIn == .turnedOff(reason: .secureEnvironmentRequired))
+            #expect(!snapshot.canSignInWithBiometrics)
+            #expect(BiometricSignInOffReason.secureEnvironmentRequired.message(in: .english, biometry: .faceID).contains("secure environment"))
+            #expect(BiometricSignInOffReason.secureEnvironmentRequired.message(in: .simplifiedChinese, biometry: .faceID).contains("安全环境校验"))
+            // The app (updated with App Attest) signs in with the password and turns it on again: a new, attested key.
+            phone.appAttest = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: clock)
+            let updated = try await phone.launch()
+            _ = try await updated.signIn(username: "alice", password: "correct horse")
+            await phone.sensor.script(.match)
+            try await updated.enableBiometricSignIn()
+            try await updated.signOut()
+            await phone.sensor.script(.match)
+            try await updated.signInWithBiometrics()
+            #expect(await updated.snapshot.state == .unlocked)
+            await after.stop()
+        } catch {
+            await after.stop()
+            throw error
+        }
+    }
+
     @Test("require: one App Attest key can't vouch for a second device")
     func reusedKey() async throws {
         try await Self.run(.require) { backend in
@@ -217,5 +273,24 @@ struct AppAttestEndToEndTests {
             #expect(refused == nil)
             #expect(try await phone.api.devices(accessToken: try await flows.accessToken()).first?.attestation == "none")
         }
+    }
+}
+
+/// Sends every request to `target`, whichever server that is now (a deployment restarted with other settings).
+final class ForwardingTransport: ClientTransport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var url: URL
+    private let inner = URLSessionTransport()
+
+    init(to url: URL) { self.url = url }
+
+    /// Where requests go from now on.
+    var target: URL {
+        get { lock.withLock { url } }
+        set { lock.withLock { url = newValue } }
+    }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        try await inner.send(request, body: body, baseURL: target, operationID: operationID)
     }
 }

@@ -43,7 +43,8 @@ struct Phone {
     let clock: ManualClock
     let signed: SignedLog
 
-    let appAttest: (any AppAttestProvider)?
+    /// The App Attest provider the next ``launch()`` configures (an app update may add one).
+    var appAttest: (any AppAttestProvider)?
 
     init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil, appAttest: (any AppAttestProvider)? = nil) {
         self.appAttest = appAttest

@@ -28,9 +28,14 @@ extension BioAuthFlows {
                 .payment, challenge, tag: binding.keyTag, keyID: binding.publicKey.keyID, counter: counter, context: context,
                 transactionHash: transaction.hash)
             let assertion = try await self.appAttestAssertion(for: proof.payload)
-            let authorized = try await self.api.authorizeWithBiometrics(
-                paymentID, challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter,
-                transactionHash: transaction.hash, signature: proof.signature, appAttestAssertion: assertion, accessToken: token)
+            let authorized: PaymentDetails
+            do {
+                authorized = try await self.api.authorizeWithBiometrics(
+                    paymentID, challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter,
+                    transactionHash: transaction.hash, signature: proof.signature, appAttestAssertion: assertion, accessToken: token)
+            } catch let problem as APIProblem {
+                throw try await self.handleServerRefusal(problem)
+            }
             try await self.checkReceipt(of: authorized, for: transaction)
             return authorized
         }

@@ -128,6 +128,10 @@ extension BioAuthFlows {
         if problem.code == .deviceRevoked || problem.code == .deviceNotFound {
             try await store.removeValue(forKey: Self.tokensKey)
             try await session.handle(.deviceRevoked)
+        } else if problem.code == .appAttestMissing, await session.snapshot.biometricSignIn.binding != nil {
+            // A key registered before the deployment required App Attest has no attested key beside it and will be
+            // refused forever: turn it off with the reason, so that turning it on again attests a new one.
+            try await session.handle(.secureEnvironmentRequired)
         }
         return problem
     }

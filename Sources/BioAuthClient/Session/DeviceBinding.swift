@@ -59,6 +59,9 @@ public enum BiometricSignInOffReason: String, Codable, Hashable, Sendable {
     case deviceRevoked
     /// Another account signed in with its password on this device.
     case accountChanged
+    /// The server now requires the secure environment check (App Attest), and this key was registered without it.
+    /// Turning biometric sign-in on again registers a new key with an attestation.
+    case secureEnvironmentRequired
 
     /// Why, in `language`, naming the sensor: shown once, with a way to turn it on again.
     public func message(in language: Language, biometry: BiometryKind) -> String {

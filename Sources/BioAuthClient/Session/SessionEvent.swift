@@ -27,6 +27,9 @@ public enum SessionEvent: Hashable, Sendable {
     case deviceKeyMissing
     /// The server says this device was revoked.
     case deviceRevoked
+    /// The server requires the secure environment check (App Attest) and this device's key was registered without
+    /// it (before the deployment required it): the key can't be used any more, but the session is not ended.
+    case secureEnvironmentRequired
 }
 
 /// Work the caller of a transition must not forget. ``SessionMachine`` performs it itself.

@@ -124,6 +124,11 @@ struct SessionModel: Hashable, Sendable {
             // A locked app can no longer be unlocked by biometrics; an unlocked one stays in use.
             if state == .locked { next.persisted.signedIn = false }
 
+        case .secureEnvironmentRequired:
+            // Like an invalidated key: a locked app can no longer be unlocked by it; an unlocked one stays in use.
+            turnOff(.secureEnvironmentRequired)
+            if state == .locked { next.persisted.signedIn = false }
+
         case .deviceRevoked:
             turnOff(.deviceRevoked)
             // The server ended this device's sessions.
