@@ -74,6 +74,10 @@ struct ServeCommandTests {
             "BIOAUTH_APP_ATTEST": "report", "BIOAUTH_APP_ATTEST_APP_IDS": "ABCDE12345.com.bank.app, ABCDE12345.com.bank.app.beta",
             "BIOAUTH_APP_ATTEST_ENVIRONMENT": "both",
         ]
+        #expect(try ServeCommand.parse([]).serverConfiguration(environment: [:]).appAttest.allowsPINPaymentsUnderRequire == false)
+        #expect(try ServeCommand.parse(["--app-attest-allow-pin"]).serverConfiguration(environment: [:]).appAttest.allowsPINPaymentsUnderRequire)
+        #expect(try ServeCommand.parse([]).serverConfiguration(environment: ["BIOAUTH_APP_ATTEST_ALLOW_PIN": "TRUE"]).appAttest.allowsPINPaymentsUnderRequire)
+        #expect(throws: (any Error).self) { try ServeCommand.parse([]).serverConfiguration(environment: ["BIOAUTH_APP_ATTEST_ALLOW_PIN": "yes"]) }
         let fromEnvironment = try ServeCommand.parse([]).serverConfiguration(environment: environment).appAttest
         #expect(fromEnvironment.mode == .report && fromEnvironment.environments == [.production, .development])
         #expect(fromEnvironment.allowedAppIDs == ["ABCDE12345.com.bank.app", "ABCDE12345.com.bank.app.beta"])

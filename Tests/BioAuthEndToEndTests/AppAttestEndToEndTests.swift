@@ -211,6 +211,37 @@ struct AppAttestEndToEndTests {
         }
     }
 
+    @Test("require: PIN payments, which carry no App Attest proof, are refused unless the deployment allows them")
+    func pinPaymentsUnderRequire() async throws {
+        for allowed in [false, true] {
+            try await TestBackend.run(configure: { configuration in
+                configuration.appAttest.mode = .require
+                configuration.appAttest.allowedAppIDs = [Self.appID]
+                configuration.appAttest.trustedRoots = [Self.ca.certificate]
+                configuration.appAttest.allowsPINPaymentsUnderRequire = allowed
+            }) { backend in
+                let phone = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock))
+                let (flows, refused) = try await Self.enable(phone)
+                #expect(refused == nil)
+                let token = try await flows.accessToken()
+                try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
+                let payment = try await phone.api.createPayment(
+                    amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop", idempotencyKey: "o-1",
+                    accessToken: token)
+                let code = await Self.problem { _ = try await flows.pay(payment.id, pin: "258046") }
+                if allowed {
+                    #expect(code == nil)
+                } else {
+                    #expect(code == "pin_payments_disabled")
+                    #expect(try await phone.api.payment(payment.id, accessToken: token).status == "pending")
+                    // Biometric payment, which carries the assertion, still works.
+                    await phone.sensor.script(.match)
+                    #expect(try await flows.pay(payment.id).status == "authorized")
+                }
+            }
+        }
+    }
+
     @Test("require: one App Attest key can't vouch for a second device")
     func reusedKey() async throws {
         try await Self.run(.require) { backend in

@@ -113,6 +113,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let wrongPIN = ProblemCode(rawValue: "wrong_pin")
     /// Too many wrong PINs: PIN payments are locked for a while.
     public static let pinLocked = ProblemCode(rawValue: "pin_locked")
+    /// The deployment requires App Attest, which a PIN payment does not carry, and does not allow PIN payments
+    /// without it (403). Pay with biometrics.
+    public static let pinPaymentsDisabled = ProblemCode(rawValue: "pin_payments_disabled")
 
     /// Too many requests of this kind for this key or client in the current window (429).
     public static let rateLimited = ProblemCode(rawValue: "rate_limited")

@@ -16,6 +16,10 @@ public struct AppAttestPolicy: Sendable {
 
     /// Off by default.
     public var mode: Mode = .off
+    /// Whether PIN payments are allowed under ``Mode/require``. A PIN authorization carries no App Attest assertion
+    /// (the PIN needs no device key), so it would bypass the check: refused (`pin_payments_disabled`) unless a
+    /// deployment decides its PIN fallback is worth that. Off and report modes always allow PIN payments.
+    public var allowsPINPaymentsUnderRequire = false
     /// The app ids (`TEAMID.bundle.id`) accepted.
     public var allowedAppIDs: [String] = []
     /// The environments accepted: production only by default; add development for test builds.

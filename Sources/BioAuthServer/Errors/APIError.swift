@@ -29,7 +29,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
             .transactionMismatch, .wrongPIN:
             .unauthorized
-        case .deviceRevoked: .forbidden
+        case .deviceRevoked, .pinPaymentsDisabled: .forbidden
         case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound: .notFound
         case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
             .conflict

@@ -73,6 +73,10 @@ extension BioAuthService {
     /// Authorizes with the payment PIN: the fallback when biometrics fail or are unavailable. Wrong PINs count
     /// against both the account's PIN lock and the payment's attempts.
     func authorizeWithPIN(_ paymentID: String, pin: String, session: AuthenticatedSession) async throws -> PaymentInfo {
+        let policy = configuration.appAttest
+        guard policy.mode != .require || policy.allowsPINPaymentsUnderRequire else {
+            throw APIError(.pinPaymentsDisabled, "This service requires the secure environment check, which PIN payments do not carry. Pay with biometrics.")
+        }
         guard pin.utf8.count == 6, pin.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw APIError(.invalidPIN, "A payment PIN is exactly 6 digits.")
         }

@@ -62,6 +62,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-attest-environment"), help: "production, development or both (default production).")
     var appAttestEnvironment: String?
 
+    @Flag(
+        name: .customLong("app-attest-allow-pin"),
+        help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused).")
+    var appAttestAllowPIN = false
+
     /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database, receipt key,
     /// bcrypt cost, relying party, sign-in challenge limits and log level (what `bioauth bench --server-process`
     /// sets); ``serverConfiguration(environment:)`` reads them back.
@@ -105,6 +110,14 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.appAttest.allowedAppIDs = appAttestAppIDs.isEmpty
             ? (environment["BIOAUTH_APP_ATTEST_APP_IDS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             : appAttestAppIDs
+        if appAttestAllowPIN {
+            configuration.appAttest.allowsPINPaymentsUnderRequire = true
+        } else if let allow = environment["BIOAUTH_APP_ATTEST_ALLOW_PIN"] {
+            guard let parsed = ["true": true, "false": false][allow.lowercased()] else {
+                throw ValidationError("BIOAUTH_APP_ATTEST_ALLOW_PIN must be true or false, not \(allow)")
+            }
+            configuration.appAttest.allowsPINPaymentsUnderRequire = parsed
+        }
         if let environmentName = appAttestEnvironment ?? environment["BIOAUTH_APP_ATTEST_ENVIRONMENT"] {
             switch environmentName.lowercased() {
             case "production": configuration.appAttest.environments = [.production]
