@@ -148,6 +148,7 @@ let package = Package(
                 "BioAuthServer",
                 "BioAuthTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "PostgresKit", package: "postgres-kit"),

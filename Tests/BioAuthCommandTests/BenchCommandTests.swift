@@ -129,7 +129,8 @@ struct BenchCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            let settings = ["BIOAUTH_DATABASE": ":memory:", "BIOAUTH_RECEIPT_KEY": folder.appendingPathComponent("key.pem").path, "BIOAUTH_LOG_LEVEL": "error"]
+            let settings = ["BIOAUTH_DATABASE": ":memory:", "BIOAUTH_RECEIPT_KEY": folder.appendingPathComponent("key.pem").path,
+                            "BIOAUTH_PIN_KEY": folder.appendingPathComponent("pin-key").path, "BIOAUTH_LOG_LEVEL": "error"]
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             #expect(ProcessStats.cpuSeconds(pid: server.pid) != nil && ProcessStats.residentBytes(pid: server.pid) != nil)
             await server.stop()

@@ -10,6 +10,7 @@ enum LoopbackTestServer {
         var configuration = ServerConfiguration()
         configuration.databasePath = ":memory:"
         configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
         configuration.bcryptCost = 4
         var logger = Logger(label: "command-test")
         logger.logLevel = .error

@@ -41,6 +41,7 @@ struct ServeCommandTests {
         var configuration = ServerConfiguration()
         configuration.databasePath = "/tmp/bench.sqlite"
         configuration.receiptKeyPath = "/tmp/key.pem"
+        configuration.pinKeyPath = "/tmp/pin-key"
         configuration.bcryptCost = 5
         configuration.relyingPartyID = "bench.example"
         configuration.signInChallengesPerWindow = 1_000_000
@@ -48,6 +49,7 @@ struct ServeCommandTests {
         configuration.logLevel = .error
         let read = try ServeCommand.parse([]).serverConfiguration(environment: ServeCommand.environment(for: configuration))
         #expect(read.databasePath == configuration.databasePath && read.receiptKeyPath == configuration.receiptKeyPath)
+        #expect(read.pinKeyPath == "/tmp/pin-key")
         #expect(read.bcryptCost == 5 && read.relyingPartyID == "bench.example")
         #expect(read.signInChallengesPerWindow == 1_000_000 && read.signInChallengesPerClient == 2_000_000 && read.logLevel == .error)
     }

@@ -167,6 +167,7 @@ struct AppAttestEndToEndTests {
         var configuration = ServerConfiguration()
         configuration.databasePath = folder.appendingPathComponent("bioauth.sqlite").path
         configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
+        configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
         configuration.bcryptCost = 4
         configuration.relyingPartyID = "bank.example"
         configuration.port = 0

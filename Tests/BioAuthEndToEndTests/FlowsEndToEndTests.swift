@@ -258,6 +258,7 @@ extension FlowsEndToEndTests {
         var configuration = ServerConfiguration()
         configuration.databasePath = ":memory:"
         configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
         configuration.bcryptCost = 4
         return try await LoopbackServer.start(configuration: configuration, logger: .init(label: "e2e"))
     }

@@ -16,6 +16,7 @@ struct TestBackend {
         var configuration = ServerConfiguration()
         configuration.databasePath = ":memory:"
         configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
         configuration.bcryptCost = 4
         configuration.relyingPartyID = "bank.example"
         configure(&configuration)

@@ -41,6 +41,7 @@ struct SharedDatabaseTests {
         var configuration = ServerConfiguration()
         configuration.databasePath = database.location
         configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
         configuration.bcryptCost = 4
         configuration.relyingPartyID = TestServer.relyingPartyID
         var logger = Logger(label: "two-instances")

@@ -30,6 +30,7 @@ struct TestServer {
         configuration.relyingPartyID = relyingPartyID
         configuration.port = 0
         configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
         configure(&configuration)
         var logger = Logger(label: "bioauth-test") { _ in CapturingLogHandler(sink: logSink) }
         logger.logLevel = logLevel

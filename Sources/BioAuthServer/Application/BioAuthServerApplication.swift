@@ -45,10 +45,19 @@ public enum BioAuthServerApplication {
         }
         let document = try Data(contentsOf: documentURL)
         let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath)
+        let pins = try PINSealer.load(path: configuration.pinKeyPath)
         let passwords = try await PasswordHasher.start(cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads)
         let service = BioAuthService(
             configuration: configuration, database: database, clock: clock, random: random, passwords: passwords,
-            receipts: receipts, logger: logger)
+            receipts: receipts, pins: pins, logger: logger)
+        do {
+            // PIN hashes stored before the PIN key existed are sealed now; a key that does not match the stored
+            // hashes stops start-up instead of failing every PIN payment.
+            try await service.sealLegacyPINHashes()
+        } catch {
+            try? await passwords.shutdown()
+            throw error
+        }
 
         let router = Router(context: BioAuthRequestContext.self)
         router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize))

@@ -37,6 +37,11 @@ public struct ServerConfiguration: Sendable {
     /// The PEM file of the server's receipt-signing key (P-256), created with owner-only permissions on
     /// first start and never overwritten; `":memory:"` for a key that lives as long as the process (tests).
     public var receiptKeyPath: String = "./bioauth-receipt-key.pem"
+    /// The file of the key that seals payment PIN hashes (AES-256-GCM; a pepper kept outside the database, so a
+    /// leaked database alone does not let anyone search the million PINs offline). Created with owner-only
+    /// permissions on first start and never overwritten; every instance sharing a database needs the same file.
+    /// `":memory:"` for a key that lives as long as the process (tests).
+    public var pinKeyPath: String = "./bioauth-pin-key"
     /// How long a payment stays pending before it expires (at most 5 minutes).
     public var paymentLifetime: TimeInterval = 300
     /// Failed authorizations (wrong signature, transaction or PIN) that lock a payment.
@@ -87,6 +92,7 @@ public struct ServerConfiguration: Sendable {
         guard paymentLifetime <= 300 else { throw fail("payment lifetime must be at most 300 seconds") }
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
+        guard !pinKeyPath.isEmpty else { throw fail("PIN key path must not be empty") }
         guard signInChallengesPerWindow >= 1, signInChallengesPerClient >= 1, rateLimitWindow > 0 else { throw fail("rate limits must be positive") }
         for proxy in trustedProxies where ClientAddress.key(proxy[...]) == nil {
             throw fail("trusted proxy \(proxy) is not an IP address")

@@ -49,7 +49,7 @@ extension BioAuthService {
             throw APIError(.malformedRequest, "Give exactly one of currentPassword and biometric.")
         }
         if let currentPassword { _ = try await verifyPassword(of: session, currentPassword, auditing: .paymentPINSet) }
-        let hash = try await passwords.hash(pin)
+        let hash = try pins.seal(try await passwords.hash(pin), account: session.accountID)
         try await commit { db -> Void in
             if let biometric {
                 let device = try await accountDevice(keyID: biometric.keyID, account: session.accountID, on: db)
@@ -84,7 +84,12 @@ extension BioAuthService {
             _ = try await pendingPayment(paymentID, account: session.accountID, on: db)
             return try await storedPIN(account: session.accountID, on: db).hash
         }
-        let matches = try await passwords.verify(pin, hash: storedHash)
+        let bcryptHash = pins.open(storedHash, account: session.accountID)
+        if bcryptHash == nil {
+            // Sealed for another account or damaged: the database was changed behind the server's back. Fail closed.
+            logger.error("a payment PIN hash does not open with the PIN key", metadata: ["account": "\(session.accountID)"])
+        }
+        let matches = try await passwords.verify(pin, hash: bcryptHash)
         return try await commit { db in
             // Everything is checked again: another request may have authorized the payment or locked the PIN
             // while bcrypt ran.
@@ -108,6 +113,33 @@ extension BioAuthService {
             try await db.update("payment_pins").set("failed_attempts", to: 0).where("account_id", .equal, session.accountID).run()
             return try await authorize(payment, method: "pin", device: nil, session: session, on: db)
         }
+    }
+
+    /// Seals every PIN hash stored before the PIN key existed (run at start-up; harmless when several instances run
+    /// it at once), and refuses a key that did not seal the hashes already sealed.
+    ///
+    /// - Returns: how many hashes were sealed.
+    @discardableResult
+    func sealLegacyPINHashes() async throws -> Int {
+        let sealed = try await commit { db -> Int in
+            let rows = try await db.select().columns("account_id", "pin_hash").from("payment_pins").all()
+            var sealed = 0
+            for row in rows {
+                let account = try row.decode(column: "account_id", as: String.self)
+                let stored = try row.decode(column: "pin_hash", as: String.self)
+                if PINSealer.isLegacy(stored) {
+                    try await db.update("payment_pins").set("pin_hash", to: try pins.seal(stored, account: account))
+                        .where("account_id", .equal, account).where("pin_hash", .equal, stored).run()
+                    sealed += 1
+                } else if !pins.sealedWithThisKey(stored) {
+                    throw ConfigurationError(
+                        message: "the PIN key file does not match this database: its PIN hashes were sealed under another key (use that file)")
+                }
+            }
+            return sealed
+        }
+        if sealed > 0 { logger.notice("sealed \(sealed) payment PIN hashes stored before the PIN key existed") }
+        return sealed
     }
 
     private func storedPIN(account: String, on db: any SQLDatabase) async throws -> (hash: String, failures: Int) {

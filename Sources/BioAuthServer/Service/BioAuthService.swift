@@ -17,6 +17,8 @@ struct BioAuthService: Sendable {
     let random: any RandomSource
     let passwords: PasswordHasher
     let receipts: ReceiptSigner
+    /// Seals payment PIN hashes under the key kept outside the database.
+    let pins: PINSealer
     let logger: Logger
     /// Keys parsed and challenges issued by this server, for checking signatures before their unit of work.
     let signatureInputs = SignatureInputs()

@@ -125,6 +125,7 @@ struct BenchRunner {
                 var configuration = ServerConfiguration()
                 configuration.databasePath = options.database ?? folder.appendingPathComponent("bench.sqlite").path
                 configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
+                configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
                 configuration.bcryptCost = options.bcryptCost
                 configuration.relyingPartyID = "bench.bioauth.local"
                 // The bench signs in far more often than a person, all from one address.

@@ -86,6 +86,7 @@ struct DemoStory {
             var configuration = ServerConfiguration()
             configuration.databasePath = folder.appendingPathComponent("bioauth.sqlite").path
             configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
+            configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
             configuration.relyingPartyID = Self.relyingPartyID
             configuration.bcryptCost = 10
             var logger = Logger(label: "bioauth-demo")

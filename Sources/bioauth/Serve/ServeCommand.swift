@@ -38,6 +38,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The receipt-signing key's PEM file, created (0600) if missing (default ./bioauth-receipt-key.pem).")
     var receiptKey: String?
 
+    @Option(help: "The key file that seals payment PIN hashes (a pepper outside the database), created (0600) if missing (default ./bioauth-pin-key).")
+    var pinKey: String?
+
     @Option(
         name: .customLong("signin-challenge-limit"),
         help: "Biometric sign-in challenges one key may get per minute (default 20; raise it only for load tests).")
@@ -73,6 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
     static func environment(for configuration: ServerConfiguration) -> [String: String] {
         [
             "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
+            "BIOAUTH_PIN_KEY": configuration.pinKeyPath,
             "BIOAUTH_BCRYPT_COST": String(configuration.bcryptCost), "BIOAUTH_RP_ID": configuration.relyingPartyID,
             "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": String(configuration.signInChallengesPerWindow),
             "BIOAUTH_SIGNIN_CLIENT_LIMIT": String(configuration.signInChallengesPerClient),
@@ -94,6 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.relyingPartyID = relyingPartyID ?? environment["BIOAUTH_RP_ID"] ?? configuration.relyingPartyID
         configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
         configuration.receiptKeyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? configuration.receiptKeyPath
+        configuration.pinKeyPath = pinKey ?? environment["BIOAUTH_PIN_KEY"] ?? configuration.pinKeyPath
         configuration.signInChallengesPerWindow =
             try signInChallengeLimit ?? integer("BIOAUTH_SIGNIN_CHALLENGE_LIMIT") ?? configuration.signInChallengesPerWindow
         configuration.signInChallengesPerClient =

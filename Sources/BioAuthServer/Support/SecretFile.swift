@@ -1,0 +1,34 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A secret the server keeps in a file of its own, outside the database (the receipt-signing key, the PIN key):
+/// read when the file exists, otherwise made and written with owner-only permissions. An existing file is never
+/// replaced, even when it cannot be read: losing a key must be a decision, not an accident.
+enum SecretFile {
+    /// The contents of the file at `path` parsed by `parse`, or — when there is no file — `make()`'s secret,
+    /// written there first (mode 0600, created exclusively). `what` names the secret in errors.
+    static func loadOrCreate<Secret>(
+        path: String, what: String, parse: (String) -> Secret?, make: () -> (secret: Secret, text: String)
+    ) throws -> Secret {
+        if FileManager.default.fileExists(atPath: path) {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8), let secret = parse(text) else {
+                throw ConfigurationError(message: "the \(what) file \(path) cannot be read as one")
+            }
+            return secret
+        }
+        let made = make()
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw ConfigurationError(message: "cannot create the \(what) file \(path)") }
+        defer { close(descriptor) }
+        let bytes = Array(made.text.utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else {
+            throw ConfigurationError(message: "cannot write the \(what) file \(path)")
+        }
+        return made.secret
+    }
+}
