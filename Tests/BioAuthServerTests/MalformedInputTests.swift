@@ -1,6 +1,7 @@
 import BioAuthCore
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -16,14 +17,17 @@ struct MalformedInputTests {
         let code: String
         let authenticated: Bool
         let accept: String?
+        let idempotencyKey: String?
 
         init(_ name: String, _ path: String, _ body: String?, code: String, contentType: String = "application/json",
-             authenticated: Bool = false, accept: String? = nil) {
-            self.init(name, .post, path, body, code: code, contentType: contentType, authenticated: authenticated, accept: accept)
+             authenticated: Bool = false, accept: String? = nil, idempotencyKey: String? = nil) {
+            self.init(name, .post, path, body, code: code, contentType: contentType, authenticated: authenticated, accept: accept,
+                      idempotencyKey: idempotencyKey)
         }
 
         init(_ name: String, _ method: HTTPRequest.Method, _ path: String, _ body: String?, code: String,
-             contentType: String = "application/json", authenticated: Bool = false, accept: String? = nil) {
+             contentType: String = "application/json", authenticated: Bool = false, accept: String? = nil, idempotencyKey: String? = nil) {
+            self.idempotencyKey = idempotencyKey
             self.name = name
             self.method = method
             self.path = path
@@ -98,6 +102,7 @@ struct MalformedInputTests {
         Case("Accept: JSON at q=0 on a registration challenge", "/v1/devices/challenges", nil, code: "not_acceptable", authenticated: true, accept: "application/json;q=0, */*"),
         Case("Accept: not a media range", "/v1/accounts", #"{"username":"carol","password":"correct horse"}"#, code: "malformed_request", accept: "json"),
         Case("Accept: a weight over 1", "/v1/accounts", #"{"username":"carol","password":"correct horse"}"#, code: "malformed_request", accept: "application/json;q=2"),
+        Case("amount over 2^53 - 1", "/v1/payments", #"{"amountMinor":9007199254740992,"currency":"CNY","payeeId":"p-1","payeeName":"Shop"}"#, code: "invalid_amount", authenticated: true, idempotencyKey: "big-1"),
         Case("unknown endpoint", .get, "/v1/nothing", nil, code: "not_found"),
         Case("unknown method", .patch, "/v1/accounts", "{}", code: "not_found"),
     ]
@@ -112,6 +117,7 @@ struct MalformedInputTests {
             var headers: HTTPFields = [.contentType: testCase.contentType]
             if testCase.authenticated { headers[.authorization] = "Bearer \(tokens.access)" }
             if let accept = testCase.accept { headers[.accept] = accept }
+            if let key = testCase.idempotencyKey { headers[HTTPField.Name("Idempotency-Key")!] = key }
             let body = testCase.body?.replacingOccurrences(of: "CHALLENGE", with: challenge["challengeId"] ?? "")
             let reply = try await api.call(testCase.method, testCase.path, body: body, headers: headers)
             #expect((400..<500).contains(reply.status), "\(testCase.name): \(reply.status) \(reply.raw)")

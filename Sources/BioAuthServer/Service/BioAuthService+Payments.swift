@@ -46,6 +46,9 @@ struct PaymentInfo: Codable, Sendable, Equatable {
 
 /// A validated request to create a payment.
 struct PaymentRequest: Sendable {
+    /// The largest amount, in minor units: 2^53 − 1.
+    static let maxAmountMinor: Int64 = 9_007_199_254_740_991
+
     var amount: Money
     var payeeID: String
     var payeeName: String
@@ -54,6 +57,10 @@ struct PaymentRequest: Sendable {
 
     init(amountMinor: Int64, currency rawCurrency: String, payeeID: String, payeeName: String, memo: String?, idempotencyKey: String) throws {
         guard amountMinor > 0 else { throw APIError(.invalidAmount, "amountMinor must be a positive number of minor units.") }
+        // 2^53 - 1: the largest integer every JSON parser reads exactly (a JavaScript backend or log would round more).
+        guard amountMinor <= Self.maxAmountMinor else {
+            throw APIError(.invalidAmount, "amountMinor must be at most 9007199254740991 (2^53 - 1) minor units.")
+        }
         guard let currency = Currency(code: rawCurrency) else {
             throw APIError(.invalidCurrency, "currency must be an active ISO 4217 code such as CNY.")
         }
