@@ -181,12 +181,13 @@ struct APIHandler: APIProtocol {
     func listAuditEvents(_ input: Operations.ListAuditEvents.Input) async throws -> Operations.ListAuditEvents.Output {
         let limit = input.query.limit ?? 50
         guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
-        let events = try await service.auditEvents(account: try await session().accountID, limit: limit)
-        return .ok(.init(body: .json(.init(events: events.map { event in
+        let before = try input.query.before.map(AuditCursor.init(parsing:))
+        let page = try await service.auditEvents(account: try await session().accountID, limit: limit, before: before)
+        return .ok(.init(body: .json(.init(events: page.events.map { event in
             .init(
                 eventId: event.id, occurredAt: event.occurredAt, kind: event.kind, outcome: event.succeeded ? .success : .failure,
                 accountId: event.accountID, deviceId: event.deviceID, sessionId: event.sessionID, code: event.code)
-        }))))
+        }, next: page.next?.text))))
     }
 
     // MARK: Mapping

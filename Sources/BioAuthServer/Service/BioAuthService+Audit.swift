@@ -63,28 +63,63 @@ extension BioAuthService {
         VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?)
         """)
 
-    /// The account's own events, newest first.
-    func auditEvents(account: String, limit: Int) async throws -> [AuditEvent] {
+    /// A page of the account's own events, newest first: at most `limit`, older than `before` when given, and the
+    /// cursor of the next page when there may be one.
+    func auditEvents(account: String, limit: Int, before: AuditCursor? = nil) async throws -> (events: [AuditEvent], next: AuditCursor?) {
         try await database.transaction { db in
-            try await db.select()
-                .columns("id", "occurred_at", "kind", "outcome", "account_id", "device_id", "session_id", "code")
+            var query = db.select()
+                .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code")
                 .from("audit_events")
                 .where("account_id", .equal, account)
+            if let before {
+                // Keyset pagination in the order of the listing: stable while new events arrive.
+                query = query.where { group in
+                    group.where("occurred_at", .lessThan, before.occurredAt)
+                        .orWhere { $0.where("occurred_at", .equal, before.occurredAt).where("sequence", .lessThan, before.sequence) }
+                }
+            }
+            let rows = try await query
                 .orderBy("occurred_at", .descending)
                 .orderBy("sequence", .descending)
-                .limit(limit)
+                .limit(limit + 1)
                 .all()
-                .map { row in
-                    AuditEvent(
-                        id: try row.decode(column: "id", as: String.self),
-                        occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
-                        kind: try row.decode(column: "kind", as: String.self),
-                        succeeded: try row.decode(column: "outcome", as: String.self) == "success",
-                        accountID: try row.decode(column: "account_id", as: String?.self),
-                        deviceID: try row.decode(column: "device_id", as: String?.self),
-                        sessionID: try row.decode(column: "session_id", as: String?.self),
-                        code: try row.decode(column: "code", as: String?.self))
-                }
+            let events = try rows.prefix(limit).map { row in
+                AuditEvent(
+                    id: try row.decode(column: "id", as: String.self),
+                    occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
+                    kind: try row.decode(column: "kind", as: String.self),
+                    succeeded: try row.decode(column: "outcome", as: String.self) == "success",
+                    accountID: try row.decode(column: "account_id", as: String?.self),
+                    deviceID: try row.decode(column: "device_id", as: String?.self),
+                    sessionID: try row.decode(column: "session_id", as: String?.self),
+                    code: try row.decode(column: "code", as: String?.self))
+            }
+            guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
+            let next = AuditCursor(
+                occurredAt: try last.decode(column: "occurred_at", as: Int64.self), sequence: try last.decode(column: "sequence", as: Int64.self))
+            return (events, next)
         }
     }
+}
+
+/// Where a page of the audit log ends: the last event's time (milliseconds) and sequence number, as `MS.SEQUENCE`.
+struct AuditCursor: Sendable, Equatable {
+    var occurredAt: Int64
+    var sequence: Int64
+
+    init(occurredAt: Int64, sequence: Int64) {
+        self.occurredAt = occurredAt
+        self.sequence = sequence
+    }
+
+    /// A cursor a client sent back; anything else than `MS.SEQUENCE` is `malformed_request`.
+    init(parsing text: String) throws {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ (1...19).contains($0.count) && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let occurredAt = Int64(parts[0]), let sequence = Int64(parts[1])
+        else { throw APIError(.malformedRequest, "before is not a cursor this server gave.") }
+        self.init(occurredAt: occurredAt, sequence: sequence)
+    }
+
+    var text: String { "\(occurredAt).\(sequence)" }
 }
