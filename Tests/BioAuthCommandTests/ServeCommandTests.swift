@@ -1,4 +1,8 @@
+import AsyncHTTPClient
+import BioAuthClient
+import BioAuthCore
 import BioAuthServer
+import Foundation
 import Testing
 
 @testable import bioauth
@@ -96,5 +100,68 @@ struct ServeCommandTests {
         let logged = redactedDatabaseLocation(configuration.databasePath)
         #expect(!logged.contains("s3cret") && logged.contains("db.internal"))
         #expect(redactedDatabaseLocation("./bioauth.sqlite") == "./bioauth.sqlite")
+    }
+}
+
+@Suite("Lifetimes against a running server")
+struct LifetimeTests {
+    @Test("lifetimes are set from the environment or flags; bad ones stop start-up with the setting's name")
+    func settings() throws {
+        let environment = ["BIOAUTH_ACCESS_TOKEN_LIFETIME": "60", "BIOAUTH_PAYMENT_LIFETIME": "90.5", "BIOAUTH_LOGIN_CHALLENGE_LIFETIME": "30"]
+        let read = try ServeCommand.parse(["--refresh-token-lifetime", "3600", "--registration-challenge-lifetime", "45"])
+            .serverConfiguration(environment: environment)
+        #expect(read.accessTokenLifetime == 60 && read.paymentLifetime == 90.5 && read.loginChallengeLifetime == 30)
+        #expect(read.refreshTokenLifetime == 3600 && read.registrationChallengeLifetime == 45)
+        for (arguments, environment, name) in [
+            (["--payment-lifetime", "301"], [String: String](), "payment lifetime"), (["--access-token-lifetime", "0"], [:], "access token lifetime"),
+            ([], ["BIOAUTH_LOGIN_CHALLENGE_LIFETIME": "soon"], "BIOAUTH_LOGIN_CHALLENGE_LIFETIME"),
+            ([], ["BIOAUTH_REFRESH_TOKEN_LIFETIME": "-5"], "refresh token lifetime"),
+        ] {
+            #expect(throws: (any Error).self) { try ServeCommand.parse(arguments).serverConfiguration(environment: environment) }
+            do {
+                _ = try ServeCommand.parse(arguments).serverConfiguration(environment: environment)
+            } catch {
+                #expect("\(error)".contains(name), "\(error)")
+            }
+        }
+    }
+
+    @Test("a server started with one-second lifetimes lets tokens and payments expire, as a client sees it",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    func expiry() async throws {
+        let executable = try #require(BenchCommandTests.builtExecutable, "swift build puts bioauth beside the tests")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lifetimes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let settings = [
+            "BIOAUTH_DATABASE": ":memory:", "BIOAUTH_RECEIPT_KEY": folder.appendingPathComponent("key.pem").path,
+            "BIOAUTH_PIN_KEY": folder.appendingPathComponent("pin-key").path, "BIOAUTH_LOG_LEVEL": "error", "BIOAUTH_BCRYPT_COST": "4",
+            "BIOAUTH_ACCESS_TOKEN_LIFETIME": "1", "BIOAUTH_PAYMENT_LIFETIME": "1",
+        ]
+        let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
+        do {
+            let api = BioAuthAPI(serverURL: server.url)
+            _ = try await api.createAccount(username: "alice", password: "correct horse")
+            let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
+            try await api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: tokens.accessToken)
+            let payment = try await api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop", idempotencyKey: "o-1",
+                accessToken: tokens.accessToken)
+            #expect(payment.expiresAt.timeIntervalSince(Date()) <= 1.5)
+            try await Task.sleep(for: .milliseconds(1600))
+            await #expect { _ = try await api.devices(accessToken: tokens.accessToken) } throws: { APIProblem.code(of: $0) == "token_expired" }
+            let fresh = try await api.refresh(tokens.refreshToken)
+            await #expect { _ = try await api.authorizeWithPIN(payment.id, pin: "258046", accessToken: fresh.accessToken) } throws: {
+                APIProblem.code(of: $0) == "payment_expired"
+            }
+            #expect(try await api.payment(payment.id, accessToken: fresh.accessToken).status == "expired")
+        } catch {
+            await server.stop()
+            try? await http.shutdown()
+            throw error
+        }
+        await server.stop()
+        try await http.shutdown()
     }
 }

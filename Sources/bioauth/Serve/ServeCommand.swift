@@ -56,6 +56,21 @@ struct ServeCommand: AsyncParsableCommand {
         help: "A reverse proxy's IP address whose X-Forwarded-For names the client (repeat for several; default none).")
     var trustedProxies: [String] = []
 
+    @Option(help: "Seconds an access token lives (default 900).")
+    var accessTokenLifetime: Double?
+
+    @Option(help: "Seconds a refresh token lives (default 2592000, 30 days).")
+    var refreshTokenLifetime: Double?
+
+    @Option(help: "Seconds a biometric sign-in challenge lives (default 120).")
+    var loginChallengeLifetime: Double?
+
+    @Option(help: "Seconds a device registration challenge lives (default 300).")
+    var registrationChallengeLifetime: Double?
+
+    @Option(help: "Seconds a payment stays pending before it expires, at most 300 (default 300).")
+    var paymentLifetime: Double?
+
     @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
     var appAttest: String?
 
@@ -92,6 +107,11 @@ struct ServeCommand: AsyncParsableCommand {
             guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text)") }
             return value
         }
+        func seconds(_ name: String) throws -> Double? {
+            guard let text = environment[name] else { return nil }
+            guard let value = Double(text), value.isFinite else { throw ValidationError("\(name) must be a number of seconds, not \(text)") }
+            return value
+        }
         configuration.host = host ?? environment["BIOAUTH_HOST"] ?? configuration.host
         configuration.port = try port ?? integer("BIOAUTH_PORT") ?? configuration.port
         configuration.databasePath = database ?? environment["BIOAUTH_DATABASE"] ?? configuration.databasePath
@@ -99,6 +119,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
         configuration.receiptKeyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? configuration.receiptKeyPath
         configuration.pinKeyPath = pinKey ?? environment["BIOAUTH_PIN_KEY"] ?? configuration.pinKeyPath
+        configuration.accessTokenLifetime =
+            try accessTokenLifetime ?? seconds("BIOAUTH_ACCESS_TOKEN_LIFETIME") ?? configuration.accessTokenLifetime
+        configuration.refreshTokenLifetime =
+            try refreshTokenLifetime ?? seconds("BIOAUTH_REFRESH_TOKEN_LIFETIME") ?? configuration.refreshTokenLifetime
+        configuration.loginChallengeLifetime =
+            try loginChallengeLifetime ?? seconds("BIOAUTH_LOGIN_CHALLENGE_LIFETIME") ?? configuration.loginChallengeLifetime
+        configuration.registrationChallengeLifetime =
+            try registrationChallengeLifetime ?? seconds("BIOAUTH_REGISTRATION_CHALLENGE_LIFETIME") ?? configuration.registrationChallengeLifetime
+        configuration.paymentLifetime = try paymentLifetime ?? seconds("BIOAUTH_PAYMENT_LIFETIME") ?? configuration.paymentLifetime
         configuration.signInChallengesPerWindow =
             try signInChallengeLimit ?? integer("BIOAUTH_SIGNIN_CHALLENGE_LIMIT") ?? configuration.signInChallengesPerWindow
         configuration.signInChallengesPerClient =
