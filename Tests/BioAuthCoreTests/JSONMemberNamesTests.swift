@@ -41,6 +41,12 @@ struct JSONMemberNamesTests {
         #expect(JSONMemberNames.scan(Array(json.utf8)) == .invalid)
     }
 
+    @Test("a number out of Double's range is still JSON syntax (found by fuzzing; the decoder refuses its value later)")
+    func hugeNumber() {
+        #expect(JSONMemberNames.scan(Array(#"{"a":1222e2222}"#.utf8)) == .unique)
+        #expect(JSONMemberNames.scan(Array(#"{"a":1222e2222,"a":1}"#.utf8)) == .duplicate)
+    }
+
     @Test("invalid UTF-8 is invalid, in names and in values")
     func invalidUTF8() {
         #expect(JSONMemberNames.scan([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) == .invalid)  // {"\xFF":1}

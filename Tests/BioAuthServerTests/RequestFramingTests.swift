@@ -45,6 +45,24 @@ struct RequestFramingTests {
         }
     }
 
+    @Test("JSON only a lenient parser reads (a trailing comma) is refused, so no duplicate can hide behind it (found by fuzzing)",
+          arguments: [
+            #"{"amountMinor":100,"currency":"CNY","payeeId":"s","payeeName":"Shop","memo":"x","amountMinor":999,}"#,
+            #"{"amountMinor":100,"currency":"CNY","payeeId":"s","payeeName":"Shop","amountMinor":999 , }"#,
+            #"{"amountMinor":100,"currency":"CNY","payeeId":"s","payeeName":"Shop",}"#,
+          ])
+    func lenientJSON(_ body: String) async throws {
+        try await TestServer.run { api in
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            let before = try await api.snapshot()
+            let reply = try await api.call(
+                .post, "/v1/payments", body: body, token: tokens.access, headers: [HTTPField.Name("Idempotency-Key")!: "k-l"])
+            #expect(reply.code == "malformed_request", "\(reply.raw)")
+            #expect(try await api.snapshot() == before)
+        }
+    }
+
     @Test("a payee name given twice is refused, not stored as the first")
     func duplicatePayeeName() async throws {
         try await TestServer.run { api in

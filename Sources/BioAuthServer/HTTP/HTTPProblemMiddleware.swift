@@ -29,9 +29,14 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.notice("request body unreadable", metadata: ["error": "\(type(of: error))"])
                 throw APIError(.malformedRequest, "The body could not be read: its framing is invalid or the connection ended early.")
             }
-            // Parsers disagree on which of two same-named members wins; refuse the ambiguity at every endpoint.
-            if body.readableBytes > 0, JSONMemberNames.scan(body.readableBytesView) == .duplicate {
-                throw APIError(.malformedRequest, "An object in the body names the same member more than once.")
+            // Parsers disagree on which of two same-named members wins, and on what JSON is (Foundation reads trailing
+            // commas): refuse both ambiguities at every endpoint, so what a gateway or a log sees is what is stored.
+            if body.readableBytes > 0, Self.isJSON(request.headers[.contentType]) {
+                switch JSONMemberNames.scan(body.readableBytesView) {
+                case .unique: break
+                case .duplicate: throw APIError(.malformedRequest, "An object in the body names the same member more than once.")
+                case .invalid: throw APIError(.malformedRequest, "The body is not strict JSON (RFC 8259).")
+                }
             }
             response = try await next(request, context)
         } catch let error as APIError {
@@ -47,6 +52,12 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         context.logger.info(
             "\(request.method) \(request.uri.path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms")
         return response
+    }
+
+    /// Whether a `Content-Type` is JSON (`application/json` or `…+json`, any parameters).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 
     static func problem(_ error: APIError) -> Response {
