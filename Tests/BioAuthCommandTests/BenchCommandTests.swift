@@ -123,14 +123,8 @@ struct BenchCommandTests {
     @Test("the server process answers, and is gone after stop; one that cannot start is reported with its own message",
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
     func serverProcessLifecycle() async throws {
-        let executable = try #require(Self.builtExecutable, "swift build puts bioauth beside the tests")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-child-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            let settings = ["BIOAUTH_DATABASE": ":memory:", "BIOAUTH_RECEIPT_KEY": folder.appendingPathComponent("key.pem").path,
-                            "BIOAUTH_PIN_KEY": folder.appendingPathComponent("pin-key").path, "BIOAUTH_LOG_LEVEL": "error"]
+        try await ServerProcessFixture.run("bench-child") { executable, folder, http in
+            let settings = ServerProcessFixture.settings(in: folder)
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             #expect(ProcessStats.cpuSeconds(pid: server.pid) != nil && ProcessStats.residentBytes(pid: server.pid) != nil)
             await server.stop()
@@ -142,10 +136,6 @@ struct BenchCommandTests {
             } throws: { error in
                 "\(error)".contains("exited with status") && "\(error)".contains("bcrypt")
             }
-        } catch {
-            try? await http.shutdown()
-            throw error
         }
-        try await http.shutdown()
     }
 }

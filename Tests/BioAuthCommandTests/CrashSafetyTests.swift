@@ -26,26 +26,14 @@ struct CrashSafetyTests {
     @Test("payments under load, the server killed with SIGKILL at random points: every acknowledged authorization is kept exactly once",
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
     func killDuringAuthorizations() async throws {
-        let executable = try #require(BenchCommandTests.builtExecutable, "swift build puts bioauth beside the tests")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
+        try await ServerProcessFixture.run("crash") { executable, folder, http in
             try await Self.run(executable: executable, folder: folder, http: http)
-        } catch {
-            try? await http.shutdown()
-            throw error
         }
-        try await http.shutdown()
     }
 
     static func run(executable: URL, folder: URL, http: HTTPClient) async throws {
-        let settings = [
-            "BIOAUTH_DATABASE": folder.appendingPathComponent("bioauth.sqlite").path,
-            "BIOAUTH_RECEIPT_KEY": folder.appendingPathComponent("receipt-key.pem").path,
-            "BIOAUTH_PIN_KEY": folder.appendingPathComponent("pin-key").path, "BIOAUTH_LOG_LEVEL": "error", "BIOAUTH_BCRYPT_COST": "4",
-        ]
+        let settings = ServerProcessFixture.settings(
+            in: folder, database: folder.appendingPathComponent("bioauth.sqlite").path, ["BIOAUTH_BCRYPT_COST": "4"])
         var server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
         var api = BioAuthAPI(serverURL: server.url)
         _ = try await api.createAccount(username: "alice", password: "correct horse")

@@ -129,39 +129,36 @@ struct LifetimeTests {
     @Test("a server started with one-second lifetimes lets tokens and payments expire, as a client sees it",
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
     func expiry() async throws {
-        let executable = try #require(BenchCommandTests.builtExecutable, "swift build puts bioauth beside the tests")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lifetimes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let settings = [
-            "BIOAUTH_DATABASE": ":memory:", "BIOAUTH_RECEIPT_KEY": folder.appendingPathComponent("key.pem").path,
-            "BIOAUTH_PIN_KEY": folder.appendingPathComponent("pin-key").path, "BIOAUTH_LOG_LEVEL": "error", "BIOAUTH_BCRYPT_COST": "4",
-            "BIOAUTH_ACCESS_TOKEN_LIFETIME": "1", "BIOAUTH_PAYMENT_LIFETIME": "1",
-        ]
-        let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
-        do {
-            let api = BioAuthAPI(serverURL: server.url)
-            _ = try await api.createAccount(username: "alice", password: "correct horse")
-            let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
-            try await api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: tokens.accessToken)
-            let payment = try await api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop", idempotencyKey: "o-1",
-                accessToken: tokens.accessToken)
-            #expect(payment.expiresAt.timeIntervalSince(Date()) <= 1.5)
-            try await Task.sleep(for: .milliseconds(1600))
-            await #expect { _ = try await api.devices(accessToken: tokens.accessToken) } throws: { APIProblem.code(of: $0) == "token_expired" }
-            let fresh = try await api.refresh(tokens.refreshToken)
-            await #expect { _ = try await api.authorizeWithPIN(payment.id, pin: "258046", accessToken: fresh.accessToken) } throws: {
-                APIProblem.code(of: $0) == "payment_expired"
+        try await ServerProcessFixture.run("lifetimes") { executable, folder, http in
+            let settings = ServerProcessFixture.settings(
+                in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_ACCESS_TOKEN_LIFETIME": "1", "BIOAUTH_PAYMENT_LIFETIME": "1"])
+            let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
+            do {
+                try await Self.expire(on: server.url)
+            } catch {
+                await server.stop()
+                throw error
             }
-            #expect(try await api.payment(payment.id, accessToken: fresh.accessToken).status == "expired")
-        } catch {
             await server.stop()
-            try? await http.shutdown()
-            throw error
         }
-        await server.stop()
-        try await http.shutdown()
+    }
+
+    /// Tokens and a payment on a server with one-second lifetimes, before and after they expire.
+    static func expire(on url: URL) async throws {
+        let api = BioAuthAPI(serverURL: url)
+        _ = try await api.createAccount(username: "alice", password: "correct horse")
+        let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
+        try await api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: tokens.accessToken)
+        let payment = try await api.createPayment(
+            amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop", idempotencyKey: "o-1",
+            accessToken: tokens.accessToken)
+        #expect(payment.expiresAt.timeIntervalSince(Date()) <= 1.5)
+        try await Task.sleep(for: .milliseconds(1600))
+        await #expect { _ = try await api.devices(accessToken: tokens.accessToken) } throws: { APIProblem.code(of: $0) == "token_expired" }
+        let fresh = try await api.refresh(tokens.refreshToken)
+        await #expect { _ = try await api.authorizeWithPIN(payment.id, pin: "258046", accessToken: fresh.accessToken) } throws: {
+            APIProblem.code(of: $0) == "payment_expired"
+        }
+        #expect(try await api.payment(payment.id, accessToken: fresh.accessToken).status == "expired")
     }
 }
