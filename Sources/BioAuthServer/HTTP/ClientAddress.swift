@@ -9,9 +9,22 @@ import NIOCore
 /// IPv4 addresses count one by one; IPv6 addresses by their /64 prefix, the block one customer is given (counting
 /// single IPv6 addresses would let one client have 2^64 buckets).
 enum ClientAddress {
-    /// The current request's client, set by ``ClientAddressMiddleware`` for the operation it runs; `nil` when
-    /// unknown (a request that did not arrive over a socket, as in in-process tests).
-    @TaskLocal static var current: String?
+    /// What the current request says about its client, set by ``ClientAddressMiddleware``; resolved only by the
+    /// operations that count clients, not on every request.
+    struct Origin: Sendable {
+        let peer: SocketAddress?
+        let forwardedFor: [String]
+        let trustedProxies: Set<String>
+    }
+
+    /// The current request's origin, `nil` outside a request.
+    @TaskLocal static var origin: Origin?
+
+    /// The current request's client; `nil` when unknown (a request that did not arrive over a socket, as in
+    /// in-process tests).
+    static var current: String? {
+        origin.flatMap { resolve(peer: $0.peer, forwardedFor: $0.forwardedFor, trustedProxies: $0.trustedProxies) }
+    }
 
     /// The bucket key of `address`: dotted IPv4, or `v6:` and the hex of the first 8 bytes.
     static func key(_ address: SocketAddress) -> String? {
@@ -60,7 +73,8 @@ struct BioAuthRequestContext: RequestContext, RemoteAddressRequestContext {
     }
 }
 
-/// Sets ``ClientAddress/current`` for the rest of the request.
+/// Sets ``ClientAddress/origin`` for the rest of the request: a header read, no parsing (that waits for
+/// ``ClientAddress/current``).
 struct ClientAddressMiddleware<Context: RemoteAddressRequestContext>: RouterMiddleware {
     /// Bucket keys of the proxies whose `X-Forwarded-For` is believed.
     let trustedProxies: Set<String>
@@ -70,8 +84,11 @@ struct ClientAddressMiddleware<Context: RemoteAddressRequestContext>: RouterMidd
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let forwarded = request.headers[values: HTTPField.Name("X-Forwarded-For")!]
-        let client = ClientAddress.resolve(peer: context.remoteAddress, forwardedFor: forwarded, trustedProxies: trustedProxies)
-        return try await ClientAddress.$current.withValue(client) { try await next(request, context) }
+        // The header counts only behind a trusted proxy; without any, it is not even read.
+        let forwarded = trustedProxies.isEmpty ? [] : request.headers[values: forwardedForField]
+        let origin = ClientAddress.Origin(peer: context.remoteAddress, forwardedFor: forwarded, trustedProxies: trustedProxies)
+        return try await ClientAddress.$origin.withValue(origin) { try await next(request, context) }
     }
 }
+
+private let forwardedForField = HTTPField.Name("X-Forwarded-For")!
