@@ -19,6 +19,14 @@ struct PINPepperTests {
         }
     }
 
+    /// Alice, signed in, with the PIN 258046; her access token.
+    static func aliceWithPIN(_ api: API) async throws -> String {
+        try await api.createAccount()
+        let tokens = try await api.signIn()
+        try #require(try await api.setPIN(token: tokens.access).status == 204)
+        return tokens.access
+    }
+
     static func pay(_ api: API, token: String, pin: String = "258046") async throws -> Reply {
         let payment = try await api.createPayment(token: token)
         let id = try #require(payment["paymentId"])
@@ -28,25 +36,21 @@ struct PINPepperTests {
     @Test("the database alone holds no bcrypt hash to search: the PIN cannot be found offline from it")
     func leakedDatabase() async throws {
         try await TestServer.run { api in
-            try await api.createAccount()
-            let tokens = try await api.signIn()
-            #expect(try await api.setPIN(token: tokens.access).status == 204)
+            let token = try await Self.aliceWithPIN(api)
             let stored = try await Self.storedPIN(api).hash
             #expect(stored.hasPrefix("v1.") && !stored.contains("$2"))
             // What an offline search would do with a leaked row: nothing here verifies, the right PIN included.
             #expect(!(Bcrypt.verify("258046", hash: stored)))
             // The server still verifies with its key.
-            #expect(try await Self.pay(api, token: tokens.access)["status"] == "authorized")
-            #expect(try await Self.pay(api, token: tokens.access, pin: "258047").code == "wrong_pin")
+            #expect(try await Self.pay(api, token: token)["status"] == "authorized")
+            #expect(try await Self.pay(api, token: token, pin: "258047").code == "wrong_pin")
         }
     }
 
     @Test("PIN hashes stored before the key existed are sealed at start-up and keep working")
     func legacyHashesSealed() async throws {
         try await TestServer.run { api in
-            try await api.createAccount()
-            let tokens = try await api.signIn()
-            #expect(try await api.setPIN(token: tokens.access).status == 204)
+            let token = try await Self.aliceWithPIN(api)
             let account = try await Self.storedPIN(api).account
             // A row as an earlier version wrote it: bcrypt of the PIN, unsealed.
             let legacy = Bcrypt.hash("135790", cost: 4)
@@ -57,7 +61,7 @@ struct PINPepperTests {
             let sealed = try await Self.storedPIN(api).hash
             #expect(sealed.hasPrefix("v1.") && api.service.pins.open(sealed, account: account) == legacy)
             #expect(try await api.service.sealLegacyPINHashes() == 0)
-            #expect(try await Self.pay(api, token: tokens.access, pin: "135790")["status"] == "authorized")
+            #expect(try await Self.pay(api, token: token, pin: "135790")["status"] == "authorized")
         }
     }
 
@@ -89,9 +93,7 @@ struct PINPepperTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let keyFile = folder.appendingPathComponent("pin-key").path
         try await TestServer.run(configure: { $0.pinKeyPath = keyFile }) { api in
-            try await api.createAccount()
-            let tokens = try await api.signIn()
-            #expect(try await api.setPIN(token: tokens.access).status == 204)
+            _ = try await Self.aliceWithPIN(api)
             let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
             // Another instance over the same database, started with another key.

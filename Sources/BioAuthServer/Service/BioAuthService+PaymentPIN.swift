@@ -122,21 +122,24 @@ extension BioAuthService {
     @discardableResult
     func sealLegacyPINHashes() async throws -> Int {
         let sealed = try await commit { db -> Int in
-            let rows = try await db.select().columns("account_id", "pin_hash").from("payment_pins").all()
-            var sealed = 0
-            for row in rows {
+            // One sealed hash tells whether this key sealed them (all are sealed under the key the file holds), so
+            // start-up reads one row, plus the legacy ones only while they exist.
+            if let sealed = try await db.select().column("pin_hash").from("payment_pins")
+                .where("pin_hash", .notLike, PINSealer.legacyPattern).limit(1).first()?.decode(column: "pin_hash", as: String.self),
+                !pins.sealedWithThisKey(sealed)
+            {
+                throw ConfigurationError(
+                    message: "the PIN key file does not match this database: its PIN hashes were sealed under another key (use that file)")
+            }
+            let legacy = try await db.select().columns("account_id", "pin_hash").from("payment_pins")
+                .where("pin_hash", .like, PINSealer.legacyPattern).all()
+            for row in legacy {
                 let account = try row.decode(column: "account_id", as: String.self)
                 let stored = try row.decode(column: "pin_hash", as: String.self)
-                if PINSealer.isLegacy(stored) {
-                    try await db.update("payment_pins").set("pin_hash", to: try pins.seal(stored, account: account))
-                        .where("account_id", .equal, account).where("pin_hash", .equal, stored).run()
-                    sealed += 1
-                } else if !pins.sealedWithThisKey(stored) {
-                    throw ConfigurationError(
-                        message: "the PIN key file does not match this database: its PIN hashes were sealed under another key (use that file)")
-                }
+                try await db.update("payment_pins").set("pin_hash", to: try pins.seal(stored, account: account))
+                    .where("account_id", .equal, account).where("pin_hash", .equal, stored).run()
             }
-            return sealed
+            return legacy.count
         }
         if sealed > 0 { logger.notice("sealed \(sealed) payment PIN hashes stored before the PIN key existed") }
         return sealed

@@ -44,6 +44,9 @@ struct PINSealer: Sendable {
     /// Whether `stored` is a bcrypt hash from before sealing.
     static func isLegacy(_ stored: String) -> Bool { stored.hasPrefix("$2") }
 
+    /// The SQL `LIKE` pattern of legacy hashes (``isLegacy(_:)``; `$` and `2` are not wildcards).
+    static let legacyPattern = "$2%"
+
     /// `bcryptHash` sealed for `account`.
     func seal(_ bcryptHash: String, account: String) throws -> String {
         let box = try AES.GCM.seal(Data(bcryptHash.utf8), using: key, authenticating: Data(account.utf8))
