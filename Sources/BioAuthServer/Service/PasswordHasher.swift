@@ -14,7 +14,8 @@ final class PasswordHasher: Sendable {
     static func start(cost: Int, threads: Int) async throws -> PasswordHasher {
         // Checked here too, before any thread starts: this is where a cost is used, whoever passes it.
         guard ServerConfiguration.bcryptCostRange.contains(cost), threads >= 1 else {
-            throw ConfigurationError(message: "bcrypt cost must be 4-16 and hashing threads at least 1")
+            let costs = ServerConfiguration.bcryptCostRange
+            throw ConfigurationError(message: "bcrypt cost must be \(costs.lowerBound)-\(costs.upperBound) and hashing threads at least 1")
         }
         let pool = NIOThreadPool(numberOfThreads: threads)
         pool.start()

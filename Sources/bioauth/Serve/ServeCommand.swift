@@ -107,6 +107,10 @@ struct ServeCommand: AsyncParsableCommand {
             guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text)") }
             return value
         }
+        /// A comma-separated list, blanks around items and empty items dropped.
+        func list(_ name: String) -> [String] {
+            (environment[name] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         func seconds(_ name: String) throws -> Double? {
             guard let text = environment[name] else { return nil }
             guard let value = Double(text), value.isFinite else { throw ValidationError("\(name) must be a number of seconds, not \(text)") }
@@ -132,18 +136,14 @@ struct ServeCommand: AsyncParsableCommand {
             try signInChallengeLimit ?? integer("BIOAUTH_SIGNIN_CHALLENGE_LIMIT") ?? configuration.signInChallengesPerWindow
         configuration.signInChallengesPerClient =
             try signInClientLimit ?? integer("BIOAUTH_SIGNIN_CLIENT_LIMIT") ?? configuration.signInChallengesPerClient
-        configuration.trustedProxies = trustedProxies.isEmpty
-            ? (environment["BIOAUTH_TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            : trustedProxies
+        configuration.trustedProxies = trustedProxies.isEmpty ? list("BIOAUTH_TRUSTED_PROXIES") : trustedProxies
         if let mode = appAttest ?? environment["BIOAUTH_APP_ATTEST"] {
             guard let parsed = AppAttestPolicy.Mode(rawValue: mode.lowercased()) else {
                 throw ValidationError("App Attest mode must be off, report or require, not \(mode)")
             }
             configuration.appAttest.mode = parsed
         }
-        configuration.appAttest.allowedAppIDs = appAttestAppIDs.isEmpty
-            ? (environment["BIOAUTH_APP_ATTEST_APP_IDS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            : appAttestAppIDs
+        configuration.appAttest.allowedAppIDs = appAttestAppIDs.isEmpty ? list("BIOAUTH_APP_ATTEST_APP_IDS") : appAttestAppIDs
         if appAttestAllowPIN {
             configuration.appAttest.allowsPINPaymentsUnderRequire = true
         } else if let allow = environment["BIOAUTH_APP_ATTEST_ALLOW_PIN"] {
