@@ -5,8 +5,8 @@ import Logging
 
 /// The outermost middleware: logs one line per request (method, path, status, time; never headers,
 /// bodies or query strings), refuses bodies over the size limit, bodies that cannot be read, and JSON bodies that
-/// are not strict RFC 8259 JSON or name a member twice, and turns the router's own errors (no such route, body too large) into problem
-/// documents.
+/// are not strict RFC 8259 JSON or name a member twice, and turns the router's own errors (no such route, body
+/// too large) into problem documents.
 struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     let maxBodySize: Int
 
