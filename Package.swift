@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        // Tests only: property-based tests of the encoders.
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         // Wire types and encodings shared by the client and the server. No NIO, no Security.
@@ -119,7 +121,10 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "BioAuthCoreTests",
+            dependencies: ["BioAuthCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
         .testTarget(
             name: "BioAuthCommandTests",
