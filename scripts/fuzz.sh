@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing (libFuzzer) of BioAuthCore's parsers: each harness in Fuzz/ is compiled with the Core
-# sources it needs (no package dependencies) and run for SECONDS (default 30) from a seed corpus made from the
+# Coverage-guided fuzzing (libFuzzer) of the parsers of untrusted input. Each harness in Fuzz/ is compiled with the
+# sources it needs: those without package dependencies (BioAuthCore's parsers, the server's Accept parser) by swiftc
+# directly; the App Attest verifier, which needs swift-crypto and swift-certificates, as the package in
+# Fuzz/AppAttest (about two minutes the first time) and run for SECONDS (default 30) from a seed corpus made from the
 # real vectors in ../shared/vectors and from examples of valid input.
 #
 #   scripts/fuzz.sh            # every target, 30 s each
@@ -19,6 +21,8 @@ declare -A sources=(
     [base64url]="Sources/BioAuthCore/Wire/Base64URL.swift Fuzz/Base64URLFuzz.swift"
     [json-members]="Sources/BioAuthCore/Wire/JSONMemberNames.swift Fuzz/JSONMemberNamesFuzz.swift"
     [display-name]="Sources/BioAuthCore/Text/DisplayName.swift Fuzz/DisplayNameFuzz.swift"
+    [accept]="Sources/BioAuthServer/HTTP/AcceptHeader.swift Fuzz/AcceptHeaderFuzz.swift"
+    [app-attest]="package Fuzz/AppAttest"
 )
 
 seed() {
@@ -42,6 +46,20 @@ for path in glob.glob("../shared/vectors/appattest/*/*.json"):
             open(os.path.join(corpus, name), "wb").write(data)
 PY
         ;;
+    app-attest)
+        # Every attestation (first byte 0) and assertion (first byte 1) of the shared vectors, valid and negative.
+        python3 - "$corpus" <<'PY'
+import base64, glob, json, os, sys
+corpus = sys.argv[1]
+for path in glob.glob("../shared/vectors/appattest/*/*.json"):
+    vector = json.load(open(path))
+    for key, prefix in (("attestation_b64", b"\x00"), ("assertion_b64", b"\x01")):
+        value = vector.get(key)
+        if isinstance(value, str):
+            data = base64.b64decode(value + "=" * (-len(value) % 4))
+            open(os.path.join(corpus, os.path.basename(path) + "." + key), "wb").write(prefix + data)
+PY
+        ;;
     base64url) printf 'AAEC' > "$corpus/a"; printf '_-8' > "$corpus/b"; printf '' > "$corpus/empty" ;;
     json-members)
         printf '{"amountMinor":8800,"currency":"CNY","payeeId":"p","payeeName":"Coffee Shop"}' > "$corpus/payment"
@@ -53,23 +71,42 @@ PY
             printf '%s' "$name" > "$corpus/$(printf '%s' "$name" | md5sum | cut -c1-8)"
         done
         ;;
+    accept)
+        printf 'application/json, application/problem+json' > "$corpus/client"
+        printf 'text/html;level=1;q=0.5, application/*;q=0.001, */*;q=0' > "$corpus/weights"
+        printf 'application/json;charset="utf-8, \\"x\\""' > "$corpus/quoted"
+        printf 'APPLICATION/YAML;Q=1.000,,' > "$corpus/case"
+        ;;
     esac
 }
 
 status=0
-for target in cbor base64url json-members display-name; do
+for target in cbor base64url json-members display-name accept app-attest; do
     [[ -n "$only" && "$only" != "$target" ]] && continue
     dir="$out/$target"
     mkdir -p "$dir"
     echo "fuzz: building $target"
-    # shellcheck disable=SC2086
-    swiftc -O -sanitize=fuzzer,address -parse-as-library ${sources[$target]} -o "$dir/fuzzer" 2> "$dir/build.log" || {
-        cat "$dir/build.log"; exit 1; }
+    max_len=4096
+    # LeakSanitizer counts the harness's constants (initialized once, held for the whole run) as leaks at exit.
+    asan_options=""
+    if [[ ${sources[$target]} == package\ * ]]; then
+        package=${sources[$target]#package }
+        swift build -c release --package-path "$package" --scratch-path "$dir/build" \
+            -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library > "$dir/build.log" 2>&1 || {
+            grep -v 'Cannot export local symbol' "$dir/build.log" | tail -40; exit 1; }
+        cp "$(swift build -c release --package-path "$package" --scratch-path "$dir/build" --show-bin-path)/AppAttestFuzz" "$dir/fuzzer"
+        max_len=8192  # an attestation is about 5 KiB
+        asan_options="detect_leaks=0"
+    else
+        # shellcheck disable=SC2086
+        swiftc -O -sanitize=fuzzer,address -parse-as-library ${sources[$target]} -o "$dir/fuzzer" 2> "$dir/build.log" || {
+            cat "$dir/build.log"; exit 1; }
+    fi
     seed "$target" "$dir/corpus"
     echo "fuzz: running $target for ${seconds}s"
     # Swift's own backtracer does not run under AddressSanitizer; libFuzzer reports the crash and keeps its input.
-    if ! (cd "$dir" && SWIFT_BACKTRACE=enable=no ./fuzzer -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 corpus \
-            > run.log 2>&1); then
+    if ! (cd "$dir" && ASAN_OPTIONS="$asan_options" SWIFT_BACKTRACE=enable=no ./fuzzer -max_total_time="$seconds" \
+            -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 corpus > run.log 2>&1); then
         echo "fuzz: $target FAILED"; tail -40 "$dir/run.log"; status=1
     else
         grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$dir/run.log" | tail -2 || true

@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+// libFuzzer harness for the App Attest attestation and assertion verifier. A package of its own, so that the
+// verifier and BioAuthCore (symbolic links to the main package's folders, compiled here unchanged) build with
+// coverage instrumentation without the rest of the server's dependencies. Built and run by scripts/fuzz.sh.
+import PackageDescription
+
+let package = Package(
+    name: "AppAttestFuzz",
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+    ],
+    targets: [
+        .target(name: "BioAuthCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(
+            name: "AppAttestVerification",
+            dependencies: [
+                "BioAuthCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .executableTarget(name: "AppAttestFuzz", dependencies: ["AppAttestVerification", "BioAuthCore"]),
+    ]
+)
