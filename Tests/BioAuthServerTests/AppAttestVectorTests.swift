@@ -1,5 +1,6 @@
 import BioAuthCore
 import Foundation
+import SQLKit
 import Testing
 
 @testable import BioAuthServer
@@ -156,6 +157,38 @@ struct AppAttestVectorTests {
             _ = try await untrusting.verifyAttestation(
                 c.data("attestation_b64"), keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"),
                 at: Self.time(c.string("valid_at")))
+        }
+    }
+
+    @Test("a real device's attestation (about 7,500 characters of base64url) reaches the verifier through the API",
+          arguments: cases("attestation"))
+    func realAttestationOverTheAPI(file: String) async throws {
+        let c = Self.load("attestation", file)
+        let (attestation, appAttestKeyID) = (Base64URL.encode(c.data("attestation_b64")), Base64URL.encode(c.data("key_id")))
+        try await TestServer.run(configure: {
+            $0.appAttest.mode = .report
+            $0.appAttest.allowedAppIDs = [c.string("app_id")]
+            $0.appAttest.environments = [.development, .production]
+        }) { api in
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            let key = TestKey()
+            let challenge = try await api.call(.post, "/v1/devices/challenges", token: tokens.access)
+            #expect(attestation.utf8.count > 6_900)
+            let reply = try await api.call(.post, "/v1/devices", json: [
+                "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
+                "biometryKind": "faceID", "deviceName": "Alice's iPhone", "counter": 0,
+                "signature": try key.sign(.register, challenge: try #require(challenge["challenge"]), counter: 0),
+                "appAttest": ["keyId": appAttestKeyID, "attestation": attestation],
+            ], token: tokens.access)
+            // It was made over another payload, so the verifier refuses it; under report the device registers and
+            // the refusal is audited with the verifier's own code (it used to be refused as too long to decode).
+            #expect(reply.status == 201, "\(reply.raw)")
+            let codes = try await api.database.transaction { db in
+                try await db.select().column("code").from("audit_events").where("code", .isNot, SQLLiteral.null).all()
+                    .map { try $0.decode(column: "code", as: String.self) }
+            }
+            #expect(codes.count == 1 && codes.allSatisfy { $0.hasPrefix("app_attest_") && $0 != "app_attest_malformed" }, "\(codes)")
         }
     }
 

@@ -49,7 +49,10 @@ public struct AppAttestVerifier: Sendable {
     public let environments: Set<AppAttestEnvironment>
 
     private static let nonceExtension: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 8, 2]
-    private static let decoder = CBORDecoder(maxInputSize: 32 * 1024, maxDepth: 8, maxItems: 256)
+    /// The largest attestation or assertion read, in bytes: 32 KiB (Apple's attestations are 5-6 KiB, assertions
+    /// under 200 bytes).
+    public static let maxObjectSize = 32 * 1024
+    private static let decoder = CBORDecoder(maxInputSize: maxObjectSize, maxDepth: 8, maxItems: 256)
 
     /// A verifier trusting `trustedRoots` for `allowedAppIDs` in `environments`.
     public init(trustedRoots: [Certificate] = [AppleAppAttestRoot.certificate], allowedAppIDs: [String], environments: Set<AppAttestEnvironment>) {

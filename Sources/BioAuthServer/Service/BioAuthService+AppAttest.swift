@@ -11,7 +11,8 @@ struct AppAttestSubmission: Sendable {
 
     init(keyID: String, attestation: String) throws {
         self.keyID = try Validation.bytes(keyID, field: "appAttest.keyId", length: 32)
-        self.attestation = try Validation.bytes(attestation, field: "appAttest.attestation")
+        // A real attestation is 5-6 KiB (about 7,500 characters of base64url); the verifier reads up to its own bound.
+        self.attestation = try Validation.bytes(attestation, field: "appAttest.attestation", maxLength: AppAttestVerifier.maxObjectSize)
     }
 }
 

@@ -52,10 +52,13 @@ enum Validation {
         return (1...maxCharacters).contains(text.count) && !bad && !text.trimmingCharacters(in: .whitespaces).isEmpty
     }
 
-    /// A base64url field of exactly `length` bytes (any length when nil).
-    static func bytes(_ raw: String, field: String, length: Int? = nil) throws -> Data {
-        guard raw.utf8.count <= 4096, let data = Base64URL.decode(raw) else {
-            throw APIError(.invalidEncoding, "\(field) is not unpadded base64url.")
+    /// A base64url field of exactly `length` bytes (any length when nil) and at most `maxLength` bytes.
+    ///
+    /// Keys, key ids, hashes and signatures are short; the default bound of 3072 bytes (4096 characters) is far
+    /// above all of them. An App Attest attestation is 5-6 KiB and passes its own bound.
+    static func bytes(_ raw: String, field: String, length: Int? = nil, maxLength: Int = 3072) throws -> Data {
+        guard raw.utf8.count <= (maxLength * 4 + 2) / 3, let data = Base64URL.decode(raw) else {
+            throw APIError(.invalidEncoding, "\(field) is not unpadded base64url of at most \(maxLength) bytes.")
         }
         if let length, data.count != length {
             throw APIError(.invalidEncoding, "\(field) must be \(length) bytes.")
