@@ -104,8 +104,30 @@ struct MalformedInputTests {
         Case("Accept: a weight over 1", "/v1/accounts", #"{"username":"carol","password":"correct horse"}"#, code: "malformed_request", accept: "application/json;q=2"),
         Case("amount over 2^53 - 1", "/v1/payments", #"{"amountMinor":9007199254740992,"currency":"CNY","payeeId":"p-1","payeeName":"Shop"}"#, code: "invalid_amount", authenticated: true, idempotencyKey: "big-1"),
         Case("unknown endpoint", .get, "/v1/nothing", nil, code: "not_found"),
-        Case("unknown method", .patch, "/v1/accounts", "{}", code: "not_found"),
+        Case("unknown method", .patch, "/v1/accounts", "{}", code: "method_not_allowed"),
     ]
+
+    @Test("a path that exists with other methods gets 405 and an Allow header naming them; a path that does not, 404",
+          arguments: [
+              (HTTPRequest.Method.trace, "/v1/me", ["GET"]), (.get, "/v1/accounts", ["POST"]), (.delete, "/v1/payments", ["GET", "POST"]),
+              (.put, "/v1/payments/00000000-0000-0000-0000-000000000000", ["GET"]), (.get, "/v1/devices/some-device", ["DELETE"]),
+              (.options, "/healthz", ["GET"]), (.head, "/v1/sessions/current", ["DELETE"]),
+              (.get, "/v1/payments/x/refund", []), (.post, "/v1/device", []), (.trace, "/v1/nothing", []),
+          ])
+    func methodNotAllowed(method: HTTPRequest.Method, path: String, allowed: [String]) async throws {
+        try await TestServer.run { api in
+            let reply = try await api.call(method, path)
+            if allowed.isEmpty {
+                #expect(reply.status == 404 && reply.code == "not_found", "\(reply.raw)")
+                #expect(reply.headers[.allow] == nil)
+            } else {
+                #expect(method == .head || reply.code == "method_not_allowed", "\(reply.raw)")
+                #expect(reply.status == 405)
+                let listed = reply.headers[.allow]?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                #expect(listed.map(Set.init) == Set(allowed))
+            }
+        }
+    }
 
     @Test("each malformed request is refused with its code and leaves every row as it was", arguments: cases)
     func refused(_ testCase: Case) async throws {

@@ -82,6 +82,7 @@ struct Reply: @unchecked Sendable {
     let status: Int
     let json: [String: Any]
     let raw: String
+    var headers = HTTPFields()
 
     var code: String? { json["code"] as? String }
     subscript(key: String) -> String? { json[key] as? String }
@@ -115,7 +116,7 @@ struct API: Sendable {
             #expect(response.headers[.contentType] == "application/problem+json", "\(method) \(path): \(raw)")
             #expect(parsed["code"] is String, "\(method) \(path): no code in \(raw)")
         }
-        return Reply(status: response.status.code, json: parsed, raw: raw)
+        return Reply(status: response.status.code, json: parsed, raw: raw, headers: response.headers)
     }
 
     // MARK: Flows

@@ -18,6 +18,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let notAcceptable = ProblemCode(rawValue: "not_acceptable")
     /// No such endpoint.
     public static let notFound = ProblemCode(rawValue: "not_found")
+    /// The path exists, with other methods (405); the `Allow` header lists them.
+    public static let methodNotAllowed = ProblemCode(rawValue: "method_not_allowed")
     /// The server failed; nothing about the cause is disclosed.
     public static let internalError = ProblemCode(rawValue: "internal_error")
 

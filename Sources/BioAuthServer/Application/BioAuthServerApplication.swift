@@ -59,15 +59,18 @@ public enum BioAuthServerApplication {
             throw error
         }
 
+        let handler = APIHandler(service: service, openAPIDocument: document)
+        // The routes' methods, for 405 answers, learned from the same registrations the router gets.
+        let routes = RouteCollector()
+        try handler.registerHandlers(on: routes)
         let router = Router(context: BioAuthRequestContext.self)
-        router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize))
+        router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize, routes: routes.routes))
         router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
         // Compact JSON (OpenAPIRuntime pretty-prints by default). Keys stay sorted, so the same resource is always
         // the same bytes: an idempotent replay answers exactly what the first request got.
-        try APIHandler(service: service, openAPIDocument: document)
-            .registerHandlers(
-                on: router, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
-                middlewares: [ProblemMiddleware(logger: logger), AcceptMiddleware(), BearerTokenMiddleware()])
+        try handler.registerHandlers(
+            on: router, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
+            middlewares: [ProblemMiddleware(logger: logger), AcceptMiddleware(), BearerTokenMiddleware()])
 
         let app = Application(
             router: router,

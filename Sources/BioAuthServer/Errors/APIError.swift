@@ -38,6 +38,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
         case .notAcceptable: .notAcceptable
+        case .methodNotAllowed: .methodNotAllowed
         case .rateLimited: .tooManyRequests
         default: .internalServerError
         }

@@ -6,9 +6,11 @@ import Logging
 /// The outermost middleware: logs one line per request (method, path, status, time; never headers,
 /// bodies or query strings), refuses bodies over the size limit, bodies that cannot be read, and JSON bodies that
 /// are not strict RFC 8259 JSON or name a member twice, and turns the router's own errors (no such route, body
-/// too large) into problem documents.
+/// too large) into problem documents: 405 with `Allow` for a path that exists with other methods, 404 otherwise.
 struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     let maxBodySize: Int
+    /// The API's paths and their methods.
+    var routes = RouteMethods()
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -42,7 +44,14 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as APIError {
             response = Self.problem(error)
         } catch let error as HTTPError {
-            response = Self.problem(Self.apiError(for: error.status))
+            let allowed = error.status == .notFound ? routes.methods(for: request.uri.path) : []
+            if allowed.isEmpty {
+                response = Self.problem(Self.apiError(for: error.status))
+            } else {
+                var problem = Self.problem(APIError(.methodNotAllowed, "This path takes \(allowed.map(\.rawValue).joined(separator: ", ")) only."))
+                problem.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                response = problem
+            }
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             response = Self.problem(.internalError)
