@@ -106,12 +106,13 @@ struct AcceptHeaderTests {
         var operation: String?, inSuccess = false
         for line in document.split(separator: "\n").prefix(while: { !$0.hasPrefix("components:") }) {
             let text = line.trimmingCharacters(in: .whitespaces)
-            if text.hasPrefix("operationId:") {
+            // An operation's own id (a link's `operationId`, deeper inside a response, names another operation).
+            if line.hasPrefix("      operationId:") {
                 operation = String(text.dropFirst("operationId:".count)).trimmingCharacters(in: .whitespaces)
                 success[operation!] = []
             } else if let status = text.split(separator: ":").first, status.count == 5, status.hasPrefix("\"2") {
                 inSuccess = true
-            } else if text.hasPrefix("\"") || text.hasPrefix("default:") {
+            } else if text.hasPrefix("\"") || text.hasPrefix("default:") || text == "links:" {
                 inSuccess = false
             } else if inSuccess, let operation, text.hasSuffix(":"), text.contains("/") {
                 success[operation]?.append(String(text.dropLast()))

@@ -91,6 +91,16 @@ struct EndpointTests {
         }
     }
 
+    @Test("a password's minimum counts characters, its maximum bytes: 8 Chinese characters (24 bytes) are a password")
+    func passwordLengths() async throws {
+        try await TestServer.run { api in
+            try await api.createAccount("carol", password: "我的密码很长很好")
+            _ = try await api.signIn("carol", password: "我的密码很长很好")
+            let tooLong = try await api.call(.post, "/v1/accounts", json: ["username": "dave", "password": String(repeating: "密", count: 25)])
+            #expect(tooLong.code == "invalid_password")
+        }
+    }
+
     @Test("changing the password ends every session; the new password works, the old does not")
     func changePassword() async throws {
         try await TestServer.run { api in

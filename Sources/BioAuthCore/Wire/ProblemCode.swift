@@ -26,7 +26,7 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     // Accounts and passwords
     /// The username is not 3-64 characters of `A-Z a-z 0-9 . _ @ + -`.
     public static let invalidUsername = ProblemCode(rawValue: "invalid_username")
-    /// The password is shorter than 8 or longer than 72 bytes.
+    /// The password has fewer than 8 characters or more than 72 bytes.
     public static let invalidPassword = ProblemCode(rawValue: "invalid_password")
     /// Another account has this username.
     public static let usernameTaken = ProblemCode(rawValue: "username_taken")

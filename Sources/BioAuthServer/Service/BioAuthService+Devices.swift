@@ -156,6 +156,7 @@ extension BioAuthService {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let counter = try Validation.counter(rawCounter)
         let signature = try Validation.bytes(rawSignature, field: "signature")
+        try Validation.appAttestAssertion(appAttestAssertion)
         let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .login, counter: counter)
         return try await commit { db in
             let device = try await usableDevice(keyID: keyID, on: db)

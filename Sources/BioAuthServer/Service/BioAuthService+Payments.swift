@@ -160,6 +160,7 @@ extension BioAuthService {
         let counter = try Validation.counter(rawCounter)
         let signedHash = try Validation.bytes(rawHash, field: "transactionHash", length: 32)
         let signature = try Validation.bytes(rawSignature, field: "signature")
+        try Validation.appAttestAssertion(appAttestAssertion)
         let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .payment, counter: counter, transactionHash: signedHash)
         return try await commit { db in
             let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)

@@ -11,11 +11,12 @@ enum Validation {
         return raw.lowercased()
     }
 
-    /// 8 to 72 bytes of UTF-8: bcrypt ignores everything after byte 72, so longer passwords are refused
-    /// rather than silently truncated.
+    /// At least 8 characters (Unicode scalars, as JSON Schema's `minLength` counts them: three Chinese characters are
+    /// three, not nine) and at most 72 bytes of UTF-8: bcrypt ignores everything after byte 72, so longer passwords are
+    /// refused rather than silently truncated.
     static func newPassword(_ password: String) throws {
-        guard (8...72).contains(password.utf8.count) else {
-            throw APIError(.invalidPassword, "A password is 8 to 72 bytes of UTF-8.")
+        guard password.unicodeScalars.count >= 8, password.utf8.count <= 72 else {
+            throw APIError(.invalidPassword, "A password is at least 8 characters and at most 72 bytes of UTF-8.")
         }
     }
 
@@ -64,6 +65,15 @@ enum Validation {
             throw APIError(.invalidEncoding, "\(field) must be \(length) bytes.")
         }
         return data
+    }
+
+    /// An App Attest assertion as sent, checked whatever the deployment's App Attest mode (a field that is sent must be
+    /// well formed even where it is not used): canonical base64url of 1 byte to the verifier's bound.
+    static func appAttestAssertion(_ raw: String?) throws {
+        guard let raw else { return }
+        guard try !bytes(raw, field: "appAttestAssertion", maxLength: AppAttestVerifier.maxObjectSize).isEmpty else {
+            throw APIError(.invalidEncoding, "appAttestAssertion is empty.")
+        }
     }
 
     /// A non-negative signature counter.
