@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer) of the parsers of untrusted input. Each harness in Fuzz/ is compiled with the
 # sources it needs: those without package dependencies (BioAuthCore's parsers, the server's Accept parser) by swiftc
-# directly; the App Attest verifier, which needs swift-crypto and swift-certificates, as the package in
-# Fuzz/AppAttest (about two minutes the first time) and run for SECONDS (default 30) from a seed corpus made from the
+# directly; the App Attest verifier and the signed-payload and transaction encoders, which need swift-crypto and
+# swift-certificates, as executables of the package in Fuzz/Package (about two minutes to build the first time) and run for SECONDS (default 30) from a seed corpus made from the
 # real vectors in ../shared/vectors and from examples of valid input.
 #
 #   scripts/fuzz.sh            # every target, 30 s each
@@ -22,7 +22,8 @@ declare -A sources=(
     [json-members]="Sources/BioAuthCore/Wire/JSONMemberNames.swift Fuzz/JSONMemberNamesFuzz.swift"
     [display-name]="Sources/BioAuthCore/Text/DisplayName.swift Fuzz/DisplayNameFuzz.swift"
     [accept]="Sources/BioAuthServer/HTTP/AcceptHeader.swift Fuzz/AcceptHeaderFuzz.swift"
-    [app-attest]="package Fuzz/AppAttest"
+    [app-attest]="package AppAttestFuzz"
+    [encoders]="package EncoderFuzz"
 )
 
 seed() {
@@ -60,6 +61,18 @@ for path in glob.glob("../shared/vectors/appattest/*/*.json"):
             open(os.path.join(corpus, os.path.basename(path) + "." + key), "wb").write(prefix + data)
 PY
         ;;
+    encoders)
+        # One-byte-length fields: purpose, relying-party id, challenge, key id, counter, hash; then payment id,
+        # amount, currency, payee id, payee name (a login payload and a CNY 88.00 payment).
+        python3 - "$corpus" <<'PY'
+import os, sys
+def f(b): return bytes([len(b)]) + b
+seed = (f(b"login") + f(b"bank.example") + f(bytes(32)) + f(bytes(range(32))) + f((7).to_bytes(8, "big")) + f(b"")
+        + f(b"01a2082b-18de-71f9-95c5-6cd17613a1a7") + f((8800).to_bytes(8, "big")) + f(b"CNY") + f(b"coffee-1")
+        + f("Café Zoë".encode()))
+open(os.path.join(sys.argv[1], "login-and-payment"), "wb").write(seed)
+PY
+        ;;
     base64url) printf 'AAEC' > "$corpus/a"; printf '_-8' > "$corpus/b"; printf '' > "$corpus/empty" ;;
     json-members)
         printf '{"amountMinor":8800,"currency":"CNY","payeeId":"p","payeeName":"Coffee Shop"}' > "$corpus/payment"
@@ -81,7 +94,7 @@ PY
 }
 
 status=0
-for target in cbor base64url json-members display-name accept app-attest; do
+for target in cbor base64url json-members display-name accept app-attest encoders; do
     [[ -n "$only" && "$only" != "$target" ]] && continue
     dir="$out/$target"
     mkdir -p "$dir"
@@ -90,11 +103,11 @@ for target in cbor base64url json-members display-name accept app-attest; do
     # LeakSanitizer counts the harness's constants (initialized once, held for the whole run) as leaks at exit.
     asan_options=""
     if [[ ${sources[$target]} == package\ * ]]; then
-        package=${sources[$target]#package }
-        swift build -c release --package-path "$package" --scratch-path "$dir/build" \
+        product=${sources[$target]#package }
+        swift build -c release --package-path Fuzz/Package --scratch-path "$out/package-build" --product "$product" \
             -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library > "$dir/build.log" 2>&1 || {
             grep -v 'Cannot export local symbol' "$dir/build.log" | tail -40; exit 1; }
-        cp "$(swift build -c release --package-path "$package" --scratch-path "$dir/build" --show-bin-path)/AppAttestFuzz" "$dir/fuzzer"
+        cp "$(swift build -c release --package-path Fuzz/Package --scratch-path "$out/package-build" --show-bin-path)/$product" "$dir/fuzzer"
         max_len=8192  # an attestation is about 5 KiB
         asan_options="detect_leaks=0"
     else

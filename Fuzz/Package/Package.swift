@@ -1,11 +1,12 @@
 // swift-tools-version:6.0
-// libFuzzer harness for the App Attest attestation and assertion verifier. A package of its own, so that the
-// verifier and BioAuthCore (symbolic links to the main package's folders, compiled here unchanged) build with
-// coverage instrumentation without the rest of the server's dependencies. Built and run by scripts/fuzz.sh.
+// The libFuzzer harnesses that need package dependencies (swift-crypto, swift-certificates): the App Attest verifier
+// and the signed-payload and transaction encoders. A package of its own, so that the code under test (BioAuthCore and
+// the verifier, symbolic links to the main package's folders, compiled here unchanged) builds with coverage
+// instrumentation without the rest of the server's dependencies. Built and run by scripts/fuzz.sh.
 import PackageDescription
 
 let package = Package(
-    name: "AppAttestFuzz",
+    name: "BioAuthFuzz",
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -23,5 +24,6 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "AppAttestFuzz", dependencies: ["AppAttestVerification", "BioAuthCore"]),
+        .executableTarget(name: "EncoderFuzz", dependencies: ["BioAuthCore"]),
     ]
 )
