@@ -1,6 +1,5 @@
-#if canImport(UIKit) && canImport(SwiftUI)
+#if canImport(UIKit)
 import BioAuthClient
-import SwiftUI
 import UIKit
 
 /// Feeds UIKit's app lifecycle notifications into an ``AppLock``, so no prompt is shown before the app is
@@ -43,59 +42,6 @@ public final class AppLifecycleObserver {
     public func invalidate() {
         for token in tokens { NotificationCenter.default.removeObserver(token) }
         tokens.removeAll()
-    }
-}
-
-/// Feeds SwiftUI's `scenePhase` into an ``AppLock``.
-struct BioAuthLifecycleModifier: ViewModifier {
-    let lock: AppLock
-    @Environment(\.scenePhase) private var scenePhase
-    @State private var last: AppPhase = .background
-    @State private var queue = LifecycleQueue()
-
-    func body(content: Content) -> some View {
-        content
-            .onAppear { apply(Self.phase(scenePhase)) }
-            .onChange(of: scenePhase) { newPhase in apply(Self.phase(newPhase)) }
-    }
-
-    private func apply(_ phase: AppPhase) {
-        queue.enqueue(AppLifecycleEvent.events(from: last, to: phase), to: lock, onLocked: nil)
-        last = phase
-    }
-
-    static func phase(_ scenePhase: ScenePhase) -> AppPhase {
-        switch scenePhase {
-        case .active: .active
-        case .inactive: .inactive
-        default: .background
-        }
-    }
-}
-
-/// Delivers lifecycle events to the lock one after another, in the order they happened.
-@MainActor
-final class LifecycleQueue {
-    private var tail: Task<Void, Never>?
-
-    func enqueue(_ events: [AppLifecycleEvent], to lock: AppLock, onLocked: (@MainActor @Sendable () -> Void)?) {
-        guard !events.isEmpty else { return }
-        let previous = tail
-        tail = Task { @MainActor in
-            await previous?.value
-            for event in events {
-                let state = try? await lock.handle(event)
-                if state == .locked { onLocked?() }
-            }
-        }
-    }
-}
-
-extension View {
-    /// Feeds this scene's `scenePhase` into `lock`: prompts wait for `.active`; returning after the grace
-    /// period locks the app.
-    public func bioAuthLifecycle(_ lock: AppLock) -> some View {
-        modifier(BioAuthLifecycleModifier(lock: lock))
     }
 }
 #endif

@@ -16,8 +16,8 @@ public struct IntegrationWarning: Hashable, Sendable, CustomStringConvertible {
 public enum IntegrationCheck {
     /// Warnings for the app's `Info.plist` (`Bundle.main.infoDictionary`) on a device with `biometry`.
     ///
-    /// - `missing_face_id_usage_description`: without `NSFaceIDUsageDescription` Face ID is refused for the app
-    ///   (on a device the prompt never appears and evaluation fails), so every biometric flow fails.
+    /// - `missing_face_id_usage_description`: without `NSFaceIDUsageDescription` an app may not use Face ID: iOS ends
+    ///   it when it asks (the Simulator shows a compatibility alert instead), so every biometric flow fails.
     /// - `empty_face_id_usage_description`: present but blank; App Review rejects it and users see no reason.
     /// - `missing_chinese_localization`: the app uses Simplified Chinese prompts but does not declare `zh-Hans`
     ///   (`CFBundleLocalizations`), so the system's own buttons stay in English.

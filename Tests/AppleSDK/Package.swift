@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+// BioAuthApple compiled and run on Linux against stand-ins for Apple's frameworks: LocalAuthentication, Security,
+// CryptoKit (Secure Enclave) and DeviceCheck, each declaring what the iOS 18 SDK declares to Swift for the parts
+// BioAuth uses (the source of each declaration is at the top of its file), and UIKit's app and device, built as SDK modules are (Swift 5 mode,
+// library evolution), with a scripted phone behind them (AppleDeviceSimulation) that behaves as iOS documents.
+// BioAuthApple's own files are the main package's (a symbolic link), compiled as the module BioAuthAppleUnderTest (target
+// names must differ from the main package's) in Swift 6 mode with warnings as errors.
+// The stand-ins are named as Apple's modules, so any package in this build that checks `canImport(Security)` would
+// compile its Apple-only code against them: only BioAuthClient and swift-crypto (whose Apple paths depend on the OS,
+// not on canImport) are in the graph. Test-only: nothing here is part of a product users build. Run by
+// scripts/apple-check.sh.
+import PackageDescription
+
+let sdk: [SwiftSetting] = [.swiftLanguageMode(.v5), .unsafeFlags(["-enable-library-evolution"])]
+
+let package = Package(
+    name: "AppleSDK",
+    dependencies: [
+        .package(name: "BioAuth", path: "../.."),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        .target(name: "AppleDeviceSimulation", path: "Stubs/AppleDeviceSimulation"),
+        .target(name: "LocalAuthentication", dependencies: ["AppleDeviceSimulation"], path: "Stubs/LocalAuthentication", swiftSettings: sdk),
+        .target(name: "Security", dependencies: ["AppleDeviceSimulation"], path: "Stubs/Security", swiftSettings: sdk),
+        .target(
+            name: "CryptoKit",
+            dependencies: ["AppleDeviceSimulation", "LocalAuthentication", "Security", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Stubs/CryptoKit", swiftSettings: sdk),
+        .target(name: "DeviceCheck", dependencies: ["AppleDeviceSimulation"], path: "Stubs/DeviceCheck", swiftSettings: sdk),
+        .target(name: "UIKit", path: "Stubs/UIKit", swiftSettings: sdk),
+        .target(
+            name: "BioAuthAppleUnderTest",
+            dependencies: [
+                .product(name: "BioAuthClient", package: "BioAuth"), .product(name: "BioAuthCore", package: "BioAuth"),
+                "LocalAuthentication", "Security", "CryptoKit", "DeviceCheck", "UIKit",
+            ],
+            path: "Sources/BioAuthApple",
+            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
+        .testTarget(
+            name: "AppleAdapterTests",
+            dependencies: [
+                "BioAuthAppleUnderTest", "AppleDeviceSimulation", "LocalAuthentication", "Security", "DeviceCheck", "UIKit",
+                .product(name: "BioAuthClient", package: "BioAuth"), .product(name: "BioAuthCore", package: "BioAuth"),
+            ],
+            // Swift Testing declares an overlay for Testing + UIKit that exists only in Apple's toolchains.
+            swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-cross-import-overlays"])]),
+    ]
+)

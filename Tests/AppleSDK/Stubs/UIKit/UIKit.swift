@@ -1,0 +1,63 @@
+// UIKit as the iOS 18 SDK declares it to Swift, for the parts BioAuth and its example use. Declarations from
+// developer.apple.com/documentation/uikit: UIApplication (a main-actor class: shared, applicationState, State, and
+// the nonisolated notification names didBecomeActiveNotification, willResignActiveNotification,
+// didEnterBackgroundNotification, willEnterForegroundNotification) and UIDevice (main actor: current, name).
+@_exported import Foundation  // UIKit re-exports Foundation, as the SDK module does
+
+/// The app.
+@MainActor
+open class UIApplication {
+    /// The app's states.
+    public enum State: Int, @unchecked Sendable {
+        case active = 0
+        case inactive = 1
+        case background = 2
+    }
+
+    private static let instance = UIApplication()
+    private var state: State = .background
+
+    /// The app.
+    open class var shared: UIApplication { instance }
+    /// Whether the app is active, inactive or in the background.
+    open var applicationState: State { state }
+
+    nonisolated public static let didBecomeActiveNotification = NSNotification.Name("UIApplicationDidBecomeActiveNotification")
+    nonisolated public static let willResignActiveNotification = NSNotification.Name("UIApplicationWillResignActiveNotification")
+    nonisolated public static let didEnterBackgroundNotification = NSNotification.Name("UIApplicationDidEnterBackgroundNotification")
+    nonisolated public static let willEnterForegroundNotification = NSNotification.Name("UIApplicationWillEnterForegroundNotification")
+
+    /// Moves the simulated app to `state`, posting the notifications iOS posts on the way. (iOS posts them on the main
+    /// thread; Linux's Foundation delivers a notification to `OperationQueue.main` by waiting for the main queue, which
+    /// would wait for itself, so the stand-in posts from another thread and waits until they are delivered.)
+    @_spi(Simulation) public func simulateTransition(to newState: State) async {
+        var names: [NSNotification.Name] = []
+        switch (state, newState) {
+        case (.background, .active), (.background, .inactive):
+            names.append(Self.willEnterForegroundNotification)
+            if newState == .active { names.append(Self.didBecomeActiveNotification) }
+        case (.inactive, .active):
+            names.append(Self.didBecomeActiveNotification)
+        case (.active, .inactive):
+            names.append(Self.willResignActiveNotification)
+        case (.active, .background):
+            names += [Self.willResignActiveNotification, Self.didEnterBackgroundNotification]
+        case (.inactive, .background):
+            names.append(Self.didEnterBackgroundNotification)
+        default: break
+        }
+        state = newState
+        let posted = names
+        await Task.detached { for name in posted { NotificationCenter.default.post(name: name, object: nil) } }.value
+    }
+}
+
+/// The device.
+@MainActor
+open class UIDevice {
+    private static let instance = UIDevice()
+    /// The current device.
+    open class var current: UIDevice { instance }
+    /// The device's name (on iOS 16 and later a generic name such as "iPhone" unless the app has the entitlement).
+    open var name: String { "iPhone" }
+}
