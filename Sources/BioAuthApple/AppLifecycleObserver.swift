@@ -8,7 +8,8 @@ import UIKit
 /// Keep it alive as long as the lock (for example as a property of your app delegate). For SwiftUI scenes,
 /// the `bioAuthLifecycle(_:)` view modifier does the same from `scenePhase`; use one of the two, not both.
 ///
-/// Not run on a device here: written against Apple's documentation and checked with `swiftc -parse`.
+/// Not run on a device: compiled on Linux against stand-ins for the SDK's declarations and run against a scripted
+/// phone (docs/APPLE.md, "Proven on Linux").
 @MainActor
 public final class AppLifecycleObserver {
     private let lock: AppLock

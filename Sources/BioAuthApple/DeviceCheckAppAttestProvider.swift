@@ -7,7 +7,8 @@ import Foundation
 /// Needs the App Attest capability (`com.apple.developer.devicecheck.appattest-environment` entitlement) and a
 /// registered app id; `isSupported` is false on the Simulator.
 ///
-/// Not run on a device here: written against Apple's documentation and checked with `swiftc -parse`.
+/// Not run on a device: compiled on Linux against stand-ins for the SDK's declarations and run against a scripted
+/// phone (docs/APPLE.md, "Proven on Linux").
 public struct DeviceCheckAppAttestProvider: AppAttestProvider {
     /// The shared App Attest service.
     public init() {}

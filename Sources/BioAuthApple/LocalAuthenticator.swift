@@ -15,7 +15,8 @@ import Foundation
 ///   without a second prompt, and its `evaluatedPolicyDomainState` (or `domainState.biometry.stateHash` on
 ///   iOS 18 / macOS 15) for enrollment-change detection.
 ///
-/// Not run on a device here: written against Apple's documentation and checked with `swiftc -parse`.
+/// Not run on a device: compiled on Linux against stand-ins for the SDK's declarations and run against a scripted
+/// phone (docs/APPLE.md, "Proven on Linux").
 public struct LocalAuthenticator: BiometricAuthenticator {
     /// An authenticator over the system's LocalAuthentication.
     public init() {}

@@ -13,7 +13,8 @@ import Security
 /// Signing uses the `LAContext` that `LocalAuthenticator` evaluated, so the payment prompt the user saw
 /// ("Pay ¥88.00 to Coffee Shop") is the one that unlocks the signature, and no second prompt appears.
 ///
-/// Not run on a device here: written against Apple's documentation and checked with `swiftc -parse`.
+/// Not run on a device: compiled on Linux against stand-ins for the SDK's declarations and run against a scripted
+/// phone (docs/APPLE.md, "Proven on Linux").
 public struct SecureEnclaveKeyHardware: KeyHardware {
     /// Secure Enclave hardware.
     public init() {}

@@ -8,7 +8,8 @@ import Security
 /// while the device has a passcode and only on this device (`kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly`:
 /// not in backups, not migrated to a new phone, deleted when the passcode is removed).
 ///
-/// Not run on a device here: written against Apple's documentation and checked with `swiftc -parse`.
+/// Not run on a device: compiled on Linux against stand-ins for the SDK's declarations and run against a scripted
+/// phone (docs/APPLE.md, "Proven on Linux").
 public struct SystemKeychain: KeychainBackend {
     /// `kSecAttrService` of every item.
     public let service: String
