@@ -6,7 +6,7 @@ import SwiftUI
 /// The lock screen: shown while the session is locked; "Unlock with Face ID" unlocks with the device key,
 /// "Sign in with Password" ends the session. Texts and decisions come from `BioAuthScreens`.
 ///
-/// Not run on a device here: written against Apple's documentation and checked with `swiftc -parse`.
+/// Not run on a device: type-checked on Linux against stand-ins for the SDK's declarations (docs/APPLE.md).
 public struct BioAuthLockScreen: View {
     private let flows: BioAuthFlows
     private let screens: BioAuthScreens

@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // BioAuthApple compiled and run on Linux against stand-ins for Apple's frameworks: LocalAuthentication, Security,
 // CryptoKit (Secure Enclave) and DeviceCheck, each declaring what the iOS 18 SDK declares to Swift for the parts
-// BioAuth uses (the source of each declaration is at the top of its file), and UIKit's app and device, built as SDK modules are (Swift 5 mode,
+// BioAuth uses (the source of each declaration is at the top of its file), UIKit's app and device, and SwiftUI's
+// declarations for type-checking (with Combine's ObservableObject), built as SDK modules are (Swift 5 mode,
 // library evolution), with a scripted phone behind them (AppleDeviceSimulation) that behaves as iOS documents.
 // BioAuthApple's own files are the main package's (a symbolic link), compiled as the module BioAuthAppleUnderTest (target
 // names must differ from the main package's) in Swift 6 mode with warnings as errors.
@@ -29,11 +30,13 @@ let package = Package(
             path: "Stubs/CryptoKit", swiftSettings: sdk),
         .target(name: "DeviceCheck", dependencies: ["AppleDeviceSimulation"], path: "Stubs/DeviceCheck", swiftSettings: sdk),
         .target(name: "UIKit", path: "Stubs/UIKit", swiftSettings: sdk),
+        .target(name: "Combine", path: "Stubs/Combine", swiftSettings: sdk),
+        .target(name: "SwiftUI", dependencies: ["Combine", "UIKit"], path: "Stubs/SwiftUI", swiftSettings: sdk),
         .target(
             name: "BioAuthAppleUnderTest",
             dependencies: [
                 .product(name: "BioAuthClient", package: "BioAuth"), .product(name: "BioAuthCore", package: "BioAuth"),
-                "LocalAuthentication", "Security", "CryptoKit", "DeviceCheck", "UIKit",
+                "LocalAuthentication", "Security", "CryptoKit", "DeviceCheck", "UIKit", "SwiftUI",
             ],
             path: "Sources/BioAuthApple",
             swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
