@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 
-/// A ``BioAuthClient/SecureStore`` in a folder, one file per key, for the command-line phone simulator.
+/// A `SecureStore` in a folder, one file per key, for the command-line phone simulator.
 ///
 /// **Not secure**: values are plain files, protected only by file permissions (folder 0700, files 0600).
 /// Never use it in an app; the Keychain store is the real one.
@@ -27,6 +27,7 @@ public actor FileSecureStore: SecureStore {
         self.directory = directory
     }
 
+    /// The value stored under `key`, or `nil`.
     public func data(forKey key: String) throws -> Data? {
         let url = try fileURL(key)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
@@ -37,6 +38,7 @@ public actor FileSecureStore: SecureStore {
         }
     }
 
+    /// Stores `data` under `key` (written to a temporary file, then moved into place).
     public func set(_ data: Data, forKey key: String) throws {
         let url = try fileURL(key)
         let temporary = directory.appendingPathComponent(".\(key).\(UUID().uuidString).tmp")
@@ -50,6 +52,7 @@ public actor FileSecureStore: SecureStore {
         }
     }
 
+    /// Removes the value under `key`; removing what is not there is not an error.
     public func removeValue(forKey key: String) throws {
         let url = try fileURL(key)
         guard FileManager.default.fileExists(atPath: url.path) else { return }
@@ -60,6 +63,7 @@ public actor FileSecureStore: SecureStore {
         }
     }
 
+    /// Whether a value is stored under `key`.
     public func containsValue(forKey key: String) throws -> Bool {
         FileManager.default.fileExists(atPath: try fileURL(key).path)
     }

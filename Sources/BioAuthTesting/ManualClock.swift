@@ -9,6 +9,7 @@ public final class ManualClock: WallClock, @unchecked Sendable {
     /// A clock showing `start` (2026-01-01T00:00:00Z by default).
     public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) { self.current = start }
 
+    /// The time the test set.
     public var now: Date { lock.withLock { current } }
 
     /// Moves the clock by `seconds` (negative moves it back, like a user changing the device's time).

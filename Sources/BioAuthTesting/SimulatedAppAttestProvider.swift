@@ -69,6 +69,7 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
     /// Makes the device misbehave from now on.
     public func setTamper(_ tamper: Tamper) { self.tamper = tamper }
 
+    /// A new key in the simulated Enclave; its id (32 bytes).
     public func generateKey() async throws -> Data {
         guard isSupported else { throw AppAttestProviderError(code: "app_attest_unsupported", reason: "this device does not support App Attest") }
         if tamper == .reuseFirstKey, let firstKeyID { return firstKeyID }
@@ -79,6 +80,7 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
         return keyID
     }
 
+    /// An attestation of `keyID` over `clientDataHash`, signed by the test certificate authority.
     public func attestKey(_ keyID: Data, clientDataHash: Data) async throws -> Data {
         guard let entry = keys[keyID] else { throw AppAttestProviderError(code: "app_attest_invalid_key", reason: "unknown key") }
         let aaguid = environment == "development" ? Data("appattestdevelop".utf8) : Data("appattest".utf8) + Data(count: 7)
@@ -114,6 +116,7 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
         ]))
     }
 
+    /// An assertion by `keyID` over `clientDataHash`, with the next counter.
     public func generateAssertion(_ keyID: Data, clientDataHash: Data) async throws -> Data {
         guard var entry = keys[keyID] else { throw AppAttestProviderError(code: "app_attest_invalid_key", reason: "unknown key") }
         if tamper != .repeatCounter || entry.counter == 0 { entry.counter += 1 }

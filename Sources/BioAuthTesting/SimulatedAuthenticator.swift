@@ -9,7 +9,7 @@ import Foundation
 /// - A prompt waits for the user: script outcomes ahead with ``script(_:)`` or answer a visible prompt with
 ///   ``perform(_:)``.
 /// - 3 non-matches end one prompt with -1; 5 consecutive failures lock biometrics (-8) until a passcode
-///   evaluation (``AuthenticationPolicy/deviceOwner`` answered with ``Outcome/passcode``) succeeds.
+///   evaluation (`AuthenticationPolicy.deviceOwner` answered with ``Outcome/passcode``) succeeds.
 /// - Evaluating while the app is inactive fails with -1004; the app going inactive ends a visible prompt
 ///   with -4.
 /// - ``changeEnrollment()`` changes the domain state, which invalidates ``SoftwareDeviceKeyStore`` keys.
@@ -46,7 +46,7 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
 
     /// The device's set-up.
     public struct Configuration: Sendable {
-        /// The sensor; ``BiometryKind/none`` for a device without one.
+        /// The sensor; `BiometryKind.none` for a device without one.
         public var kind: BiometryKind
         /// Whether a finger or face is enrolled.
         public var enrolled: Bool
@@ -168,6 +168,7 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
 
     // MARK: BiometricAuthenticator
 
+    /// Whether `policy` can be evaluated on the simulated device now, and why not.
     public func availability(for policy: AuthenticationPolicy) -> BiometricAvailability {
         if policy == .deviceOwner {
             return configuration.passcodeSet ? .available(configuration.kind) : .unavailable(BiometricError(laErrorCode: -5))
@@ -179,10 +180,12 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
         return .available(configuration.kind)
     }
 
+    /// The current enrollment fingerprint, or `nil` when biometrics are unavailable.
     public func currentDomainState() -> Data? {
         availability(for: .biometrics).isAvailable ? enrollment : nil
     }
 
+    /// Shows `prompt` and plays the next scripted outcome.
     public func evaluate(_ prompt: BiometricPrompt) async throws -> AuthenticationContext {
         guard !prompt.reason.isEmpty else { throw BiometricError(.invalidPrompt, reason: "empty reason") }
         guard configuration.appActive else { throw BiometricError(laErrorCode: -1004) }

@@ -11,8 +11,8 @@ import Foundation
 /// - a passcode (device-owner) evaluation unlocks nothing;
 /// - a key made before an enrollment change is invalidated and deleted at its next use.
 ///
-/// It is the portable ``HardwareKeyStore`` over ``SoftwareKeyHardware``, so every test that uses it also tests
-/// the store a device uses. The private keys are plain bytes in the given ``SecureStore``: this is for tests
+/// It is the portable `HardwareKeyStore` over ``SoftwareKeyHardware``, so every test that uses it also tests
+/// the store a device uses. The private keys are plain bytes in the given `SecureStore`: this is for tests
 /// and simulators only.
 public actor SoftwareDeviceKeyStore: DeviceKeyStore {
     private let store: HardwareKeyStore
@@ -22,16 +22,21 @@ public actor SoftwareDeviceKeyStore: DeviceKeyStore {
         store = HardwareKeyStore(hardware: SoftwareKeyHardware(authenticator: authenticator), authenticator: authenticator, storage: storage)
     }
 
+    /// Creates a key under `tag`.
     public func createKey(tag: String) async throws -> DevicePublicKey { try await store.createKey(tag: tag) }
+    /// The public key under `tag`, or `nil`.
     public func publicKey(tag: String) async throws -> DevicePublicKey? { try await store.publicKey(tag: tag) }
+    /// Whether the key under `tag` is valid, invalidated by an enrollment change, or absent.
     public func keyState(tag: String) async -> DeviceKeyState { await store.keyState(tag: tag) }
+    /// Signs `message` with the key under `tag`, unlocked by a biometric `context`.
     public func sign(_ message: Data, tag: String, context: AuthenticationContext) async throws -> Data {
         try await store.sign(message, tag: tag, context: context)
     }
+    /// Deletes the key under `tag`.
     public func deleteKey(tag: String) async throws { try await store.deleteKey(tag: tag) }
 }
 
-/// ``KeyHardware`` in software, paired with a ``SimulatedAuthenticator``: like the Secure Enclave, it refuses a
+/// `KeyHardware` in software, paired with a ``SimulatedAuthenticator``: like the Secure Enclave, it refuses a
 /// key whose enrollment changed (`.biometryCurrentSet`) and signs only with an unused successful biometric
 /// context of its authenticator. The handle holds the private key in the clear.
 public struct SoftwareKeyHardware: KeyHardware {
@@ -50,12 +55,14 @@ public struct SoftwareKeyHardware: KeyHardware {
         self.isAvailable = isAvailable
     }
 
+    /// A new software P-256 key: its handle and its public key (X9.63).
     public func makeKey() async throws -> (handle: Data, publicKey: Data) {
         let key = P256.Signing.PrivateKey()
         let handle = Handle(privateKey: key.rawRepresentation, enrollment: await authenticator.enrollment)
         return (try JSONEncoder().encode(handle), key.publicKey.x963Representation)
     }
 
+    /// Signs `message` with the key `handle` names, if `context` is a biometric evaluation of the current enrollment.
     public func sign(_ message: Data, handle: Data, context: AuthenticationContext) async throws -> Data {
         guard let handle = try? JSONDecoder().decode(Handle.self, from: handle),
             let key = try? P256.Signing.PrivateKey(rawRepresentation: handle.privateKey)

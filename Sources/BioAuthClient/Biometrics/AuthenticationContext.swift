@@ -11,7 +11,7 @@ public struct AuthenticationContext: Sendable {
     public let id: UUID
     /// The policy that was evaluated. Only ``AuthenticationPolicy/biometrics`` contexts unlock device keys.
     public let policy: AuthenticationPolicy
-    /// The sensor that was used (``BiometryKind/none`` when the passcode was used).
+    /// The sensor that was used (`BiometryKind.none` when the passcode was used).
     public let biometryKind: BiometryKind
     /// The enrollment fingerprint at evaluation time (`evaluatedPolicyDomainState`), if the backend has one.
     public let domainState: Data?

@@ -8,7 +8,7 @@ public enum BiometricAvailability: Hashable, Sendable {
     /// It can't, and this is why (not enrolled, no passcode, locked out, no sensor, ...).
     case unavailable(BiometricError)
 
-    /// The sensor kind when available, otherwise ``BiometryKind/none``.
+    /// The sensor kind when available, otherwise `BiometryKind.none`.
     public var kind: BiometryKind {
         if case .available(let kind) = self { return kind }
         return .none

@@ -8,7 +8,7 @@ public enum LocalAuthenticationMapping {
     public static let errorDomain = "com.apple.LocalAuthentication"
 
     /// The sensor for an `LABiometryType` raw value: none 0, Touch ID 1, Face ID 2, Optic ID 4. A value Apple adds
-    /// later reads as ``BiometryKind/none`` (the SDK treats it as "a biometric we can't name").
+    /// later reads as `BiometryKind.none` (the SDK treats it as "a biometric we can't name").
     public static func biometryKind(laBiometryTypeRawValue raw: Int) -> BiometryKind {
         switch raw {
         case 1: .touchID
@@ -22,6 +22,7 @@ public enum LocalAuthenticationMapping {
     /// type is only meaningful after a successful check).
     ///
     /// - Parameters:
+    ///   - policy: the policy that was checked.
     ///   - canEvaluate: what `canEvaluatePolicy` returned.
     ///   - errorCode: the `LAError` code it set, if any.
     ///   - biometryTypeRawValue: `biometryType.rawValue`, read after the check.

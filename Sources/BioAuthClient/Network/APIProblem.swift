@@ -2,8 +2,8 @@ import BioAuthCore
 
 /// A failure reported by the BioAuth server (its problem document) or met while talking to it.
 ///
-/// Branch on ``code``: the server's stable ``BioAuthCore/ProblemCode``s, plus ``BioAuthCore/ProblemCode/serverUnreachable``
-/// and ``BioAuthCore/ProblemCode/unexpectedResponse`` for failures on the way. Equality compares the code.
+/// Branch on ``code``: the server's stable `ProblemCode`s, plus `ProblemCode.serverUnreachable`
+/// and `ProblemCode.unexpectedResponse` for failures on the way. Equality compares the code.
 public struct APIProblem: Error, Hashable, Sendable, CustomStringConvertible {
     /// The stable code.
     public let code: ProblemCode

@@ -2,7 +2,7 @@ import BioAuthCore
 
 /// Formats an integer amount in minor units for display: `¥88.00`, `US$1,234.56`, `JP¥500`, `KWD 1.250`.
 ///
-/// Integer arithmetic only (through ``BioAuthCore/Money/decimalString``) and a fixed symbol table, so every
+/// Integer arithmetic only (through `Money.decimalString`) and a fixed symbol table, so every
 /// platform shows the same characters for the same amount: the text the user approves in a payment prompt
 /// does not depend on the ICU version of the device.
 enum MoneyFormatter {

@@ -7,7 +7,7 @@ public struct DeviceBinding: Codable, Hashable, Sendable {
     public var accountID: String
     /// The ``DeviceKeyStore`` tag of the key.
     public var keyTag: String
-    /// The key's public half (its ``BioAuthCore/DevicePublicKey/keyID`` is what the server knows it by).
+    /// The key's public half (its `DevicePublicKey.keyID` is what the server knows it by).
     public var publicKey: DevicePublicKey
     /// The sensor the key was enabled with.
     public var biometry: BiometryKind

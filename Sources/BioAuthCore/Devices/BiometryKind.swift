@@ -33,6 +33,7 @@ public struct BiometryKind: RawRepresentable, Hashable, Sendable, Codable, Custo
         self.backing = backing
     }
 
+    /// The stable name: `"faceID"`, `"touchID"`, `"opticID"` or `"none"`.
     public var rawValue: String { backing.rawValue }
     public var description: String { backing.rawValue }
 

@@ -7,6 +7,7 @@ import Foundation
 /// Encoding writes whole seconds in UTC, as the API always has. Decoding accepts any RFC 3339 date-time:
 /// fractional seconds (kept to the microsecond) and a `Z` or `±hh:mm` offset.
 public struct InternetDateTime: Sendable {
+    /// The converter (it has no settings).
     public init() {}
 
     /// The date as `yyyy-MM-ddTHH:mm:ssZ` (UTC, seconds rounded down). Years outside 0001–9999 are refused.

@@ -3,6 +3,7 @@
 /// Shared by the server, which chooses them, and the client, which turns them into typed errors. A struct of
 /// static members so new codes don't break callers; an unknown code from a newer server keeps its raw value.
 public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The code as the server writes it, e.g. `"challenge_used"`.
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }

@@ -27,6 +27,7 @@ public struct SignedPayload: Hashable, Sendable {
         /// Setting or changing the payment PIN without the account password.
         public static let paymentPIN = Purpose(rawValue: "pin")
 
+        /// The purpose as signed: lowercase ASCII letters.
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
@@ -100,13 +101,13 @@ public struct SignedPayload: Hashable, Sendable {
     }
 }
 
-/// A signed payload field has the wrong size or form.
 extension SignedPayload {
     /// SHA-256 of ``bytes``: the client-data hash of the App Attest attestation or assertion sent in the same
     /// request, which binds the secure environment check to this exact payload.
     public var appAttestClientDataHash: Data { Data(SHA256.hash(data: bytes)) }
 }
 
+/// A signed payload field has the wrong size or form.
 public struct SignedPayloadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong.
     public let description: String

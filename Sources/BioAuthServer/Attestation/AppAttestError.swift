@@ -3,7 +3,7 @@ import BioAuthCore
 /// Why an App Attest attestation or assertion was refused. One code per verification step, so a report
 /// says exactly which check failed.
 public struct AppAttestError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The problem code the API answers with (one of the `app_attest_*` ``ProblemCode``s).
+    /// The problem code the API answers with (one of the `app_attest_*` `ProblemCode`s).
     public let problem: ProblemCode
     /// A diagnostic without secrets.
     public let reason: String

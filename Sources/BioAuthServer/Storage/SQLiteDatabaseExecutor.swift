@@ -6,7 +6,7 @@ import SQLKit
 ///
 /// SQLite has one writer at a time anyway; one connection used by one unit of work at a time makes every
 /// unit exclusive, so no request can see or interleave with another's open work. Units of work run on the
-/// executor's own thread (``DatabaseThread``), and their statements run at once on it — no hop per statement.
+/// executor's own thread (`DatabaseThread`), and their statements run at once on it — no hop per statement.
 ///
 /// **Group commit.** Committing is the slow part: with `synchronous = FULL` every commit waits for the disk.
 /// Units of work that arrive while others run share one SQLite transaction: each runs inside its own
