@@ -84,7 +84,9 @@ struct BenchCommandTests {
         #expect((result.peakResidentBytes ?? 0) > 0)
         #expect(result.databaseThreadCPUSeconds != nil, "the server process's database thread is found and measured")
         let text = BenchReport(result: result).text
-        #expect(text.contains("CPU in the measured phase: server process") && text.contains("of the server process"))
+        // The report is printed with a failure: this line was once missing under a double load, with every number above
+        // in place (seen once in six runs of two suites at a time; the cause is not known yet).
+        #expect(text.contains("CPU in the measured phase: server process") && text.contains("of the server process"), "\(text)")
     }
 
     @Test("the database thread's CPU time per operation is reported as the ceiling it puts on one server")
