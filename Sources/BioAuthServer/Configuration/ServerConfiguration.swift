@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     public var accountLockDuration: TimeInterval = 15 * 60
     /// Lifetime of an access token.
     public var accessTokenLifetime: TimeInterval = 15 * 60
+    /// Seconds a graceful shutdown (SIGTERM, SIGINT) waits for requests in flight before it cancels them (30).
+    public var shutdownTimeout: TimeInterval = 30
     /// Lifetime of a refresh token.
     public var refreshTokenLifetime: TimeInterval = 30 * 24 * 3600
     /// Lifetime of a biometric sign-in challenge.
@@ -85,7 +87,7 @@ public struct ServerConfiguration: Sendable {
             ("account lock duration", accountLockDuration), ("access token lifetime", accessTokenLifetime),
             ("refresh token lifetime", refreshTokenLifetime), ("login challenge lifetime", loginChallengeLifetime),
             ("registration challenge lifetime", registrationChallengeLifetime), ("payment lifetime", paymentLifetime),
-            ("PIN lock duration", pinLockDuration),
+            ("PIN lock duration", pinLockDuration), ("shutdown timeout", shutdownTimeout),
         ] where !(value > 0) {
             throw fail("\(name) must be positive")
         }

@@ -79,6 +79,17 @@ final class ServerProcess: Sendable {
         if process.isRunning { kill(pid, SIGKILL) }
     }
 
+    /// Waits up to `seconds` for the process to end; its exit status, or `nil` if it is still running or a signal ended it.
+    func exitStatus(within seconds: Double) async -> Int32? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        guard !process.isRunning, process.terminationReason == .exit else { return nil }
+        return process.terminationStatus
+    }
+
+    /// The server's output so far.
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
     /// The end of the server's output, for an error message.
     private func logTail() -> String {
         let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""

@@ -3,6 +3,7 @@ import BioAuthServer
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -55,6 +56,9 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("trusted-proxy"),
         help: "A reverse proxy's IP address whose X-Forwarded-For names the client (repeat for several; default none).")
     var trustedProxies: [String] = []
+
+    @Option(help: "Seconds a graceful shutdown (SIGTERM, SIGINT) waits for requests in flight before cancelling them (default 30).")
+    var shutdownTimeout: Double?
 
     @Option(help: "Seconds an access token lives (default 900).")
     var accessTokenLifetime: Double?
@@ -125,6 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.pinKeyPath = pinKey ?? environment["BIOAUTH_PIN_KEY"] ?? configuration.pinKeyPath
         configuration.accessTokenLifetime =
             try accessTokenLifetime ?? seconds("BIOAUTH_ACCESS_TOKEN_LIFETIME") ?? configuration.accessTokenLifetime
+        configuration.shutdownTimeout = try shutdownTimeout ?? seconds("BIOAUTH_SHUTDOWN_TIMEOUT") ?? configuration.shutdownTimeout
         configuration.refreshTokenLifetime =
             try refreshTokenLifetime ?? seconds("BIOAUTH_REFRESH_TOKEN_LIFETIME") ?? configuration.refreshTokenLifetime
         configuration.loginChallengeLifetime =
@@ -180,6 +185,11 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = configuration.logLevel
         let app = try await BioAuthServerApplication.make(configuration: configuration, logger: logger)
         logger.info("BioAuth listening on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))")
-        try await app.runService()
+        // SIGTERM or SIGINT: stop accepting connections, let requests in flight finish (up to the shutdown timeout, then
+        // cancel them: a cancelled request is answered 400 if it can still be), close the database, exit 0.
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownTimeout * 1000))
+        try await ServiceGroup(configuration: group).run()
+        logger.info("BioAuth stopped")
     }
 }
