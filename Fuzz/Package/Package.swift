@@ -23,7 +23,9 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
-        .executableTarget(name: "AppAttestFuzz", dependencies: ["AppAttestVerification", "BioAuthCore"]),
-        .executableTarget(name: "EncoderFuzz", dependencies: ["BioAuthCore"]),
+        // The entry every harness hands over to libFuzzer through.
+        .target(name: "FuzzDriver"),
+        .executableTarget(name: "AppAttestFuzz", dependencies: ["AppAttestVerification", "BioAuthCore", "FuzzDriver"]),
+        .executableTarget(name: "EncoderFuzz", dependencies: ["BioAuthCore", "FuzzDriver"]),
     ]
 )

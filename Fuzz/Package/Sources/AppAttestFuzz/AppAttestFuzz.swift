@@ -1,5 +1,6 @@
 import AppAttestVerification
 import BioAuthCore
+import FuzzDriver
 import Dispatch
 import Foundation
 
@@ -53,17 +54,8 @@ public func fuzzAppAttest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links an executable with `main` defined as `<module>_main`, which a file compiled as a library (as libFuzzer
-// needs) does not have: define it to hand over to libFuzzer's driver, which then calls the entry above.
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
+// The executable's entry (see FuzzDriver).
 @_cdecl("AppAttestFuzz_main")
 public func appAttestFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv) { data, size in fuzzAppAttest(data, size) }
+    runLibFuzzer(argc, argv, fuzzAppAttest)
 }

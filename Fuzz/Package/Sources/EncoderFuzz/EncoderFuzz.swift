@@ -1,4 +1,5 @@
 import BioAuthCore
+import FuzzDriver
 import Foundation
 
 // libFuzzer entry: the signed-payload and canonical-transaction encoders, on any field values. The input is read as
@@ -75,17 +76,8 @@ public func fuzzEncoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links an executable with `main` defined as `<module>_main`; hand over to libFuzzer's driver (see
-// AppAttestFuzz).
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
+// The executable's entry (see FuzzDriver).
 @_cdecl("EncoderFuzz_main")
 public func encoderFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv) { data, size in fuzzEncoders(data, size) }
+    runLibFuzzer(argc, argv, fuzzEncoders)
 }
