@@ -64,14 +64,11 @@ extension BioAuthService {
     ///
     /// - Throws: a ``Refusal`` with the step's code under `require`, after auditing it; under `report` the
     ///   failure is audited and the request goes on.
-    func verifyAssertion(_ rawAssertion: String?, payload: SignedPayload, device: DeviceInfo, on db: any SQLDatabase) async throws {
+    func verifyAssertion(_ assertion: Data?, payload: SignedPayload, device: DeviceInfo, on db: any SQLDatabase) async throws {
         let policy = configuration.appAttest
         guard policy.mode != .off else { return }
         do {
-            guard let rawAssertion else { throw AppAttestError.missing }
-            guard let assertion = Base64URL.decode(rawAssertion), !assertion.isEmpty else {
-                throw AppAttestError.malformed("appAttestAssertion is not base64url")
-            }
+            guard let assertion else { throw AppAttestError.missing }
             guard let row = try await db.select().columns("public_key", "app_id", "counter").from("app_attest_keys")
                 .where("device_id", .equal, device.id).first()
             else { throw AppAttestError.missing }

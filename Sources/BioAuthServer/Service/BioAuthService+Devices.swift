@@ -156,7 +156,7 @@ extension BioAuthService {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let counter = try Validation.counter(rawCounter)
         let signature = try Validation.bytes(rawSignature, field: "signature")
-        try Validation.appAttestAssertion(appAttestAssertion)
+        let assertion = try Validation.appAttestAssertion(appAttestAssertion)
         let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .login, counter: counter)
         return try await commit { db in
             let device = try await usableDevice(keyID: keyID, on: db)
@@ -167,7 +167,7 @@ extension BioAuthService {
                 throw Refusal(error)
             }
             try await verifyAssertion(
-                appAttestAssertion, payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
+                assertion, payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
                 device: device, on: db)
             if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
             let tokens = try await startSession(

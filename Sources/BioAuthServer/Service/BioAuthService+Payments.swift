@@ -160,7 +160,7 @@ extension BioAuthService {
         let counter = try Validation.counter(rawCounter)
         let signedHash = try Validation.bytes(rawHash, field: "transactionHash", length: 32)
         let signature = try Validation.bytes(rawSignature, field: "signature")
-        try Validation.appAttestAssertion(appAttestAssertion)
+        let assertion = try Validation.appAttestAssertion(appAttestAssertion)
         let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .payment, counter: counter, transactionHash: signedHash)
         return try await commit { db in
             let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
@@ -181,7 +181,7 @@ extension BioAuthService {
             }
             do {
                 try await verifyAssertion(
-                    appAttestAssertion,
+                    assertion,
                     payload: try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash),
                     device: device, on: db)
             } catch let refusal as Refusal {

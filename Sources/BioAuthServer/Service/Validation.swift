@@ -67,13 +67,13 @@ enum Validation {
         return data
     }
 
-    /// An App Attest assertion as sent, checked whatever the deployment's App Attest mode (a field that is sent must be
-    /// well formed even where it is not used): canonical base64url of 1 byte to the verifier's bound.
-    static func appAttestAssertion(_ raw: String?) throws {
-        guard let raw else { return }
-        guard try !bytes(raw, field: "appAttestAssertion", maxLength: AppAttestVerifier.maxObjectSize).isEmpty else {
-            throw APIError(.invalidEncoding, "appAttestAssertion is empty.")
-        }
+    /// An App Attest assertion as sent, decoded whatever the deployment's App Attest mode (a field that is sent must be
+    /// well formed even where it is not used): canonical base64url of 1 byte to the verifier's bound; `nil` when absent.
+    static func appAttestAssertion(_ raw: String?) throws -> Data? {
+        guard let raw else { return nil }
+        let assertion = try bytes(raw, field: "appAttestAssertion", maxLength: AppAttestVerifier.maxObjectSize)
+        guard !assertion.isEmpty else { throw APIError(.invalidEncoding, "appAttestAssertion is empty.") }
+        return assertion
     }
 
     /// A non-negative signature counter.
