@@ -122,8 +122,6 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-                // bioauth serve: SIGTERM and SIGINT start a graceful shutdown with a time limit.
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -13,10 +13,25 @@ import ServiceLifecycle
 /// ```swift
 /// var configuration = ServerConfiguration()
 /// configuration.databasePath = ":memory:"
-/// let app = try await BioAuthServerApplication.make(configuration: configuration, logger: Logger(label: "bioauth"))
-/// try await app.runService()
+/// try await BioAuthServerApplication.run(configuration: configuration, logger: Logger(label: "bioauth"))
 /// ```
 public enum BioAuthServerApplication {
+    /// Builds the server and runs it until SIGTERM or SIGINT, then shuts down gracefully: stops accepting connections,
+    /// lets requests in flight finish for up to ``ServerConfiguration/shutdownTimeout`` (then cancels them), and closes
+    /// the database. Returns normally after a shutdown.
+    public static func run(
+        configuration: ServerConfiguration,
+        clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandomSource(),
+        logger: Logger
+    ) async throws {
+        let app = try await make(configuration: configuration, clock: clock, random: random, logger: logger)
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownTimeout * 1000))
+        try await ServiceGroup(configuration: group).run()
+    }
+
+
     /// A ready-to-run application. The database and the hashing threads are closed when it shuts down.
     public static func make(
         configuration: ServerConfiguration,

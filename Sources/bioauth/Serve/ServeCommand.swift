@@ -3,7 +3,6 @@ import BioAuthServer
 import Foundation
 import Hummingbird
 import Logging
-import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -183,13 +182,9 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = try serverConfiguration()
         var logger = Logger(label: "bioauth")
         logger.logLevel = configuration.logLevel
-        let app = try await BioAuthServerApplication.make(configuration: configuration, logger: logger)
-        logger.info("BioAuth listening on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))")
-        // SIGTERM or SIGINT: stop accepting connections, let requests in flight finish (up to the shutdown timeout, then
-        // cancel them: a cancelled request is answered 400 if it can still be), close the database, exit 0.
-        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        group.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownTimeout * 1000))
-        try await ServiceGroup(configuration: group).run()
+        logger.info("BioAuth starting on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))")
+        // Until SIGTERM or SIGINT, then a graceful shutdown within the shutdown timeout; exit 0.
+        try await BioAuthServerApplication.run(configuration: configuration, logger: logger)
         logger.info("BioAuth stopped")
     }
 }
