@@ -111,19 +111,26 @@ struct AppAttestEndToEndTests {
         }
     }
 
+    /// A phone that turned biometric sign-in on under require and paid once with it; from then on its App Attest
+    /// assertions repeat their counter, as a cloned key's would.
+    static func clonedAfterOnePayment(_ backend: TestBackend) async throws -> (Phone, BioAuthFlows) {
+        let provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
+        let phone = Phone(backend, appAttest: provider)
+        let (flows, refused) = try await Self.enable(phone)
+        #expect(refused == nil)
+        let first = try await phone.api.createPayment(
+            amount: Money(minorUnits: 100, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
+            idempotencyKey: "order-1", accessToken: try await flows.accessToken())
+        await phone.sensor.script(.match)
+        _ = try await flows.pay(first.id)
+        await provider.setTamper(.repeatCounter)
+        return (phone, flows)
+    }
+
     @Test("require: a replayed assertion counter (a cloned key) is refused; the payment stays pending")
     func replayedAssertion() async throws {
         try await Self.run(.require) { backend in
-            let provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
-            let phone = Phone(backend, appAttest: provider)
-            let (flows, refused) = try await Self.enable(phone)
-            #expect(refused == nil)
-            let payment = try await phone.api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
-                idempotencyKey: "order-1", accessToken: try await flows.accessToken())
-            await phone.sensor.script(.match)
-            _ = try await flows.pay(payment.id)
-            await provider.setTamper(.repeatCounter)
+            let (phone, flows) = try await Self.clonedAfterOnePayment(backend)
             let second = try await phone.api.createPayment(
                 amount: Money(minorUnits: 1200, currency: .cny), payeeID: "tea-1", payeeName: "Tea House",
                 idempotencyKey: "order-2", accessToken: try await flows.accessToken())
@@ -136,16 +143,7 @@ struct AppAttestEndToEndTests {
     @Test("require: failed App Attest checks on a payment count toward its lock like bad signatures")
     func failedAssertionsLockThePayment() async throws {
         try await Self.run(.require) { backend in
-            let provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
-            let phone = Phone(backend, appAttest: provider)
-            let (flows, refused) = try await Self.enable(phone)
-            #expect(refused == nil)
-            let first = try await phone.api.createPayment(
-                amount: Money(minorUnits: 100, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
-                idempotencyKey: "order-1", accessToken: try await flows.accessToken())
-            await phone.sensor.script(.match)
-            _ = try await flows.pay(first.id)
-            await provider.setTamper(.repeatCounter)
+            let (phone, flows) = try await Self.clonedAfterOnePayment(backend)
             let payment = try await phone.api.createPayment(
                 amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
                 idempotencyKey: "order-2", accessToken: try await flows.accessToken())
