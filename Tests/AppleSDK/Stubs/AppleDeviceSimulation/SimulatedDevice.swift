@@ -56,40 +56,25 @@ public final class SimulatedDevice: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// One field of the state, read or written under the lock.
+    private subscript<Value>(_ field: WritableKeyPath<State, Value>) -> Value {
+        get { withState { $0[keyPath: field] } }
+        set { withState { $0[keyPath: field] = newValue } }
+    }
+
     /// Back to the default phone.
     public func reset() { withState { $0 = State() } }
 
-    public var biometry: Biometry {
-        get { withState { $0.biometry } }
-        set { withState { $0.biometry = newValue } }
-    }
-    public var enrolled: Bool {
-        get { withState { $0.enrolled } }
-        set { withState { $0.enrolled = newValue } }
-    }
-    public var passcodeSet: Bool {
-        get { withState { $0.passcodeSet } }
-        set { withState { $0.passcodeSet = newValue } }
-    }
-    public var hasSecureEnclave: Bool {
-        get { withState { $0.secureEnclave } }
-        set { withState { $0.secureEnclave = newValue } }
-    }
+    public var biometry: Biometry { get { self[\.biometry] } set { self[\.biometry] = newValue } }
+    public var enrolled: Bool { get { self[\.enrolled] } set { self[\.enrolled] = newValue } }
+    public var passcodeSet: Bool { get { self[\.passcodeSet] } set { self[\.passcodeSet] = newValue } }
+    public var hasSecureEnclave: Bool { get { self[\.secureEnclave] } set { self[\.secureEnclave] = newValue } }
     /// Whether the app is in the foreground and active; LocalAuthentication refuses to prompt otherwise (-1004).
-    public var appActive: Bool {
-        get { withState { $0.appActive } }
-        set { withState { $0.appActive = newValue } }
-    }
+    public var appActive: Bool { get { self[\.appActive] } set { self[\.appActive] = newValue } }
     /// Whether five failed matches in a row have locked biometrics until the passcode is entered.
     public var lockedOut: Bool { withState { $0.lockedOut } }
-    public var appAttestSupported: Bool {
-        get { withState { $0.appAttestSupported } }
-        set { withState { $0.appAttestSupported = newValue } }
-    }
-    public var appAttestServerUnavailable: Bool {
-        get { withState { $0.appAttestServerUnavailable } }
-        set { withState { $0.appAttestServerUnavailable = newValue } }
-    }
+    public var appAttestSupported: Bool { get { self[\.appAttestSupported] } set { self[\.appAttestSupported] = newValue } }
+    public var appAttestServerUnavailable: Bool { get { self[\.appAttestServerUnavailable] } set { self[\.appAttestServerUnavailable] = newValue } }
     /// Every prompt shown so far.
     public var prompts: [Prompt] { withState { $0.prompts } }
 
