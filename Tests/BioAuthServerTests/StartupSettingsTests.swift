@@ -9,6 +9,6 @@ struct StartupSettingsTests {
         await #expect(throws: ConfigurationError.self) {
             try await TestServer.run(configure: { $0.bcryptCost = cost }) { _ in }
         }
-        await #expect(throws: ConfigurationError.self) { _ = try await PasswordHasher.start(cost: cost, threads: 1) }
+        await #expect(throws: ConfigurationError.self) { _ = try await PasswordHasher.start(cost: cost, threads: 1, metrics: .prometheus()) }
     }
 }

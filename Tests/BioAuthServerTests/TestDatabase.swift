@@ -43,7 +43,7 @@ struct TestDatabase: Sendable {
         try? await Self.admin(admin) { db in try await db.raw("DROP DATABASE IF EXISTS \(unsafeRaw: name) WITH (FORCE)").run() }
     }
 
-    private static func admin(_ url: String, _ body: @Sendable (any SQLDatabase) async throws -> Void) async throws {
+    static func admin(_ url: String, _ body: @Sendable (any SQLDatabase) async throws -> Void) async throws {
         let client = PostgresClient(configuration: try PostgresDatabaseExecutor.clientConfiguration(url), backgroundLogger: Logger(label: "pg-admin"))
         let runner = Task { await client.run() }
         defer { runner.cancel() }

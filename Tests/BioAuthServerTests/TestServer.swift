@@ -22,6 +22,7 @@ struct TestServer {
         logLevel: Logger.Level = .warning,
         logSink: LogSink = LogSink(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
+        wrapDatabase: (any DatabaseExecutor) -> any DatabaseExecutor = { $0 },
         _ body: @escaping @Sendable (API) async throws -> R
     ) async throws -> R {
         var configuration = ServerConfiguration()
@@ -38,10 +39,15 @@ struct TestServer {
         let location = try await TestDatabase.make(backend)
         let database = try await openDatabase(location.location, logger: logger)
         do {
+            let (metricsPorts, metricsPort) = AsyncStream.makeStream(of: Int.self)
             let (app, service) = try await BioAuthServerApplication.build(
-                configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), logger: logger)
+                configuration: configuration, database: wrapDatabase(database), clock: clock, random: SystemRandomSource(), logger: logger,
+                onMetricsServerRunning: { channel in
+                    metricsPort.yield(channel.localAddress?.port ?? 0)
+                    metricsPort.finish()
+                })
             let result = try await app.test(setup) { client in
-                try await body(API(client: client, database: database, clock: clock, service: service))
+                try await body(API(client: client, database: database, clock: clock, service: service, metricsPorts: metricsPorts))
             }
             try? await database.close()
             await location.drop()
@@ -72,7 +78,8 @@ struct CapturingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
     func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        let all = self.metadata.merging(metadata ?? [:]) { $1 }
+        // As the server's own handlers do (LogFormat.logger): the request's id and trace on every line.
+        let all = self.metadata.merging(Logger.MetadataProvider.bioAuthRequest.get()) { $1 }.merging(metadata ?? [:]) { $1 }
         sink.append("\(level) \(message) \(all)")
     }
 }
@@ -95,6 +102,8 @@ struct API: Sendable {
     let clock: ManualClock
     /// The server's logic behind the routes (tests reach into what it remembers).
     let service: BioAuthService
+    /// The metrics listener's port once it listens (with `metricsPort` configured and `.live`).
+    let metricsPorts: AsyncStream<Int>
 
     @discardableResult
     func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil, body: String? = nil, token: String? = nil,

@@ -25,12 +25,24 @@ public struct BioAuthAPI: Sendable {
 
     // MARK: Server
 
-    /// Returns when the server and its database answer (`GET /healthz`); throws an ``APIProblem`` when they do not
+    /// Returns when the server answers (`GET /healthz`, liveness); throws an ``APIProblem`` when it does not
     /// (`server_unreachable` when nothing answers).
     public func health() async throws {
         try await call {
             switch try await client.health(.init()) {
             case .ok(let ok): _ = try ok.body.json
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Returns when the server and its database answer (`GET /readyz`, readiness); throws an ``APIProblem`` when they
+    /// do not (`not_ready` when the database does not answer, `server_unreachable` when nothing answers).
+    public func ready() async throws {
+        try await call {
+            switch try await client.ready(.init()) {
+            case .ok(let ok): _ = try ok.body.json
+            case .serviceUnavailable(let unavailable): throw Self.problem(503, unavailable)
             case .default(let status, let problem): throw Self.problem(status, problem)
             }
         }

@@ -23,48 +23,58 @@ public enum BioAuthServerApplication {
         configuration: ServerConfiguration,
         clock: any WallClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(),
-        logger: Logger
+        logger: Logger,
+        metrics: ServerMetrics = .prometheus()
     ) async throws {
-        let app = try await make(configuration: configuration, clock: clock, random: random, logger: logger)
+        let app = try await make(configuration: configuration, clock: clock, random: random, logger: logger, metrics: metrics)
         var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownTimeout * 1000))
         try await ServiceGroup(configuration: group).run()
     }
 
 
-    /// A ready-to-run application. The database and the hashing threads are closed when it shuts down.
+    /// A ready-to-run application. The database and the hashing threads are closed when it shuts down. Its metrics go to
+    /// `metrics`, served at `GET /metrics` on ``ServerConfiguration/metricsPort`` when that is set.
     public static func make(
         configuration: ServerConfiguration,
         clock: any WallClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(),
-        logger: Logger
+        logger: Logger,
+        metrics: ServerMetrics = .prometheus()
     ) async throws -> some ApplicationProtocol {
         try configuration.validate()
         let database = try await openDatabase(configuration.databasePath, logger: logger)
         do {
-            return try await build(configuration: configuration, database: database, clock: clock, random: random, logger: logger).app
+            return try await build(
+                configuration: configuration, database: database, clock: clock, random: random, logger: logger, metrics: metrics
+            ).app
         } catch {
             try? await database.close()
             throw error
         }
     }
 
-    /// The application and its service over an open database (tests inspect the database directly).
+    /// The application and its service over an open database (tests inspect the database directly). With
+    /// ``ServerConfiguration/metricsPort`` set, a second listener serves `GET /metrics` from `metrics`.
     static func build(
         configuration: ServerConfiguration, database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource,
-        logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+        logger: Logger, metrics: ServerMetrics = .prometheus(),
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+        onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
         try configuration.validate()
+        let database = MeasuredDatabaseExecutor(base: database, metrics: metrics)
         guard let documentURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
             throw ConfigurationError(message: "the OpenAPI document is missing from the build")
         }
         let document = try Data(contentsOf: documentURL)
         let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath)
         let pins = try PINSealer.load(path: configuration.pinKeyPath)
-        let passwords = try await PasswordHasher.start(cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads)
+        let passwords = try await PasswordHasher.start(
+            cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads, metrics: metrics)
         let service = BioAuthService(
             configuration: configuration, database: database, clock: clock, random: random, passwords: passwords,
-            receipts: receipts, pins: pins, logger: logger)
+            receipts: receipts, pins: pins, logger: logger, metrics: metrics)
         do {
             // PIN hashes stored before the PIN key existed are sealed now; a key that does not match the stored
             // hashes stops start-up instead of failing every PIN payment.
@@ -79,22 +89,46 @@ public enum BioAuthServerApplication {
         let routes = RouteCollector()
         try handler.registerHandlers(on: routes)
         let router = Router(context: BioAuthRequestContext.self)
-        router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize, routes: routes.routes))
+        router.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize, routes: routes.routes, metrics: metrics))
         router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
         // Compact JSON (OpenAPIRuntime pretty-prints by default). Keys stay sorted, so the same resource is always
         // the same bytes: an idempotent replay answers exactly what the first request got.
         try handler.registerHandlers(
             on: router, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
-            middlewares: [ProblemMiddleware(logger: logger), AcceptMiddleware(), BearerTokenMiddleware()])
+            middlewares: [ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware()])
 
+        var services: [any Service] = [ResourceCloser(database: database, passwords: passwords, logger: logger)]
+        if let metricsPort = configuration.metricsPort {
+            services.append(metricsApplication(
+                metrics: metrics, host: configuration.metricsHost, port: metricsPort, logger: logger, onServerRunning: onMetricsServerRunning))
+        }
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [FramingErrorHandler()])),
+            server: .http1(configuration: .init(additionalChannelHandlers: [FramingErrorHandler(), ConnectionCounter(metrics: metrics)])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BioAuth"),
-            services: [ResourceCloser(database: database, passwords: passwords, logger: logger)],
+            services: services,
             onServerRunning: onServerRunning,
             logger: logger)
         return (app, service)
+    }
+
+    /// The metrics listener: `GET /metrics` in Prometheus's text format, on its own address so that it is never on the
+    /// public one by accident.
+    private static func metricsApplication(
+        metrics: ServerMetrics, host: String, port: Int, logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void
+    ) -> some Service {
+        let router = Router()
+        router.get("/metrics") { _, _ -> Response in
+            let body = metrics.exposition() ?? []
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        var metricsLogger = logger
+        metricsLogger[metadataKey: "listener"] = "metrics"
+        return Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "BioAuth"),
+            onServerRunning: onServerRunning, logger: metricsLogger)
     }
 }
 

@@ -7,10 +7,17 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// The port to listen on.
     public var port: Int = 8080
+    /// The port of the metrics listener (`GET /metrics`, Prometheus text format); nil, the default, for none. Metrics
+    /// are never served on the public listener.
+    public var metricsPort: Int?
+    /// The address of the metrics listener. Loopback by default: a scraper elsewhere needs it opened on purpose.
+    public var metricsHost: String = "127.0.0.1"
     /// The SQLite file, or `":memory:"`. Created with its tables on first start.
     public var databasePath: String = "./bioauth.sqlite"
     /// The least severe log level written.
     public var logLevel: Logger.Level = .info
+    /// How `bioauth serve` writes log lines to standard error: `text` (the default) or `json`, one object a line.
+    public var logFormat: LogFormat = .text
     /// The relying-party id every signed payload carries, e.g. `"bank.example"`.
     public var relyingPartyID: String = "bioauth.local"
     /// bcrypt's cost: 12 in production; tests use 4. Within ``bcryptCostRange``.
@@ -76,6 +83,11 @@ public struct ServerConfiguration: Sendable {
         func fail(_ message: String) -> ConfigurationError { ConfigurationError(message: message) }
         guard (0...65535).contains(port) else { throw fail("port must be 0-65535") }
         guard !host.isEmpty else { throw fail("host must not be empty") }
+        if let metricsPort {
+            guard (0...65535).contains(metricsPort) else { throw fail("metrics port must be 0-65535") }
+            guard metricsPort == 0 || metricsPort != port else { throw fail("metrics port must differ from the port") }
+            guard !metricsHost.isEmpty else { throw fail("metrics host must not be empty") }
+        }
         guard !databasePath.isEmpty else { throw fail("database path must not be empty") }
         guard (1...255).contains(relyingPartyID.utf8.count) else { throw fail("relying-party id must be 1-255 bytes") }
         guard Self.bcryptCostRange.contains(bcryptCost) else {
@@ -119,4 +131,25 @@ public struct ConfigurationError: Error, CustomStringConvertible {
     /// What is wrong.
     public let message: String
     public var description: String { message }
+}
+
+/// How log lines are written.
+public enum LogFormat: String, Sendable, CaseIterable {
+    /// One human-readable line each (swift-log's stream handler).
+    case text
+    /// One JSON object a line (``JSONLogHandler``), for log collectors.
+    case json
+
+    /// A logger labelled `label` writing to standard error in this format, every line carrying the current request's id
+    /// and trace (``Logging/Logger/MetadataProvider/bioAuthRequest``), at `level` and above.
+    public func logger(label: String, level: Logger.Level) -> Logger {
+        var logger = Logger(label: label) { label in
+            switch self {
+            case .text: StreamLogHandler.standardError(label: label, metadataProvider: .bioAuthRequest)
+            case .json: JSONLogHandler(label: label, metadataProvider: .bioAuthRequest)
+            }
+        }
+        logger.logLevel = level
+        return logger
+    }
 }

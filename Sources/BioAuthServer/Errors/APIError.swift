@@ -40,6 +40,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .notAcceptable: .notAcceptable
         case .methodNotAllowed: .methodNotAllowed
         case .rateLimited: .tooManyRequests
+        case .notReady: .serviceUnavailable
         default: .internalServerError
         }
     }

@@ -14,7 +14,11 @@ struct APIHandler: APIProtocol {
     // MARK: Meta
 
     func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
-        _ = try await service.database.transaction { db in try await db.raw("SELECT 1 AS one").first() }
+        .ok(.init(body: .json(.init(status: .ok))))
+    }
+
+    func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
+        try await service.checkReadiness()
         return .ok(.init(body: .json(.init(status: .ok))))
     }
 
@@ -48,14 +52,18 @@ struct APIHandler: APIProtocol {
 
     func signInWithPassword(_ input: Operations.SignInWithPassword.Input) async throws -> Operations.SignInWithPassword.Output {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let tokens = try await service.signInWithPassword(
-            username: request.username, password: request.password, installationID: request.installationId)
+        let tokens = try await counted({ service.metrics.signIn(.password, outcome: $0) }) {
+            try await service.signInWithPassword(username: request.username, password: request.password, installationID: request.installationId)
+        }
         return .created(.init(body: .json(Self.tokens(tokens))))
     }
 
     func refreshSession(_ input: Operations.RefreshSession.Input) async throws -> Operations.RefreshSession.Output {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        return .ok(.init(body: .json(Self.tokens(try await service.refresh(token: request.refreshToken)))))
+        let tokens = try await counted({ service.metrics.signIn(.refresh, outcome: $0) }) {
+            try await service.refresh(token: request.refreshToken)
+        }
+        return .ok(.init(body: .json(Self.tokens(tokens))))
     }
 
     func signOut(_ input: Operations.SignOut.Input) async throws -> Operations.SignOut.Output {
@@ -70,9 +78,11 @@ struct APIHandler: APIProtocol {
 
     func signInWithBiometrics(_ input: Operations.SignInWithBiometrics.Input) async throws -> Operations.SignInWithBiometrics.Output {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let tokens = try await service.signInWithBiometrics(
-            challengeID: request.challengeId, keyID: request.keyId, counter: request.counter, signature: request.signature,
-            appAttestAssertion: request.appAttestAssertion)
+        let tokens = try await counted({ service.metrics.signIn(.biometric, outcome: $0) }) {
+            try await service.signInWithBiometrics(
+                challengeID: request.challengeId, keyID: request.keyId, counter: request.counter, signature: request.signature,
+                appAttestAssertion: request.appAttestAssertion)
+        }
         return .created(.init(body: .json(Self.tokens(tokens))))
     }
 
@@ -136,16 +146,20 @@ struct APIHandler: APIProtocol {
         -> Operations.AuthorizePaymentWithBiometrics.Output
     {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let payment = try await service.authorizeWithBiometrics(
-            input.path.paymentId, challengeID: body.challengeId, keyID: body.keyId, counter: body.counter,
-            transactionHash: body.transactionHash, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
-            session: try await session())
+        let payment = try await counted({ service.metrics.paymentAuthorization(.biometric, outcome: $0) }) {
+            try await service.authorizeWithBiometrics(
+                input.path.paymentId, challengeID: body.challengeId, keyID: body.keyId, counter: body.counter,
+                transactionHash: body.transactionHash, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
+                session: try await session())
+        }
         return .ok(.init(body: .json(try Self.payment(payment))))
     }
 
     func authorizePaymentWithPIN(_ input: Operations.AuthorizePaymentWithPIN.Input) async throws -> Operations.AuthorizePaymentWithPIN.Output {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let payment = try await service.authorizeWithPIN(input.path.paymentId, pin: body.pin, session: try await session())
+        let payment = try await counted({ service.metrics.paymentAuthorization(.pin, outcome: $0) }) {
+            try await service.authorizeWithPIN(input.path.paymentId, pin: body.pin, session: try await session())
+        }
         return .ok(.init(body: .json(try Self.payment(payment))))
     }
 
@@ -190,6 +204,23 @@ struct APIHandler: APIProtocol {
         }, next: page.next?.text))))
     }
 
+    // MARK: Metrics
+
+    /// Runs `body` and reports how it ended to `record`: `success`, or the problem code it failed with.
+    private func counted<R>(_ record: (String) -> Void, _ body: () async throws -> R) async throws -> R {
+        do {
+            let result = try await body()
+            record("success")
+            return result
+        } catch let error as APIError {
+            record(error.code.rawValue)
+            throw error
+        } catch {
+            record(ProblemCode.internalError.rawValue)
+            throw error
+        }
+    }
+
     // MARK: Mapping
 
     private static func tokens(_ tokens: IssuedTokens) -> Components.Schemas.SessionTokens {
@@ -199,8 +230,10 @@ struct APIHandler: APIProtocol {
             refreshTokenExpiresAt: tokens.refreshTokenExpiresAt)
     }
 
+    /// The wire form of an issued challenge (each one counted by purpose).
     private func challenge(_ challenge: IssuedChallenge) -> Components.Schemas.Challenge {
-        .init(
+        service.metrics.challengeIssued(challenge.purpose.rawValue)
+        return .init(
             challengeId: challenge.id, challenge: Base64URL.encode(challenge.challenge),
             purpose: Components.Schemas.Challenge.PurposePayload(rawValue: challenge.purpose.rawValue) ?? .login,
             relyingPartyId: service.configuration.relyingPartyID, keyId: challenge.keyID.map(Base64URL.encode),

@@ -1,19 +1,45 @@
 import BioAuthCore
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 
-/// The outermost middleware: logs one line per request (method, path, status, time; never headers,
-/// bodies or query strings), refuses bodies over the size limit, bodies that cannot be read, and JSON bodies that
+/// The outermost middleware: gives the request its ``RequestTrace`` (request id, returned in `X-Request-Id`; the
+/// caller's W3C trace), logs one line per request (method, path, route, status, time; never headers, bodies or query
+/// strings), counts and times it in the metrics, refuses bodies over the size limit, bodies that cannot be read, and JSON bodies that
 /// are not strict RFC 8259 JSON or name a member twice, and turns the router's own errors (no such route, body
 /// too large) into problem documents: 405 with `Allow` for a path that exists with other methods, 404 otherwise.
 struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     let maxBodySize: Int
     /// The API's paths and their methods.
     var routes = RouteMethods()
+    /// Where requests, their durations and the problems answered are counted.
+    let metrics: ServerMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = ContinuousClock.now
+        let trace = RequestTrace(requestIDHeader: request.headers[.requestID], traceparent: request.headers[.traceparent])
+        return try await RequestTrace.$current.withValue(trace) {
+            metrics.requestsInFlight(1)
+            defer { metrics.requestsInFlight(-1) }
+            let start = ContinuousClock.now
+            var response = try await respond(request, context: context, next: next)
+            response.headers[.requestID] = trace.requestID
+            let elapsed = ContinuousClock.now - start
+            // The template the router matched; Hummingbird names a request that matched none "NotFound".
+            let route = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
+            metrics.request(method: request.method.rawValue, route: route, status: response.status.code, duration: elapsed)
+            let milliseconds = Double(elapsed.nanoseconds) / 1e6
+            context.logger.info(
+                "\(request.method) \(request.uri.path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "route": "\(route)", "status": .stringConvertible(response.status.code),
+                    "duration_ms": .stringConvertible((milliseconds * 10).rounded() / 10),
+                ])
+            return response
+        }
+    }
+
+    private func respond(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
         let response: Response
         do {
@@ -42,24 +68,25 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             response = try await next(request, context)
         } catch let error as APIError {
+            metrics.problem(error.code)
             response = Self.problem(error)
         } catch let error as HTTPError {
             let allowed = error.status == .notFound ? routes.methods(for: request.uri.path) : []
             if allowed.isEmpty {
-                response = Self.problem(Self.apiError(for: error.status))
+                let problem = Self.apiError(for: error.status)
+                metrics.problem(problem.code)
+                response = Self.problem(problem)
             } else {
+                metrics.problem(.methodNotAllowed)
                 var problem = Self.problem(APIError(.methodNotAllowed, "This path takes \(allowed.map(\.rawValue).joined(separator: ", ")) only."))
                 problem.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
                 response = problem
             }
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            metrics.problem(.internalError)
             response = Self.problem(.internalError)
         }
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        context.logger.info(
-            "\(request.method) \(request.uri.path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms")
         return response
     }
 
@@ -85,3 +112,7 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+extension HTTPField.Name {
+    /// `X-Request-Id`: the caller's id for a request, or the one the server gave it; returned on every response.
+    static let requestID = HTTPField.Name("X-Request-Id")!
+}

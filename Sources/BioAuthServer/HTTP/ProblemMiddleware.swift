@@ -11,6 +11,8 @@ import OpenAPIRuntime
 /// 500 `internal_error` that discloses nothing.
 struct ProblemMiddleware: ServerMiddleware {
     let logger: Logger
+    /// Where each problem answered is counted by its code.
+    let metrics: ServerMetrics
 
     func intercept(
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
@@ -19,22 +21,24 @@ struct ProblemMiddleware: ServerMiddleware {
         do {
             return try await next(request, body, metadata)
         } catch let error as ServerError {
-            if let apiError = error.underlyingError as? APIError { return Self.response(apiError) }
+            if let apiError = error.underlyingError as? APIError { return response(apiError) }
             if error.operationInput == nil {
-                return Self.response(APIError(.malformedRequest, Self.describe(error)))
+                return response(APIError(.malformedRequest, Self.describe(error)))
             }
             logger.error("operation failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: error.underlyingError))"])
-            return Self.response(.internalError)
+            return response(.internalError)
         } catch let error as APIError {
-            return Self.response(error)
+            return response(error)
         } catch {
             logger.error("operation failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: error))"])
-            return Self.response(.internalError)
+            return response(.internalError)
         }
     }
 
-    static func response(_ error: APIError) -> (HTTPResponse, HTTPBody?) {
-        (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), error.httpBody)
+    /// The problem document for `error`, counted.
+    private func response(_ error: APIError) -> (HTTPResponse, HTTPBody?) {
+        metrics.problem(error.code)
+        return (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), error.httpBody)
     }
 
     /// What was wrong with the request, in words that name fields but never echo values.

@@ -137,10 +137,10 @@ extension BioAuthService {
         let client = client ?? "unknown"
         return try await commit { db in
             try await rateLimit(
-                "signin-challenge-client:" + client, limit: configuration.signInChallengesPerClient, window: configuration.rateLimitWindow, on: db)
+                "signin-challenge-client:" + client, name: "signin_client", limit: configuration.signInChallengesPerClient, window: configuration.rateLimitWindow, on: db)
             let device = try await usableDevice(keyID: keyID, on: db)
             try await rateLimit(
-                "signin-challenge:" + Base64URL.encode(keyID) + "@" + client, limit: configuration.signInChallengesPerWindow,
+                "signin-challenge:" + Base64URL.encode(keyID) + "@" + client, name: "signin_key", limit: configuration.signInChallengesPerWindow,
                 window: configuration.rateLimitWindow, on: db)
             return try await issueChallenge(
                 ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),

@@ -3,11 +3,12 @@ import Foundation
 import SQLKit
 
 extension BioAuthService {
-    /// Counts one hit on `bucket` in a fixed window; refuses with `rate_limited` (429) past `limit` hits.
+    /// Counts one hit on `bucket` in a fixed window; refuses with `rate_limited` (429) past `limit` hits, counting the
+    /// refusal under `name` (a fixed name for the kind of limit, for the metrics; never the bucket, which names clients).
     ///
     /// The counter lives in the database, so every server instance sharing it counts together. Call it inside
     /// ``commit(_:)``: the refusal is thrown as a ``Refusal`` so nothing else of the request is written.
-    func rateLimit(_ bucket: String, limit: Int, window: TimeInterval, on db: any SQLDatabase) async throws {
+    func rateLimit(_ bucket: String, name: String, limit: Int, window: TimeInterval, on db: any SQLDatabase) async throws {
         let now = self.now.millisecondsSince1970
         let windowLength = Int64(window * 1000)
         // One statement: start the bucket, restart its window when it has passed (or the clock went back), or count
@@ -19,6 +20,7 @@ extension BioAuthService {
         let hits = try row.decode(column: "hits", as: Int64.self)
         guard hits <= Int64(limit) else {
             let seconds = max(1, (start + windowLength - now + 999) / 1000)
+            metrics.rateLimited(name)
             throw Refusal(APIError(.rateLimited, "Too many requests. Try again in \(seconds) seconds."))
         }
     }

@@ -20,6 +20,8 @@ struct BioAuthService: Sendable {
     /// Seals payment PIN hashes under the key kept outside the database.
     let pins: PINSealer
     let logger: Logger
+    /// What the server counts and times.
+    let metrics: ServerMetrics
     /// Keys parsed and challenges issued by this server, for checking signatures before their unit of work.
     let signatureInputs = SignatureInputs()
 

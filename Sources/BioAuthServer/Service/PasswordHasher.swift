@@ -1,4 +1,5 @@
 import HummingbirdBcrypt
+import NIOConcurrencyHelpers
 import NIOPosix
 
 /// bcrypt on its own threads, so hashing at production cost neither blocks an event loop nor starves the
@@ -9,9 +10,11 @@ final class PasswordHasher: Sendable {
     /// A hash of a random password, verified against when the username is unknown, so that an unknown
     /// username takes as long as a wrong password.
     private let decoyHash: String
+    /// Where the queue's depth and each job's wait for a thread are recorded.
+    private let metrics: ServerMetrics
 
     /// Starts `threads` threads and computes the decoy hash.
-    static func start(cost: Int, threads: Int) async throws -> PasswordHasher {
+    static func start(cost: Int, threads: Int, metrics: ServerMetrics) async throws -> PasswordHasher {
         // Checked here too, before any thread starts: this is where a cost is used, whoever passes it.
         guard ServerConfiguration.bcryptCostRange.contains(cost), threads >= 1 else {
             let costs = ServerConfiguration.bcryptCostRange
@@ -21,26 +24,46 @@ final class PasswordHasher: Sendable {
         pool.start()
         let cost = UInt8(cost)
         let decoy = try await pool.runIfActive { Bcrypt.hash(UUID().uuidString, cost: cost) }
-        return PasswordHasher(pool: pool, cost: cost, decoyHash: decoy)
+        return PasswordHasher(pool: pool, cost: cost, decoyHash: decoy, metrics: metrics)
     }
 
-    private init(pool: NIOThreadPool, cost: UInt8, decoyHash: String) {
+    private init(pool: NIOThreadPool, cost: UInt8, decoyHash: String, metrics: ServerMetrics) {
         self.pool = pool
         self.cost = cost
         self.decoyHash = decoyHash
+        self.metrics = metrics
     }
 
     /// The bcrypt hash of `password`.
     func hash(_ password: String) async throws -> String {
         let cost = self.cost
-        return try await pool.runIfActive { Bcrypt.hash(password, cost: cost) }
+        return try await run { Bcrypt.hash(password, cost: cost) }
     }
 
     /// Whether `password` matches `hash`; with `hash` nil, spends the same time and answers false.
     func verify(_ password: String, hash: String?) async throws -> Bool {
         let target = hash ?? decoyHash
-        let matches = try await pool.runIfActive { Bcrypt.verify(password, hash: target) }
+        let matches = try await run { Bcrypt.verify(password, hash: target) }
         return hash != nil && matches
+    }
+
+    /// Runs `work` on a hashing thread, recording how long it waited in the queue. A job the pool refuses (it is
+    /// shutting down) leaves the queue too.
+    private func run<R: Sendable>(_ work: @escaping @Sendable () -> R) async throws -> R {
+        let metrics = self.metrics
+        let queued = ContinuousClock.now
+        metrics.passwordHashQueued()
+        let started = NIOLockedValueBox(false)
+        do {
+            return try await pool.runIfActive {
+                started.withLockedValue { $0 = true }
+                metrics.passwordHashStarted(waited: ContinuousClock.now - queued)
+                return work()
+            }
+        } catch {
+            if !started.withLockedValue({ $0 }) { metrics.passwordHashStarted(waited: ContinuousClock.now - queued) }
+            throw error
+        }
     }
 
     /// Stops the threads.

@@ -75,6 +75,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
                 }
             } catch let error as PSQLError where Self.isRetryable(error) && attempt < Self.maxAttempts {
                 attempt += 1
+                UnitOfWorkEvents.retried?()
                 // Exponential backoff with full jitter, capped at 100 ms.
                 try await Task.sleep(for: .microseconds(Int.random(in: 100...min(100_000, 500 << min(attempt, 10)))))
             }

@@ -20,7 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Devices driving the server at once.") var concurrency = 64
     @Option(help: "Measured seconds.") var duration: Double = 10
     @Option(help: "Warm-up seconds, not measured.") var warmup: Double = 2
-    @Option(help: "signin, payment, both, or baseline (two health checks per operation: what the HTTP stack costs without a sign-in's work).")
+    @Option(help: "signin, payment, both, or baseline (two readiness checks, each a database round trip, per operation: what the HTTP stack costs without a sign-in's work).")
     var mix = "both"
     @Option(help: "Concurrent password sign-in workers beside the biometric ones (bcrypt at --bcrypt-cost).") var passwordWorkers = 0
     @Option(help: "bcrypt cost of the server the bench starts (12 as in production).") var bcryptCost = 12

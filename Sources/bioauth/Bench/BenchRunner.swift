@@ -14,7 +14,7 @@ struct BenchOptions: Sendable {
         case signIn = "signin"
         case payment
         case both
-        /// Two `GET /healthz` per operation: as many HTTP exchanges as a sign-in, through the same client, server and
+        /// Two `GET /readyz` (each a database round trip) per operation: as many HTTP exchanges as a sign-in, through the same client, server and
         /// database thread, with none of a sign-in's work. What the stack alone costs: the floor under a sign-in.
         case baseline
     }
@@ -372,8 +372,8 @@ struct BenchRunner {
     /// The baseline: two health checks, the number of requests a sign-in makes, each a read-only unit of work on the
     /// database thread. Nothing signed, no JSON body sent.
     func baseline(_ api: BioAuthAPI) async throws {
-        try await api.health()
-        try await api.health()
+        try await api.ready()
+        try await api.ready()
     }
 
     /// Payment authorization: create → challenge → sign the canonical transaction → authorize.

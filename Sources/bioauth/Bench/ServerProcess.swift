@@ -23,7 +23,7 @@ final class ServerProcess: Sendable {
     }
 
     /// Starts `executable serve` on a free loopback port with `settings` (`BIOAUTH_*` variables; none is inherited
-    /// from this process) and returns once the server answers `/healthz`. Its output goes to `folder/server.log`.
+    /// from this process) and returns once the server answers `/readyz`. Its output goes to `folder/server.log`.
     static func start(executable: URL, settings: [String: String], folder: URL, http: HTTPClient) async throws -> ServerProcess {
         let port = try await freeLoopbackPort()
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BIOAUTH_") }
@@ -54,10 +54,10 @@ final class ServerProcess: Sendable {
         }
     }
 
-    /// Returns once `/healthz` answers 200; throws when the process exits first or 60 s pass.
+    /// Returns once `/readyz` answers 200; throws when the process exits first or 60 s pass.
     private func waitUntilAnswering(http: HTTPClient) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
-        let health = url.appendingPathComponent("healthz").absoluteString
+        let health = url.appendingPathComponent("readyz").absoluteString
         while ContinuousClock.now < deadline {
             guard process.isRunning else {
                 throw BenchError("the server process exited with status \(process.terminationStatus) before it answered: \(logTail())")
@@ -67,7 +67,7 @@ final class ServerProcess: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw BenchError("the server process did not answer /healthz within 60 s: \(logTail())")
+        throw BenchError("the server process did not answer /readyz within 60 s: \(logTail())")
     }
 
     /// Asks the server to stop (SIGTERM, a graceful shutdown), and kills it if it is still running after 10 s.
@@ -97,7 +97,7 @@ final class ServerProcess: Sendable {
     }
 
     /// A port nothing listens on now: bound on loopback, read back and released.
-    private static func freeLoopbackPort() async throws -> Int {
+    static func freeLoopbackPort() async throws -> Int {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress?.port
         try await channel.close()

@@ -10,7 +10,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Runs the BioAuth server.",
         discussion: """
             Every option can also be set with an environment variable (BIOAUTH_HOST, BIOAUTH_PORT, \
-            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY, \
+            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_LOG_FORMAT, BIOAUTH_METRICS_PORT, BIOAUTH_METRICS_HOST, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY, \
             BIOAUTH_SIGNIN_CHALLENGE_LIMIT, BIOAUTH_APP_ATTEST, BIOAUTH_APP_ATTEST_APP_IDS, \
             BIOAUTH_APP_ATTEST_ENVIRONMENT); an \
             option given on the command line wins. The database and the receipt key are created on first start.
@@ -28,6 +28,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
+
+    @Option(help: "text, or json for one JSON object a line (default text). Logs go to standard error.")
+    var logFormat: String?
+
+    @Option(help: "Serve GET /metrics (Prometheus text format) on this port, apart from the API (default: no metrics listener).")
+    var metricsPort: Int?
+
+    @Option(help: "The address of the metrics listener (default 127.0.0.1).")
+    var metricsHost: String?
 
     @Option(name: .customLong("rp-id"), help: "The relying-party id signed payloads carry (default bioauth.local).")
     var relyingPartyID: String?
@@ -121,6 +130,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.host = host ?? environment["BIOAUTH_HOST"] ?? configuration.host
         configuration.port = try port ?? integer("BIOAUTH_PORT") ?? configuration.port
+        configuration.metricsPort = try metricsPort ?? integer("BIOAUTH_METRICS_PORT")
+        configuration.metricsHost = metricsHost ?? environment["BIOAUTH_METRICS_HOST"] ?? configuration.metricsHost
+        if let format = logFormat ?? environment["BIOAUTH_LOG_FORMAT"] {
+            guard let parsed = LogFormat(rawValue: format.lowercased()) else { throw ValidationError("log format must be text or json, not \(format)") }
+            configuration.logFormat = parsed
+        }
         configuration.databasePath = database ?? environment["BIOAUTH_DATABASE"] ?? configuration.databasePath
         configuration.relyingPartyID = relyingPartyID ?? environment["BIOAUTH_RP_ID"] ?? configuration.relyingPartyID
         configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
@@ -180,9 +195,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try serverConfiguration()
-        var logger = Logger(label: "bioauth")
-        logger.logLevel = configuration.logLevel
+        let logger = configuration.logFormat.logger(label: "bioauth", level: configuration.logLevel)
         logger.info("BioAuth starting on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))")
+        if let metricsPort = configuration.metricsPort {
+            logger.info("metrics at http://\(configuration.metricsHost):\(metricsPort)/metrics")
+        }
         // Until SIGTERM or SIGINT, then a graceful shutdown within the shutdown timeout; exit 0.
         try await BioAuthServerApplication.run(configuration: configuration, logger: logger)
         logger.info("BioAuth stopped")

@@ -4,10 +4,11 @@ import Foundation
 import Glibc
 #endif
 
-/// CPU time and memory of a process (this one or another), from Linux's `/proc`; `nil` where there is none.
-enum ProcessStats {
+/// CPU time, memory and open files of a process (this one or another), from Linux's `/proc`; `nil` where there is
+/// none. `bioauth bench` reads the server's; the server's metrics read its own.
+public enum ProcessStats {
     /// User and system CPU time used so far, in seconds.
-    static func cpuSeconds(pid: Int32? = nil) -> Double? {
+    public static func cpuSeconds(pid: Int32? = nil) -> Double? {
         cpuSeconds(statFile: "/proc/\(pid.map(String.init) ?? "self")/stat")
     }
 
@@ -30,7 +31,7 @@ enum ProcessStats {
 
     /// CPU time used so far by the threads of a process named `name` (as `/proc/…/task/…/comm` shows them), in
     /// seconds; `nil` when the process has no such thread.
-    static func threadCPUSeconds(named name: String, pid: Int32? = nil) -> Double? {
+    public static func threadCPUSeconds(named name: String, pid: Int32? = nil) -> Double? {
         let tasks = "/proc/\(pid.map(String.init) ?? "self")/task"
         guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return nil }
         var total: Double?
@@ -45,11 +46,16 @@ enum ProcessStats {
     }
 
     /// Resident memory now (VmRSS), in bytes.
-    static func residentBytes(pid: Int32? = nil) -> Int? {
+    public static func residentBytes(pid: Int32? = nil) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
             let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         else { return nil }
         return kilobytes * 1024
+    }
+
+    /// File descriptors open now (sockets, the database, log files).
+    public static func openFileDescriptors(pid: Int32? = nil) -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid.map(String.init) ?? "self")/fd"))?.count
     }
 }

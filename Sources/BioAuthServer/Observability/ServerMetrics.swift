@@ -1,0 +1,142 @@
+import BioAuthCore
+import CoreMetrics
+import Foundation
+import Prometheus
+
+/// What the server counts and times, recorded through swift-metrics.
+///
+/// ``prometheus()`` keeps the metrics in a registry of their own, which `bioauth serve --metrics-port` exports in
+/// Prometheus's text format (``exposition()``); ``init(factory:)`` sends them to another swift-metrics backend (an
+/// embedding app's `MetricsSystem.factory`, say). Every label takes its values from a fixed set (route templates,
+/// methods, status codes, problem codes, sign-in methods): never a username, token, account id or other unbounded
+/// value, so the number of time series stays bounded whatever the traffic. docs/OPERATIONS.md lists every metric.
+public final class ServerMetrics: Sendable {
+    let factory: any MetricsFactory
+    private let registry: PrometheusCollectorRegistry?
+
+    /// Metrics kept in their own Prometheus registry, exported by ``exposition()``.
+    public static func prometheus() -> ServerMetrics {
+        let registry = PrometheusCollectorRegistry()
+        return ServerMetrics(factory: PrometheusMetricsFactory(registry: registry), registry: registry)
+    }
+
+    /// Metrics sent to `factory`; ``exposition()`` is then nil (the backend exports them itself).
+    public convenience init(factory: any MetricsFactory) {
+        self.init(factory: factory, registry: nil)
+    }
+
+    private init(factory: any MetricsFactory, registry: PrometheusCollectorRegistry?) {
+        self.factory = factory
+        self.registry = registry
+        inFlight = Meter(label: "bioauth_http_requests_in_flight", factory: factory)
+        connections = Meter(label: "bioauth_http_connections_open", factory: factory)
+        hashQueueDepth = Meter(label: "bioauth_password_hash_queue_depth", factory: factory)
+        hashWait = CoreMetrics.Timer(label: "bioauth_password_hash_wait_seconds", factory: factory)
+        residentMemory = Meter(label: "bioauth_process_resident_memory_bytes", factory: factory)
+        openFiles = Meter(label: "bioauth_process_open_fds", factory: factory)
+    }
+
+    /// The metrics in Prometheus's text exposition format (version 0.0.4), with the process's memory and open files
+    /// read now; nil for metrics sent to another backend.
+    public func exposition() -> [UInt8]? {
+        guard let registry else { return nil }
+        if let bytes = ProcessStats.residentBytes() { residentMemory.set(bytes) }
+        if let files = ProcessStats.openFileDescriptors() { openFiles.set(files) }
+        return registry.emitToBuffer()
+    }
+
+    // MARK: HTTP
+
+    private let inFlight: Meter
+    private let connections: Meter
+
+    /// One request answered: counted by method, route template and status, timed by method and route template.
+    /// `route` is the template the router matched (`/v1/payments/{paymentId}`), or `unmatched`.
+    func request(method: String, route: String, status: Int, duration: Duration) {
+        Counter(label: "bioauth_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
+            .increment()
+        CoreMetrics.Timer(label: "bioauth_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A request started (`+1`) or finished (`-1`).
+    func requestsInFlight(_ change: Int) { change > 0 ? inFlight.increment(by: Double(change)) : inFlight.decrement(by: Double(-change)) }
+
+    /// A connection opened (`+1`) or closed (`-1`).
+    func connectionsOpen(_ change: Int) { change > 0 ? connections.increment(by: Double(change)) : connections.decrement(by: Double(-change)) }
+
+    /// A problem document answered, by its code.
+    func problem(_ code: ProblemCode) {
+        Counter(label: "bioauth_problems_total", dimensions: [("code", code.rawValue)], factory: factory).increment()
+    }
+
+    // MARK: Sign-ins, payments, challenges
+
+    /// How a sign-in was attempted.
+    enum SignInMethod: String { case password, biometric, refresh }
+
+    /// A sign-in attempt's outcome: `success`, or the problem code it was refused with.
+    func signIn(_ method: SignInMethod, outcome: String) {
+        Counter(label: "bioauth_sign_ins_total", dimensions: [("method", method.rawValue), ("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// How a payment authorization was attempted.
+    enum PaymentMethod: String { case biometric, pin }
+
+    /// A payment authorization's outcome: `success`, or the problem code it was refused with.
+    func paymentAuthorization(_ method: PaymentMethod, outcome: String) {
+        Counter(label: "bioauth_payment_authorizations_total", dimensions: [("method", method.rawValue), ("outcome", outcome)], factory: factory)
+            .increment()
+    }
+
+    /// A challenge issued, by purpose (`login`, `register`, `payment`, `pin`).
+    func challengeIssued(_ purpose: String) {
+        Counter(label: "bioauth_challenges_issued_total", dimensions: [("purpose", purpose)], factory: factory).increment()
+    }
+
+    /// A request refused by a rate limit, by limit (`signin_key`, `signin_client`).
+    func rateLimited(_ limit: String) {
+        Counter(label: "bioauth_rate_limit_refusals_total", dimensions: [("limit", limit)], factory: factory).increment()
+    }
+
+    // MARK: Password hashing
+
+    private let hashQueueDepth: Meter
+    private let hashWait: CoreMetrics.Timer
+
+    /// A password hash or check was queued for the hashing threads.
+    func passwordHashQueued() { hashQueueDepth.increment() }
+
+    /// A queued hash or check started on a hashing thread after waiting `waited`.
+    func passwordHashStarted(waited: Duration) {
+        hashQueueDepth.decrement()
+        hashWait.recordNanoseconds(waited.nanoseconds)
+    }
+
+    // MARK: Database
+
+    /// A unit of work finished (`committed` or `failed`) after `duration`, retries included.
+    func unitOfWork(engine: DatabaseDialect, outcome: String, duration: Duration) {
+        CoreMetrics.Timer(label: "bioauth_database_unit_of_work_seconds", dimensions: [("engine", engine.rawValue), ("outcome", outcome)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A unit of work was rolled back by a serialization failure or deadlock and runs again (PostgreSQL).
+    func unitOfWorkRetried(engine: DatabaseDialect) {
+        Counter(label: "bioauth_database_retries_total", dimensions: [("engine", engine.rawValue)], factory: factory).increment()
+    }
+
+    // MARK: Process
+
+    private let residentMemory: Meter
+    private let openFiles: Meter
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}

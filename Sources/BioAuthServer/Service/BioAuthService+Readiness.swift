@@ -1,0 +1,28 @@
+import BioAuthCore
+import NIOConcurrencyHelpers
+
+extension BioAuthService {
+    /// How long `GET /readyz` waits for the database.
+    static let readinessTimeout: Duration = .seconds(2)
+
+    /// Whether the server can serve: its database answers a query within `timeout`. (Migrations and the receipt key
+    /// are done before the server listens at all.) Throws `not_ready` when not; the query is left to finish or fail
+    /// on its own, so a hung database cannot hold the probe.
+    func checkReadiness(timeout: Duration = readinessTimeout) async throws {
+        let database = self.database
+        let answered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let once = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(continuation)
+            @Sendable func finish(_ answer: Bool) { once.withLockedValue { $0.take() }?.resume(returning: answer) }
+            let timer = Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                finish(false)
+            }
+            Task {
+                let row = try? await database.transaction { db in try await db.raw("SELECT 1 AS one").first() }
+                finish(row != nil)
+                timer.cancel()
+            }
+        }
+        guard answered else { throw APIError(.notReady, "The database does not answer.") }
+    }
+}

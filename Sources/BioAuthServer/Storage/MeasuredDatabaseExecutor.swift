@@ -1,0 +1,33 @@
+import SQLKit
+
+/// A ``DatabaseExecutor`` that times each unit of work (retries and the wait for a connection or a group commit
+/// included) and counts the retries of the one it wraps, in ``ServerMetrics``.
+struct MeasuredDatabaseExecutor: DatabaseExecutor {
+    let base: any DatabaseExecutor
+    let metrics: ServerMetrics
+
+    var dialect: DatabaseDialect { base.dialect }
+
+    func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        let metrics = self.metrics, engine = base.dialect
+        let start = ContinuousClock.now
+        do {
+            let result = try await UnitOfWorkEvents.$retried.withValue({ metrics.unitOfWorkRetried(engine: engine) }) {
+                try await base.transaction(body)
+            }
+            metrics.unitOfWork(engine: engine, outcome: "committed", duration: ContinuousClock.now - start)
+            return result
+        } catch {
+            metrics.unitOfWork(engine: engine, outcome: "failed", duration: ContinuousClock.now - start)
+            throw error
+        }
+    }
+
+    func close() async throws { try await base.close() }
+}
+
+/// What an executor reports about the unit of work it runs for the current task.
+enum UnitOfWorkEvents {
+    /// Called each time the unit of work is rolled back by a serialization failure or deadlock and runs again.
+    @TaskLocal static var retried: (@Sendable () -> Void)?
+}
