@@ -40,6 +40,23 @@ struct ServeCommandTests {
         #expect(flags.host == "0.0.0.0")
     }
 
+    @Test("retention: the interval and periods from flags and the environment; the defaults otherwise")
+    func retention() throws {
+        let defaults = try ServeCommand.parse([]).serverConfiguration(environment: [:]).retention
+        #expect(defaults == RetentionPolicy())
+        #expect(defaults.interval == 3600 && defaults.tokens == 30 * 86_400 && defaults.auditEvents == 2557 * 86_400 && defaults.idempotencyKeys == 86_400)
+        let environment = [
+            "BIOAUTH_RETENTION_INTERVAL": "0", "BIOAUTH_TOKEN_RETENTION_DAYS": "7", "BIOAUTH_AUDIT_RETENTION_DAYS": "3650",
+            "BIOAUTH_IDEMPOTENCY_KEY_RETENTION_HOURS": "48",
+        ]
+        let read = try ServeCommand.parse([]).serverConfiguration(environment: environment).retention
+        #expect(read.interval == 0 && read.tokens == 7 * 86_400 && read.auditEvents == 3650 * 86_400 && read.idempotencyKeys == 48 * 3600)
+        let flags = try ServeCommand.parse(["--retention-interval", "600", "--audit-retention-days", "400"])
+            .serverConfiguration(environment: environment).retention
+        #expect(flags.interval == 600 && flags.auditEvents == 400 * 86_400 && flags.tokens == 7 * 86_400)
+        #expect(throws: (any Error).self) { try ServeCommand.parse(["--idempotency-key-retention-hours", "0.5"]).serverConfiguration(environment: [:]) }
+    }
+
     @Test("the environment made for a configuration (bench --server-process) reads back as that configuration")
     func environmentRoundTrip() throws {
         var configuration = ServerConfiguration()

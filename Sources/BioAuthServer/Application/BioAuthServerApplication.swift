@@ -98,6 +98,10 @@ public enum BioAuthServerApplication {
             middlewares: [ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware()])
 
         var services: [any Service] = [ResourceCloser(database: database, passwords: passwords, logger: logger)]
+        if configuration.retention.interval > 0 {
+            let retention = Retention(database: database, configuration: configuration, clock: clock, metrics: metrics)
+            services.append(RetentionJob(retention: retention, interval: configuration.retention.interval, logger: logger))
+        }
         if let metricsPort = configuration.metricsPort {
             services.append(metricsApplication(
                 metrics: metrics, host: configuration.metricsHost, port: metricsPort, logger: logger, onServerRunning: onMetricsServerRunning))

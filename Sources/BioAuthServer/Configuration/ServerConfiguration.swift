@@ -74,6 +74,8 @@ public struct ServerConfiguration: Sendable {
     public var rateLimitWindow: TimeInterval = 60
     /// The secure environment check (App Attest): off by default.
     public var appAttest = AppAttestPolicy()
+    /// What is purged when, by the background job and `bioauth admin purge`.
+    public var retention = RetentionPolicy()
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}
@@ -112,6 +114,7 @@ public struct ServerConfiguration: Sendable {
             throw fail("trusted proxy \(proxy) is not an IP address")
         }
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
+        try retention.validate()
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }
             for appID in appAttest.allowedAppIDs {

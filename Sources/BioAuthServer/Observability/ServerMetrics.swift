@@ -126,6 +126,21 @@ public final class ServerMetrics: Sendable {
         Counter(label: "bioauth_database_retries_total", dimensions: [("engine", engine.rawValue)], factory: factory).increment()
     }
 
+    // MARK: Retention
+
+    /// Rows a purge deleted, by kind (`challenges`, `access_tokens`, …).
+    func retentionDeleted(_ kind: String, count: Int) {
+        guard count > 0 else { return }
+        Counter(label: "bioauth_retention_deleted_total", dimensions: [("kind", kind)], factory: factory).increment(by: count)
+    }
+
+    /// A purge ended: `completed` (then also the time, for alerting on a job that stopped running), `skipped` (another
+    /// instance held the lease) or `failed`.
+    func retentionRun(outcome: String, at time: Date? = nil) {
+        Counter(label: "bioauth_retention_runs_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        if let time { Meter(label: "bioauth_retention_last_completed_timestamp_seconds", factory: factory).set(time.timeIntervalSince1970) }
+    }
+
     // MARK: Process
 
     private let residentMemory: Meter

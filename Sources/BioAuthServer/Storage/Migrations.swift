@@ -187,6 +187,22 @@ enum Migrations {
                 "CREATE INDEX IF NOT EXISTS access_tokens_by_session ON access_tokens (session_id)",
             ]
         ),
+        (
+            7, "retention: leases and the indexes the purge reads",
+            [
+                // Which instance runs the retention job (one at a time when several share PostgreSQL).
+                "CREATE TABLE maintenance_leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at BIGINT NOT NULL)",
+                // Each purge finds what has aged out through an index instead of reading the whole table.
+                "CREATE INDEX IF NOT EXISTS challenges_by_expiry ON challenges (expires_at)",
+                "CREATE INDEX IF NOT EXISTS access_tokens_by_expiry ON access_tokens (expires_at)",
+                "CREATE INDEX IF NOT EXISTS refresh_tokens_by_expiry ON refresh_tokens (expires_at)",
+                "CREATE INDEX IF NOT EXISTS refresh_tokens_by_session ON refresh_tokens (session_id)",
+                "CREATE INDEX IF NOT EXISTS sessions_by_end ON sessions (ended_at) WHERE ended_at IS NOT NULL",
+                "CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at)",
+                "CREATE INDEX IF NOT EXISTS audit_events_by_time ON audit_events (occurred_at)",
+                "CREATE INDEX IF NOT EXISTS rate_limits_by_window ON rate_limits (window_start)",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

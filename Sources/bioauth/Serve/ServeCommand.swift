@@ -10,7 +10,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Runs the BioAuth server.",
         discussion: """
             Every option can also be set with an environment variable (BIOAUTH_HOST, BIOAUTH_PORT, \
-            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_LOG_FORMAT, BIOAUTH_METRICS_PORT, BIOAUTH_METRICS_HOST, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY, \
+            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_LOG_FORMAT, BIOAUTH_METRICS_PORT, BIOAUTH_METRICS_HOST, BIOAUTH_RETENTION_INTERVAL, \
+            BIOAUTH_TOKEN_RETENTION_DAYS, BIOAUTH_AUDIT_RETENTION_DAYS, BIOAUTH_IDEMPOTENCY_KEY_RETENTION_HOURS, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY, \
             BIOAUTH_SIGNIN_CHALLENGE_LIMIT, BIOAUTH_APP_ATTEST, BIOAUTH_APP_ATTEST_APP_IDS, \
             BIOAUTH_APP_ATTEST_ENVIRONMENT); an \
             option given on the command line wins. The database and the receipt key are created on first start.
@@ -92,6 +93,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-attest-environment"), help: "production, development or both (default production).")
     var appAttestEnvironment: String?
 
+    @Option(help: "Seconds between purges of what has aged out (default 3600; 0 turns the background job off).")
+    var retentionInterval: Double?
+
+    @OptionGroup var retention: RetentionOptions
+
     @Flag(
         name: .customLong("app-attest-allow-pin"),
         help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused).")
@@ -151,6 +157,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.registrationChallengeLifetime =
             try registrationChallengeLifetime ?? seconds("BIOAUTH_REGISTRATION_CHALLENGE_LIFETIME") ?? configuration.registrationChallengeLifetime
         configuration.paymentLifetime = try paymentLifetime ?? seconds("BIOAUTH_PAYMENT_LIFETIME") ?? configuration.paymentLifetime
+        configuration.retention.interval =
+            try retentionInterval ?? seconds("BIOAUTH_RETENTION_INTERVAL") ?? configuration.retention.interval
+        try retention.apply(to: &configuration.retention, environment: environment)
         configuration.signInChallengesPerWindow =
             try signInChallengeLimit ?? integer("BIOAUTH_SIGNIN_CHALLENGE_LIMIT") ?? configuration.signInChallengesPerWindow
         configuration.signInChallengesPerClient =

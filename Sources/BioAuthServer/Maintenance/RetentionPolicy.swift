@@ -1,0 +1,31 @@
+import Foundation
+
+/// How long rows that are no longer needed are kept, and how often the server purges them.
+///
+/// Nothing still live is ever purged: a challenge goes once it has expired, a token once it expired (or its session
+/// ended) ``tokens`` ago, so a client presenting it meanwhile still gets `token_expired` or `session_ended`, and rotated
+/// refresh tokens of a live session stay until then, so reusing one still ends the session. Accounts, devices,
+/// sessions and payments are never purged.
+public struct RetentionPolicy: Sendable, Equatable {
+    /// Seconds between purges (3600); `0` turns the background job off (`bioauth admin purge` still works).
+    public var interval: TimeInterval = 3600
+    /// How long tokens are kept after they expired or their session ended (30 days).
+    public var tokens: TimeInterval = 30 * 86_400
+    /// How long an `Idempotency-Key` is remembered (24 hours): a retry within it gets the first response back.
+    public var idempotencyKeys: TimeInterval = 86_400
+    /// How long audit events are kept (7 years, 2557 days; set it to the bank's own policy).
+    public var auditEvents: TimeInterval = 2557 * 86_400
+
+    /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years.
+    public init() {}
+
+    /// Checks the values; the message names the setting.
+    func validate() throws {
+        guard interval >= 0, interval.isFinite else { throw ConfigurationError(message: "retention interval must be 0 (off) or positive") }
+        guard tokens >= 0, tokens.isFinite else { throw ConfigurationError(message: "token retention must not be negative") }
+        guard idempotencyKeys >= 3600, idempotencyKeys.isFinite else {
+            throw ConfigurationError(message: "idempotency key retention must be at least 1 hour")
+        }
+        guard auditEvents >= 86_400, auditEvents.isFinite else { throw ConfigurationError(message: "audit retention must be at least 1 day") }
+    }
+}

@@ -1,0 +1,58 @@
+import BioAuthClient
+import BioAuthServer
+import BioAuthTesting
+import Foundation
+import Logging
+import Testing
+
+@testable import bioauth
+
+@Suite("bioauth admin")
+struct AdminCommandTests {
+    @Test("purge --dry-run shows what would go and deletes nothing; purge deletes it; retention flags and the environment apply")
+    func purge() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("bioauth.sqlite").path
+        var configuration = ServerConfiguration()
+        configuration.databasePath = database
+        configuration.bcryptCost = 4
+        configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
+        let server = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
+        let api = BioAuthAPI(serverURL: server.url)
+        _ = try await api.createAccount(username: "alice", password: "correct horse")
+        _ = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
+        await server.stop()
+
+        // 40 days on: the access token expired 40 days ago (over the 30 kept); the refresh token only 10 days ago.
+        let later = ManualClock(start: Date().addingTimeInterval(40 * 86_400))
+        let dryRun = try PurgeCommand.parse(["--database", database, "--dry-run"])
+        let planned = try await dryRun.execute(environment: [:], clock: later)
+        #expect(planned.contains("would delete:"))
+        #expect(planned.contains("access_tokens      1") && planned.contains("refresh_tokens     0") && planned.contains("total              1"), "\(planned)")
+        #expect(try await dryRun.execute(environment: [:], clock: later) == planned, "a dry run deletes nothing")
+
+        // The environment's retention applies where no option is given: refresh tokens kept 5 days go too.
+        let shorter = try await dryRun.execute(environment: ["BIOAUTH_TOKEN_RETENTION_DAYS": "5"], clock: later)
+        #expect(shorter.contains("refresh_tokens     1"), "\(shorter)")
+        let flag = try PurgeCommand.parse(["--database", database, "--dry-run", "--token-retention-days", "50"])
+        #expect(try await flag.execute(environment: ["BIOAUTH_TOKEN_RETENTION_DAYS": "5"], clock: later).contains("total              0"))
+
+        let purged = try await PurgeCommand.parse(["--database", database]).execute(environment: [:], clock: later)
+        #expect(purged.contains("deleted:") && purged.contains("access_tokens      1"), "\(purged)")
+        #expect(try await dryRun.execute(environment: [:], clock: later).contains("total              0"))
+    }
+
+    @Test("a bad retention value stops the command with a message naming it")
+    func badValue() async throws {
+        let command = try PurgeCommand.parse(["--database", ":memory:", "--audit-retention-days", "0"])
+        await #expect(throws: (any Error).self) { try await command.execute(environment: [:]) }
+        do {
+            _ = try await command.execute(environment: [:])
+        } catch {
+            #expect("\(error)".contains("audit retention must be at least 1 day"))
+        }
+    }
+}

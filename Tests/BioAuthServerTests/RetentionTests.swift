@@ -1,0 +1,136 @@
+import Foundation
+import SQLKit
+import Testing
+
+@testable import BioAuthServer
+
+/// The retention purge deletes exactly what has aged out, never what is still live, on every engine.
+@Suite("Retention")
+struct RetentionTests {
+    /// Tokens kept 1 day after expiry or the end of their session, audit events 1 day, idempotency keys 24 hours.
+    static func policy(_ configuration: inout ServerConfiguration) {
+        configuration.retention.tokens = 86_400
+        configuration.retention.auditEvents = 86_400
+        configuration.retention.idempotencyKeys = 86_400
+    }
+
+    @Test("a purge deletes what aged out, keeps what is live, and the dry run said the same beforehand", arguments: StorageBackend.available)
+    func purge(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: Self.policy) { api in
+            // Two days ago: alice binds a phone and refreshes once (the first refresh token is now rotated); bob signs in
+            // and out; alice asks for a sign-in challenge and creates a payment with an idempotency key.
+            let key = TestKey()
+            let (first, _) = try await api.enrolled(key)
+            let refreshed = Tokens(try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": first.refresh]))
+            try await api.createAccount("bob")
+            let bob = try await api.signIn("bob")
+            #expect(try await api.call(.delete, "/v1/sessions/current", token: bob.access).status == 204)
+            let oldChallenge = try #require(try await api.signInChallenge(key)["challengeId"])
+            let oldPayment = try await api.createPayment(token: refreshed.access, idempotencyKey: "order-1")
+            #expect(oldPayment.status == 201)
+
+            api.clock.advance(by: 2 * 86_400)
+            // Now: carol signs in and asks for a challenge; alice creates a payment with another key.
+            try await api.createAccount("carol")
+            let carol = try await api.signIn("carol", installation: "carol-phone")
+            let carolKey = TestKey()
+            let carolDevice = try await api.register(carolKey, token: carol.access)
+            #expect(carolDevice.status == 201)
+            let liveChallenge = try #require(try await api.signInChallenge(carolKey)["challengeId"])
+            let aliceNow = Tokens(try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": refreshed.refresh]))
+            #expect(try await api.createPayment(token: aliceNow.access, idempotencyKey: "order-2").status == 201)
+            let auditBefore = try await api.count("audit_events")
+
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            let planned = try await retention.dryRun()
+            #expect(try await api.count("audit_events") == auditBefore, "a dry run deletes nothing")
+            let purged = try #require(try await retention.purge())
+            #expect(purged == planned, "the dry run said what the purge did: \(planned) vs \(purged)")
+            #expect(try await retention.dryRun().total == 0, "nothing left to purge")
+
+            // Gone: the expired challenge, the old idempotency key, bob's tokens (his session ended two days ago), the
+            // access tokens that expired two days ago, the old audit events and rate-limit windows.
+            #expect(try await api.count("challenges", "id", oldChallenge) == 0)
+            #expect(try await api.count("idempotency_keys", "idempotency_key", "order-1") == 0)
+            #expect(try await api.count("refresh_tokens", "token_hash", BioAuthService.tokenHash(bob.refresh)) == 0)
+            #expect(try await api.count("access_tokens", "token_hash", BioAuthService.tokenHash(refreshed.access)) == 0)
+            #expect(purged.counts[.auditEvents]! > 0 && purged.counts[.rateLimits]! > 0 && purged.counts[.challenges]! >= 2)
+            #expect(try await api.count("audit_events") == auditBefore - purged.counts[.auditEvents]!)
+
+            // Kept: everything live.
+            #expect(try await api.count("challenges", "id", liveChallenge) == 1)
+            #expect(try await api.count("idempotency_keys", "idempotency_key", "order-2") == 1)
+            #expect(try await api.call(.get, "/v1/me", token: carol.access).status == 200)
+            #expect(try await api.call(.get, "/v1/me", token: aliceNow.access).status == 200)
+            // Alice's rotated refresh tokens have not expired: presenting one still counts as reuse and ends the session.
+            #expect(try await api.count("refresh_tokens", "token_hash", BioAuthService.tokenHash(first.refresh)) == 1)
+            #expect(try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": first.refresh]).code == "refresh_token_reused")
+            // The purged idempotency key is free again: a different body makes a new payment instead of a 422.
+            let reused = try await api.createPayment(token: carol.access, amountMinor: 100, idempotencyKey: "order-1")
+            #expect(reused.status == 201)
+        }
+    }
+
+    @Test("one instance at a time: a purge skips while another holds the lease, and runs once it has run out",
+          arguments: StorageBackend.available)
+    func lease(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let now = api.clock.now.millisecondsSince1970
+            try await api.database.transaction { db in
+                try await db.raw(
+                    "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ('retention', 'other-instance', \(bind: now + 60_000))"
+                ).run()
+            }
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            #expect(try await retention.purge() == nil, "another instance is purging")
+            api.clock.advance(by: 61)
+            #expect(try await retention.purge() != nil, "its lease ran out: this one purges")
+            let holder = try await api.database.transaction { db in
+                try await db.raw("SELECT holder, expires_at FROM maintenance_leases WHERE name = 'retention'").first()
+            }
+            #expect(try holder?.decode(column: "expires_at", as: Int64.self) == 0, "released when done")
+        }
+    }
+
+    @Test("the background job purges on its interval and logs what it deleted")
+    func backgroundJob() async throws {
+        let sink = LogSink()
+        try await TestServer.run(logLevel: .info, logSink: sink, configure: { $0.retention.interval = 0.2 }) { api in
+            try await api.createAccount()
+            _ = try await api.signIn()
+            api.clock.advance(by: 3600)
+            for _ in 0..<50 where !sink.text.contains("retention purged") { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(sink.text.contains("retention purged"), "\(sink.text.suffix(2000))")
+        }
+    }
+
+    @Test("a bad retention setting stops start-up with a message naming it")
+    func badSettings() {
+        for (change, message) in [
+            ({ (c: inout ServerConfiguration) in c.retention.interval = -1 }, "retention interval must be 0 (off) or positive"),
+            ({ (c: inout ServerConfiguration) in c.retention.tokens = -1 }, "token retention must not be negative"),
+            ({ (c: inout ServerConfiguration) in c.retention.idempotencyKeys = 60 }, "idempotency key retention must be at least 1 hour"),
+            ({ (c: inout ServerConfiguration) in c.retention.auditEvents = 3600 }, "audit retention must be at least 1 day"),
+        ] {
+            var configuration = ServerConfiguration()
+            change(&configuration)
+            let error = #expect(throws: ConfigurationError.self) { try configuration.validate() }
+            #expect(error?.message == message)
+        }
+    }
+}
+
+extension API {
+    /// Rows of `table`, or only those whose `column` is `value`.
+    func count(_ table: String, _ column: String? = nil, _ value: String? = nil) async throws -> Int {
+        try await database.transaction { db in
+            let row: (any SQLRow)?
+            if let column, let value {
+                row = try await db.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE \(unsafeRaw: column) = \(bind: value)").first()
+            } else {
+                row = try await db.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)").first()
+            }
+            return try row?.decode(column: "n", as: Int.self) ?? 0
+        }
+    }
+}
