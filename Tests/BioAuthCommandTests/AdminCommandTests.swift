@@ -1,4 +1,5 @@
 import BioAuthClient
+import BioAuthCore
 import BioAuthServer
 import BioAuthTesting
 import Foundation
@@ -43,6 +44,39 @@ struct AdminCommandTests {
         let purged = try await PurgeCommand.parse(["--database", database]).execute(environment: [:], clock: later)
         #expect(purged.contains("deleted:") && purged.contains("access_tokens      1"), "\(purged)")
         #expect(try await dryRun.execute(environment: [:], clock: later).contains("total              0"))
+    }
+
+    @Test("receipt-key rotate replaces the key file, says which key retired, and a served server publishes both")
+    func rotateReceiptKey() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-rotate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("bioauth.sqlite").path
+        let keyPath = folder.appendingPathComponent("receipt-key.pem").path
+        let environment = ["BIOAUTH_DATABASE": database, "BIOAUTH_RECEIPT_KEY": keyPath]
+        let missing = try RotateReceiptKeyCommand.parse([])
+        await #expect(throws: (any Error).self) { try await missing.execute(environment: environment) }
+
+        var configuration = ServerConfiguration()
+        configuration.databasePath = database
+        configuration.receiptKeyPath = keyPath
+        configuration.pinKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        let first = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
+        let before = try await BioAuthAPI(serverURL: first.url).receiptKeys()
+        await first.stop()
+        let oldFile = try String(contentsOfFile: keyPath, encoding: .utf8)
+
+        let output = try await RotateReceiptKeyCommand.parse([]).execute(environment: environment)
+        #expect(output.contains("retired receipt key \(Base64URL.encode(try #require(before.first).keyID))"), "\(output)")
+        #expect(try String(contentsOfFile: keyPath, encoding: .utf8) != oldFile)
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "the new key file is owner-only")
+
+        let second = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
+        let after = try await BioAuthAPI(serverURL: second.url).receiptKeys()
+        await second.stop()
+        #expect(after.count == 2 && after.first == before.first)
     }
 
     @Test("a bad retention value stops the command with a message naming it")

@@ -52,11 +52,18 @@ extension BioAuthFlows {
         }
     }
 
-    /// The receipt must be signed by the server's published key and be for exactly the transaction shown.
+    /// The receipt must be signed by one of the server's published receipt keys and be for exactly the transaction
+    /// shown. The keys are fetched once and again when a receipt verifies with none of them (the server's key was
+    /// rotated since), so a rotation never fails a payment.
     func checkReceipt(of payment: PaymentDetails, for transaction: CanonicalTransaction) async throws {
-        if receiptKeys == nil { receiptKeys = try await api.receiptKeys() }
-        guard let receipt = payment.receipt, receipt.transaction?.hash == transaction.hash,
-            receiptKeys?.contains(where: { receipt.isValid(signedBy: $0) }) == true
-        else { throw APIProblem(.unexpectedResponse, detail: "the payment's receipt does not verify") }
+        guard let receipt = payment.receipt, receipt.transaction?.hash == transaction.hash else {
+            throw APIProblem(.unexpectedResponse, detail: "the payment's receipt does not verify")
+        }
+        if let known = receiptKeys, known.contains(where: { receipt.isValid(signedBy: $0) }) { return }
+        let published = try await api.receiptKeys()
+        receiptKeys = published
+        guard published.contains(where: { receipt.isValid(signedBy: $0) }) else {
+            throw APIProblem(.unexpectedResponse, detail: "the payment's receipt does not verify")
+        }
     }
 }

@@ -79,6 +79,8 @@ public enum BioAuthServerApplication {
             // PIN hashes stored before the PIN key existed are sealed now; a key that does not match the stored
             // hashes stops start-up instead of failing every PIN payment.
             try await service.sealLegacyPINHashes()
+            // The signing key is published (and must not be one a rotation retired).
+            try await service.registerReceiptKey(path: configuration.receiptKeyPath)
         } catch {
             try? await passwords.shutdown()
             throw error

@@ -185,8 +185,10 @@ struct APIHandler: APIProtocol {
     }
 
     func listReceiptKeys(_ input: Operations.ListReceiptKeys.Input) async throws -> Operations.ListReceiptKeys.Output {
-        .ok(.init(body: .json(.init(keys: service.receiptKeys.map { key in
-            .init(keyId: Base64URL.encode(key.keyID), publicKey: Base64URL.encode(key.x963Representation), algorithm: .es256)
+        .ok(.init(body: .json(.init(keys: try await service.receiptKeys().map { key in
+            .init(
+                keyId: Base64URL.encode(key.publicKey.keyID), publicKey: Base64URL.encode(key.publicKey.x963Representation), algorithm: .es256,
+                notBefore: key.notBefore, retiredAt: key.retiredAt)
         }))))
     }
 

@@ -208,9 +208,6 @@ extension BioAuthService {
         }
     }
 
-    /// The published receipt keys.
-    var receiptKeys: [DevicePublicKey] { [receipts.publicKey] }
-
     // MARK: Internals
 
     /// The payment if it can still be authorized; an expired one is marked so (and that is committed).

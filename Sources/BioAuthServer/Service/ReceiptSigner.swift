@@ -3,7 +3,8 @@ import Crypto
 import Foundation
 
 /// The server's own P-256 key that signs payment receipts. Kept in a PEM file (owner-only) so receipts stay
-/// verifiable across restarts; its public half is published at `GET /v1/receipt-keys`.
+/// verifiable across restarts; its public half is recorded in the database at start-up and published at
+/// `GET /v1/receipt-keys` with the keys earlier rotations retired (``ReceiptKeyRotation``).
 struct ReceiptSigner: Sendable {
     private let privateKey: P256.Signing.PrivateKey
     /// The public half, as clients verify with it.

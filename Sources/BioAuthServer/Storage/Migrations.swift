@@ -203,6 +203,13 @@ enum Migrations {
                 "CREATE INDEX IF NOT EXISTS rate_limits_by_window ON rate_limits (window_start)",
             ]
         ),
+        (
+            8, "receipt keys, published with their validity so receipts verify after a rotation",
+            [
+                // Public halves only: the signing key stays in its file, outside the database.
+                "CREATE TABLE receipt_keys (key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, not_before BIGINT NOT NULL, retired_at BIGINT)",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -22,13 +22,18 @@ enum SecretFile {
             return secret
         }
         let made = make()
+        try create(path: path, text: made.text, what: what)
+        return made.secret
+    }
+
+    /// Writes `text` to a new file at `path` (mode 0600, created exclusively: an existing file is an error).
+    static func create(path: String, text: String, what: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else { throw ConfigurationError(message: "cannot create the \(what) file \(path)") }
         defer { close(descriptor) }
-        let bytes = Array(made.text.utf8)
+        let bytes = Array(text.utf8)
         guard write(descriptor, bytes, bytes.count) == bytes.count else {
             throw ConfigurationError(message: "cannot write the \(what) file \(path)")
         }
-        return made.secret
     }
 }

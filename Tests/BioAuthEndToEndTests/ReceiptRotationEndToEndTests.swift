@@ -1,0 +1,78 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthServer
+import Foundation
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+import OpenAPIURLSession
+import Testing
+
+/// The app keeps paying across a rotation of the server's receipt key: it fetches the published keys again when a
+/// receipt verifies with none of those it knows.
+@Suite("Receipt key rotation, end to end")
+struct ReceiptRotationEndToEndTests {
+    @Test("a payment after a receipt key rotation verifies, with the flows that cached the old key")
+    func payAcrossRotation() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-rotation-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keyPath = folder.appendingPathComponent("receipt-key.pem").path
+        let databasePath = folder.appendingPathComponent("bioauth.sqlite").path
+        let redirect = Redirect()
+        try await TestBackend.run(configure: {
+            $0.databasePath = databasePath
+            $0.receiptKeyPath = keyPath
+            $0.pinKeyPath = folder.appendingPathComponent("pin-key").path
+        }) { backend in
+            redirect.set(backend.server.url)
+            let phone = Phone(backend, transport: redirect)
+            let flows = try await phone.enrolled()
+            let token = try await flows.accessToken()
+            let coffee = try await phone.api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
+                idempotencyKey: "order-1", accessToken: token)
+            await phone.sensor.script(.match)
+            let first = try await flows.pay(coffee.id)
+            #expect(first.status == "authorized")
+
+            // The operator rotates the key and restarts the server on the same database.
+            await backend.server.stop()
+            let database = try await openDatabase(databasePath, logger: Logger(label: "e2e"))
+            let rotation = try await ReceiptKeyRotation.rotate(keyPath: keyPath, database: database, clock: backend.clock)
+            try await database.close()
+            var configuration = ServerConfiguration()
+            configuration.databasePath = databasePath
+            configuration.receiptKeyPath = keyPath
+            configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
+            configuration.bcryptCost = 4
+            configuration.relyingPartyID = "bank.example"
+            let restarted = try await LoopbackServer.start(configuration: configuration, clock: backend.clock, logger: Logger(label: "e2e"))
+            redirect.set(restarted.url)
+            defer { Task { await restarted.stop() } }
+
+            let tea = try await phone.api.createPayment(
+                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "merchant-tea-7", payeeName: "Tea House",
+                idempotencyKey: "order-2", accessToken: try await flows.accessToken())
+            await phone.sensor.script(.match)
+            let second = try await flows.pay(tea.id)
+            #expect(second.status == "authorized" && second.receipt?.keyId == rotation.newKeyID)
+            #expect(first.receipt?.keyId == rotation.retiredKeyID)
+            await restarted.stop()
+        }
+    }
+}
+
+/// Sends every request to the server the test says, whatever URL the client was made with (the server's port changes
+/// when it restarts).
+final class Redirect: ClientTransport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var target = URL(string: "http://127.0.0.1:1")!
+    private let inner = URLSessionTransport()
+
+    func set(_ url: URL) { lock.withLock { target = url } }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        try await inner.send(request, body: body, baseURL: lock.withLock { target }, operationID: operationID)
+    }
+}
