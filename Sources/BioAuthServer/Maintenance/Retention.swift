@@ -7,10 +7,10 @@ import SQLKit
 /// tokens that expired (or whose session ended) long enough ago, old audit events, and rate-limit windows that have
 /// passed. Used by the server's background job and by `bioauth admin purge`.
 ///
-/// A purge deletes in batches of ``batchSize`` rows, each batch its own unit of work, so it never holds the database for
+/// A purge deletes in batches of 1 000 rows, each batch its own unit of work, so it never holds the database for
 /// long. Only one instance purges at a time: it holds a lease (a row of `maintenance_leases`, claimed with one
 /// conditional upsert) that it renews before each batch and releases at the end; a lease left by an instance that died
-/// runs out after ``leaseDuration``.
+/// runs out after 10 minutes.
 public struct Retention: Sendable {
     /// What is purged, in this order.
     public enum Kind: String, Sendable, CaseIterable {
@@ -56,7 +56,7 @@ public struct Retention: Sendable {
         self.metrics = metrics
     }
 
-    /// What ``purge(until:)`` would delete now; deletes nothing.
+    /// What ``purge(while:)`` would delete now; deletes nothing.
     public func dryRun() async throws -> Report {
         let rules = self.rules(now: clock.now)
         return try await database.transaction { db in
