@@ -19,7 +19,7 @@ struct ServeObservabilityTests {
         do {
             _ = try ServeCommand.parse(["--log-format", "xml"]).serverConfiguration(environment: [:])
         } catch {
-            #expect("\(error)".contains("log format must be text or json, not xml"))
+            #expect("\(error)" == "--log-format must be text or json, not xml")
         }
     }
 

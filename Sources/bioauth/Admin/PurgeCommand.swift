@@ -25,16 +25,14 @@ struct PurgeCommand: AsyncParsableCommand {
 
     @OptionGroup var retention: RetentionOptions
 
+    @Option(help: "A JSON file of settings, as bioauth serve reads it (default: BIOAUTH_CONFIG).")
+    var config: String?
+
     /// What the command prints, from `environment`'s `BIOAUTH_*` settings where an option is missing.
     func execute(environment: [String: String] = ProcessInfo.processInfo.environment, clock: any WallClock = SystemClock()) async throws -> String {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database ?? environment["BIOAUTH_DATABASE"] ?? configuration.databasePath
-        try retention.apply(to: &configuration.retention, environment: environment)
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        var flags = retention.flags
+        flags["database"] = database
+        let configuration = try ServerSettings.resolve(flags: flags, configFile: config, environment: environment).configuration
         var logger = Logger(label: "bioauth-admin")
         logger.logLevel = .warning
         let executor = try await openDatabase(configuration.databasePath, logger: logger)

@@ -9,12 +9,11 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Runs the BioAuth server.",
         discussion: """
-            Every option can also be set with an environment variable (BIOAUTH_HOST, BIOAUTH_PORT, \
-            BIOAUTH_DATABASE, BIOAUTH_LOG_LEVEL, BIOAUTH_LOG_FORMAT, BIOAUTH_METRICS_PORT, BIOAUTH_METRICS_HOST, BIOAUTH_RETENTION_INTERVAL, \
-            BIOAUTH_TOKEN_RETENTION_DAYS, BIOAUTH_AUDIT_RETENTION_DAYS, BIOAUTH_IDEMPOTENCY_KEY_RETENTION_HOURS, BIOAUTH_RP_ID, BIOAUTH_BCRYPT_COST, BIOAUTH_RECEIPT_KEY, \
-            BIOAUTH_SIGNIN_CHALLENGE_LIMIT, BIOAUTH_APP_ATTEST, BIOAUTH_APP_ATTEST_APP_IDS, \
-            BIOAUTH_APP_ATTEST_ENVIRONMENT); an \
-            option given on the command line wins. The database and the receipt key are created on first start.
+            Every setting can also come from the environment (BIOAUTH_ and the option's name in upper snake case: \
+            --signin-challenge-limit is BIOAUTH_SIGNIN_CHALLENGE_LIMIT) or from a JSON config file (--config or \
+            BIOAUTH_CONFIG; keys in camel case: {"signinChallengeLimit": 20}). An option on the command line wins \
+            over the environment, which wins over the file. --print-config shows the result and where each value \
+            came from. The database and the receipt key are created on first start.
             """
     )
 
@@ -22,7 +21,7 @@ struct ServeCommand: AsyncParsableCommand {
     var host: String?
 
     @Option(help: "The port to listen on (default 8080).")
-    var port: Int?
+    var port: String?
 
     @Option(help: "The SQLite database file, or :memory: (default ./bioauth.sqlite).")
     var database: String?
@@ -34,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat: String?
 
     @Option(help: "Serve GET /metrics (Prometheus text format) on this port, apart from the API (default: no metrics listener).")
-    var metricsPort: Int?
+    var metricsPort: String?
 
     @Option(help: "The address of the metrics listener (default 127.0.0.1).")
     var metricsHost: String?
@@ -43,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     var relyingPartyID: String?
 
     @Option(help: "bcrypt cost, 4-16 (default 12).")
-    var bcryptCost: Int?
+    var bcryptCost: String?
 
     @Option(help: "The receipt-signing key's PEM file, created (0600) if missing (default ./bioauth-receipt-key.pem).")
     var receiptKey: String?
@@ -54,12 +53,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("signin-challenge-limit"),
         help: "Biometric sign-in challenges one key may get per minute (default 20; raise it only for load tests).")
-    var signInChallengeLimit: Int?
+    var signInChallengeLimit: String?
 
     @Option(
         name: .customLong("signin-client-limit"),
         help: "Biometric sign-in challenges one client address may get per minute, whatever the keys (default 60).")
-    var signInClientLimit: Int?
+    var signInClientLimit: String?
 
     @Option(
         name: .customLong("trusted-proxy"),
@@ -67,22 +66,22 @@ struct ServeCommand: AsyncParsableCommand {
     var trustedProxies: [String] = []
 
     @Option(help: "Seconds a graceful shutdown (SIGTERM, SIGINT) waits for requests in flight before cancelling them (default 30).")
-    var shutdownTimeout: Double?
+    var shutdownTimeout: String?
 
     @Option(help: "Seconds an access token lives (default 900).")
-    var accessTokenLifetime: Double?
+    var accessTokenLifetime: String?
 
     @Option(help: "Seconds a refresh token lives (default 2592000, 30 days).")
-    var refreshTokenLifetime: Double?
+    var refreshTokenLifetime: String?
 
     @Option(help: "Seconds a biometric sign-in challenge lives (default 120).")
-    var loginChallengeLifetime: Double?
+    var loginChallengeLifetime: String?
 
     @Option(help: "Seconds a device registration challenge lives (default 300).")
-    var registrationChallengeLifetime: Double?
+    var registrationChallengeLifetime: String?
 
     @Option(help: "Seconds a payment stays pending before it expires, at most 300 (default 300).")
-    var paymentLifetime: Double?
+    var paymentLifetime: String?
 
     @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
     var appAttest: String?
@@ -94,7 +93,37 @@ struct ServeCommand: AsyncParsableCommand {
     var appAttestEnvironment: String?
 
     @Option(help: "Seconds between purges of what has aged out (default 3600; 0 turns the background job off).")
-    var retentionInterval: Double?
+    var retentionInterval: String?
+
+    @Option(help: "Seconds a locked account stays locked (default 900).")
+    var accountLockDuration: String?
+
+    @Option(help: "Consecutive wrong passwords that lock an account (default 5).")
+    var maxFailedPasswordAttempts: String?
+
+    @Option(help: "Failed authorizations that lock a payment (default 5).")
+    var maxFailedPaymentAttempts: String?
+
+    @Option(name: .customLong("max-failed-pin-attempts"), help: "Consecutive wrong PINs that lock PIN payments (default 5).")
+    var maxFailedPINAttempts: String?
+
+    @Option(name: .customLong("pin-lock-duration"), help: "Seconds PIN payments stay locked (default 1800).")
+    var pinLockDuration: String?
+
+    @Option(help: "Seconds in a rate-limit window (default 60).")
+    var rateLimitWindow: String?
+
+    @Option(help: "The largest request body accepted, in bytes, at least 1024 (default 65536).")
+    var maxRequestBodySize: String?
+
+    @Option(help: "Threads that hash passwords (default half the cores, at least 1).")
+    var passwordHashingThreads: String?
+
+    @Option(help: "A JSON file of settings (keys as in --print-config), below the environment and the options.")
+    var config: String?
+
+    @Flag(help: "Print the effective configuration (secrets redacted) and where each value came from, then exit.")
+    var printConfig = false
 
     @OptionGroup var retention: RetentionOptions
 
@@ -117,93 +146,39 @@ struct ServeCommand: AsyncParsableCommand {
         ]
     }
 
-    /// The configuration from the options, then the environment, then the defaults.
+    /// The options given on the command line, by setting key (``ServerSettings``).
+    var flags: [String: String] {
+        var flags: [String: String] = [:]
+        let given: [(String, String?)] = [
+            ("host", host), ("port", port), ("database", database), ("logLevel", logLevel), ("logFormat", logFormat),
+            ("metricsPort", metricsPort), ("metricsHost", metricsHost), ("rpId", relyingPartyID), ("bcryptCost", bcryptCost),
+            ("passwordHashingThreads", passwordHashingThreads), ("receiptKey", receiptKey), ("pinKey", pinKey),
+            ("accessTokenLifetime", accessTokenLifetime), ("refreshTokenLifetime", refreshTokenLifetime),
+            ("loginChallengeLifetime", loginChallengeLifetime), ("registrationChallengeLifetime", registrationChallengeLifetime),
+            ("paymentLifetime", paymentLifetime), ("maxFailedPasswordAttempts", maxFailedPasswordAttempts),
+            ("accountLockDuration", accountLockDuration), ("maxFailedPaymentAttempts", maxFailedPaymentAttempts),
+            ("maxFailedPinAttempts", maxFailedPINAttempts), ("pinLockDuration", pinLockDuration),
+            ("signinChallengeLimit", signInChallengeLimit), ("signinClientLimit", signInClientLimit), ("rateLimitWindow", rateLimitWindow),
+            ("trustedProxies", trustedProxies.isEmpty ? nil : trustedProxies.joined(separator: ",")),
+            ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("retentionInterval", retentionInterval),
+            ("appAttest", appAttest), ("appAttestAppIds", appAttestAppIDs.isEmpty ? nil : appAttestAppIDs.joined(separator: ",")),
+            ("appAttestEnvironment", appAttestEnvironment), ("appAttestAllowPin", appAttestAllowPIN ? "true" : nil),
+        ]
+        for (key, value) in given { flags[key] = value }
+        return flags.merging(retention.flags) { $1 }
+    }
+
+    /// The configuration from the options, then the environment, then the config file, then the defaults.
     func serverConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        func integer(_ name: String) throws -> Int? {
-            guard let text = environment[name] else { return nil }
-            guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text)") }
-            return value
-        }
-        /// A comma-separated list, blanks around items and empty items dropped.
-        func list(_ name: String) -> [String] {
-            (environment[name] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        func seconds(_ name: String) throws -> Double? {
-            guard let text = environment[name] else { return nil }
-            guard let value = Double(text), value.isFinite else { throw ValidationError("\(name) must be a number of seconds, not \(text)") }
-            return value
-        }
-        configuration.host = host ?? environment["BIOAUTH_HOST"] ?? configuration.host
-        configuration.port = try port ?? integer("BIOAUTH_PORT") ?? configuration.port
-        configuration.metricsPort = try metricsPort ?? integer("BIOAUTH_METRICS_PORT")
-        configuration.metricsHost = metricsHost ?? environment["BIOAUTH_METRICS_HOST"] ?? configuration.metricsHost
-        if let format = logFormat ?? environment["BIOAUTH_LOG_FORMAT"] {
-            guard let parsed = LogFormat(rawValue: format.lowercased()) else { throw ValidationError("log format must be text or json, not \(format)") }
-            configuration.logFormat = parsed
-        }
-        configuration.databasePath = database ?? environment["BIOAUTH_DATABASE"] ?? configuration.databasePath
-        configuration.relyingPartyID = relyingPartyID ?? environment["BIOAUTH_RP_ID"] ?? configuration.relyingPartyID
-        configuration.bcryptCost = try bcryptCost ?? integer("BIOAUTH_BCRYPT_COST") ?? configuration.bcryptCost
-        configuration.receiptKeyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? configuration.receiptKeyPath
-        configuration.pinKeyPath = pinKey ?? environment["BIOAUTH_PIN_KEY"] ?? configuration.pinKeyPath
-        configuration.accessTokenLifetime =
-            try accessTokenLifetime ?? seconds("BIOAUTH_ACCESS_TOKEN_LIFETIME") ?? configuration.accessTokenLifetime
-        configuration.shutdownTimeout = try shutdownTimeout ?? seconds("BIOAUTH_SHUTDOWN_TIMEOUT") ?? configuration.shutdownTimeout
-        configuration.refreshTokenLifetime =
-            try refreshTokenLifetime ?? seconds("BIOAUTH_REFRESH_TOKEN_LIFETIME") ?? configuration.refreshTokenLifetime
-        configuration.loginChallengeLifetime =
-            try loginChallengeLifetime ?? seconds("BIOAUTH_LOGIN_CHALLENGE_LIFETIME") ?? configuration.loginChallengeLifetime
-        configuration.registrationChallengeLifetime =
-            try registrationChallengeLifetime ?? seconds("BIOAUTH_REGISTRATION_CHALLENGE_LIFETIME") ?? configuration.registrationChallengeLifetime
-        configuration.paymentLifetime = try paymentLifetime ?? seconds("BIOAUTH_PAYMENT_LIFETIME") ?? configuration.paymentLifetime
-        configuration.retention.interval =
-            try retentionInterval ?? seconds("BIOAUTH_RETENTION_INTERVAL") ?? configuration.retention.interval
-        try retention.apply(to: &configuration.retention, environment: environment)
-        configuration.signInChallengesPerWindow =
-            try signInChallengeLimit ?? integer("BIOAUTH_SIGNIN_CHALLENGE_LIMIT") ?? configuration.signInChallengesPerWindow
-        configuration.signInChallengesPerClient =
-            try signInClientLimit ?? integer("BIOAUTH_SIGNIN_CLIENT_LIMIT") ?? configuration.signInChallengesPerClient
-        configuration.trustedProxies = trustedProxies.isEmpty ? list("BIOAUTH_TRUSTED_PROXIES") : trustedProxies
-        if let mode = appAttest ?? environment["BIOAUTH_APP_ATTEST"] {
-            guard let parsed = AppAttestPolicy.Mode(rawValue: mode.lowercased()) else {
-                throw ValidationError("App Attest mode must be off, report or require, not \(mode)")
-            }
-            configuration.appAttest.mode = parsed
-        }
-        configuration.appAttest.allowedAppIDs = appAttestAppIDs.isEmpty ? list("BIOAUTH_APP_ATTEST_APP_IDS") : appAttestAppIDs
-        if appAttestAllowPIN {
-            configuration.appAttest.allowsPINPaymentsUnderRequire = true
-        } else if let allow = environment["BIOAUTH_APP_ATTEST_ALLOW_PIN"] {
-            guard let parsed = ["true": true, "false": false][allow.lowercased()] else {
-                throw ValidationError("BIOAUTH_APP_ATTEST_ALLOW_PIN must be true or false, not \(allow)")
-            }
-            configuration.appAttest.allowsPINPaymentsUnderRequire = parsed
-        }
-        if let environmentName = appAttestEnvironment ?? environment["BIOAUTH_APP_ATTEST_ENVIRONMENT"] {
-            switch environmentName.lowercased() {
-            case "production": configuration.appAttest.environments = [.production]
-            case "development": configuration.appAttest.environments = [.development]
-            case "both": configuration.appAttest.environments = [.production, .development]
-            default: throw ValidationError("App Attest environment must be production, development or both, not \(environmentName)")
-            }
-        }
-        if let level = logLevel ?? environment["BIOAUTH_LOG_LEVEL"] {
-            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
-                throw ValidationError("unknown log level \(level)")
-            }
-            configuration.logLevel = parsed
-        }
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        return configuration
+        try ServerSettings.resolve(flags: flags, configFile: config, environment: environment).configuration
     }
 
     func run() async throws {
-        let configuration = try serverConfiguration()
+        let (configuration, sources) = try ServerSettings.resolve(flags: flags, configFile: config, environment: ProcessInfo.processInfo.environment)
+        if printConfig {
+            print(ServerSettings.describe(configuration, sources: sources))
+            return
+        }
         let logger = configuration.logFormat.logger(label: "bioauth", level: configuration.logLevel)
         logger.info("BioAuth starting on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))")
         if let metricsPort = configuration.metricsPort {

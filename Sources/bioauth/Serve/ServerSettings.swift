@@ -1,0 +1,244 @@
+import ArgumentParser
+import BioAuthServer
+import Foundation
+import Logging
+
+/// Every setting of `bioauth serve`, in one table: its name, how its text is read, and where it goes in
+/// ``ServerConfiguration``. Each has three spellings: the config file's key (`signinChallengeLimit`), the environment
+/// variable (`BIOAUTH_SIGNIN_CHALLENGE_LIMIT`, from the key) and the command-line option (`--signin-challenge-limit`).
+/// A value given on the command line wins over the environment, which wins over the config file, which wins over the
+/// default. A value that cannot be read stops start-up with a message naming where it came from.
+enum ServerSettings {
+    /// Where a setting's value came from.
+    enum Source: Equatable, CustomStringConvertible {
+        case defaultValue, file(path: String, key: String), environment(String), flag(String)
+        var description: String {
+            switch self {
+            case .defaultValue: "default"
+            case .file(let path, let key): "config file \(path): \(key)"
+            case .environment(let name): name
+            case .flag(let name): name
+            }
+        }
+    }
+
+    /// One setting.
+    struct Setting {
+        /// The config file's key; the environment variable and the option derive from it.
+        let key: String
+        /// Whether its value is shown redacted by `--print-config`.
+        var secret = false
+        /// Reads `text` into the configuration; throws a reason (`"must be a whole number"`) when it cannot.
+        let apply: (inout ServerConfiguration, String) throws(Reason) -> Void
+        /// The value as `--print-config` shows it.
+        let show: (ServerConfiguration) -> String
+
+        /// `BIOAUTH_` and the key in upper snake case.
+        var environmentName: String { "BIOAUTH_" + Self.words(key).map { $0.uppercased() }.joined(separator: "_") }
+        /// `--` and the key in kebab case.
+        var optionName: String { "--" + Self.words(key).joined(separator: "-") }
+
+        /// `signinChallengeLimit` → `signin`, `challenge`, `limit`.
+        private static func words(_ key: String) -> [String] {
+            var words: [String] = [""]
+            for character in key {
+                if character.isUppercase { words.append("") }
+                words[words.count - 1].append(character.lowercased())
+            }
+            return words
+        }
+    }
+
+    /// Why a value cannot be read.
+    struct Reason: Error { let text: String }
+
+    // MARK: Kinds of value
+
+    private static func integer(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Int>) -> Setting {
+        Setting(key: key, apply: { configuration, text throws(Reason) in
+            guard let value = Int(text) else { throw Reason(text: "must be a whole number") }
+            configuration[keyPath: path] = value
+        }, show: { String($0[keyPath: path]) })
+    }
+
+    /// Seconds, or with `scale` another unit (86 400 for days).
+    private static func seconds(_ key: String, _ path: WritableKeyPath<ServerConfiguration, TimeInterval>, scale: Double = 1) -> Setting {
+        Setting(key: key, apply: { configuration, text throws(Reason) in
+            guard let value = Double(text), value.isFinite else { throw Reason(text: "must be a number") }
+            configuration[keyPath: path] = value * scale
+        }, show: { formatted($0[keyPath: path] / scale) })
+    }
+
+    private static func text(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String>) -> Setting {
+        Setting(key: key, apply: { configuration, text throws(Reason) in configuration[keyPath: path] = text }, show: { $0[keyPath: path] })
+    }
+
+    /// A comma-separated list; blanks around items and empty items are dropped.
+    private static func list(_ key: String, _ path: WritableKeyPath<ServerConfiguration, [String]>) -> Setting {
+        Setting(key: key, apply: { configuration, text throws(Reason) in
+            configuration[keyPath: path] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }, show: { $0[keyPath: path].joined(separator: ",") })
+    }
+
+    private static func choice<Value: RawRepresentable & CaseIterable>(
+        _ key: String, _ path: WritableKeyPath<ServerConfiguration, Value>
+    ) -> Setting where Value.RawValue == String {
+        Setting(key: key, apply: { configuration, text throws(Reason) in
+            guard let value = Value(rawValue: text.lowercased()) else {
+                let names = Value.allCases.map(\.rawValue)
+                throw Reason(text: "must be " + names.dropLast().joined(separator: ", ") + " or " + (names.last ?? ""))
+            }
+            configuration[keyPath: path] = value
+        }, show: { $0[keyPath: path].rawValue })
+    }
+
+    private static func formatted(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    // MARK: The table
+
+    /// Every setting, in the order `--print-config` shows them.
+    static var all: [Setting] {
+        [
+        text("host", \.host),
+        integer("port", \.port),
+        Setting(key: "database", secret: true, apply: { configuration, text throws(Reason) in configuration.databasePath = text },
+                show: { redactedDatabaseLocation($0.databasePath) }),
+        Setting(key: "logLevel", apply: { configuration, text throws(Reason) in
+            guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                throw Reason(text: "must be trace, debug, info, notice, warning, error or critical")
+            }
+            configuration.logLevel = level
+        }, show: { $0.logLevel.rawValue }),
+        choice("logFormat", \.logFormat),
+        Setting(key: "metricsPort", apply: { configuration, text throws(Reason) in
+            guard let port = Int(text) else { throw Reason(text: "must be a whole number") }
+            configuration.metricsPort = port
+        }, show: { $0.metricsPort.map(String.init) ?? "off" }),
+        text("metricsHost", \.metricsHost),
+        text("rpId", \.relyingPartyID),
+        integer("bcryptCost", \.bcryptCost),
+        integer("passwordHashingThreads", \.passwordHashingThreads),
+        text("receiptKey", \.receiptKeyPath),
+        text("pinKey", \.pinKeyPath),
+        seconds("accessTokenLifetime", \.accessTokenLifetime),
+        seconds("refreshTokenLifetime", \.refreshTokenLifetime),
+        seconds("loginChallengeLifetime", \.loginChallengeLifetime),
+        seconds("registrationChallengeLifetime", \.registrationChallengeLifetime),
+        seconds("paymentLifetime", \.paymentLifetime),
+        integer("maxFailedPasswordAttempts", \.maxFailedPasswordAttempts),
+        seconds("accountLockDuration", \.accountLockDuration),
+        integer("maxFailedPaymentAttempts", \.maxFailedPaymentAttempts),
+        integer("maxFailedPinAttempts", \.maxFailedPINAttempts),
+        seconds("pinLockDuration", \.pinLockDuration),
+        integer("signinChallengeLimit", \.signInChallengesPerWindow),
+        integer("signinClientLimit", \.signInChallengesPerClient),
+        seconds("rateLimitWindow", \.rateLimitWindow),
+        list("trustedProxies", \.trustedProxies),
+        integer("maxRequestBodySize", \.maxRequestBodySize),
+        seconds("shutdownTimeout", \.shutdownTimeout),
+        seconds("retentionInterval", \.retention.interval),
+        seconds("tokenRetentionDays", \.retention.tokens, scale: 86_400),
+        seconds("auditRetentionDays", \.retention.auditEvents, scale: 86_400),
+        seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
+        choice("appAttest", \.appAttest.mode),
+        list("appAttestAppIds", \.appAttest.allowedAppIDs),
+        Setting(key: "appAttestEnvironment", apply: { configuration, text throws(Reason) in
+            switch text.lowercased() {
+            case "production": configuration.appAttest.environments = [.production]
+            case "development": configuration.appAttest.environments = [.development]
+            case "both": configuration.appAttest.environments = [.production, .development]
+            default: throw Reason(text: "must be production, development or both")
+            }
+        }, show: { $0.appAttest.environments.count == 2 ? "both" : $0.appAttest.environments.first == .development ? "development" : "production" }),
+        Setting(key: "appAttestAllowPin", apply: { configuration, text throws(Reason) in
+            guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
+            configuration.appAttest.allowsPINPaymentsUnderRequire = value
+        }, show: { String($0.appAttest.allowsPINPaymentsUnderRequire) }),
+        ]
+    }
+
+    // MARK: Reading
+
+    /// The configuration from `flags` (by key: the options given), then `environment`, then the config file (its path
+    /// from `--config` or `BIOAUTH_CONFIG`), then the defaults; checked with ``ServerConfiguration/validate()``. Also
+    /// says where each value came from.
+    static func resolve(
+        flags: [String: String], configFile: String?, environment: [String: String]
+    ) throws -> (configuration: ServerConfiguration, sources: [String: Source]) {
+        var file: [String: String] = [:]
+        let path = configFile ?? environment["BIOAUTH_CONFIG"]
+        if let path { file = try Self.read(configFile: path) }
+        var configuration = ServerConfiguration()
+        var sources: [String: Source] = [:]
+        for setting in all {
+            let given: (String, Source)? =
+                flags[setting.key].map { ($0, .flag(setting.optionName)) }
+                ?? environment[setting.environmentName].map { ($0, .environment(setting.environmentName)) }
+                ?? file[setting.key].map { ($0, .file(path: path ?? "", key: setting.key)) }
+            guard let (text, source) = given else {
+                sources[setting.key] = .defaultValue
+                continue
+            }
+            do {
+                try setting.apply(&configuration, text)
+            } catch {
+                let shown = setting.secret ? "(redacted)" : text
+                throw ValidationError("\(source) \(error.text), not \(shown)")
+            }
+            sources[setting.key] = source
+        }
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return (configuration, sources)
+    }
+
+    /// A JSON object of settings by key; values are strings, numbers, booleans or arrays of strings. An unknown key is
+    /// an error (a misspelled setting must not be ignored).
+    static func read(configFile path: String) throws -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read the config file \(path)") }
+        let object: [String: FileValue]
+        do {
+            object = try JSONDecoder().decode([String: FileValue].self, from: data)
+        } catch {
+            throw ValidationError("the config file \(path) is not a JSON object of strings, numbers, booleans and lists of strings")
+        }
+        let known = Set(all.map(\.key))
+        for key in object.keys where !known.contains(key) {
+            throw ValidationError("config file \(path): unknown setting \(key)")
+        }
+        return object.mapValues(\.text)
+    }
+
+    /// A config file's value, as the text the environment would carry.
+    private struct FileValue: Decodable {
+        let text: String
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Bool.self) {
+                text = String(value)
+            } else if let value = try? container.decode(Int64.self) {
+                text = String(value)
+            } else if let value = try? container.decode(Double.self) {
+                text = String(value)
+            } else if let value = try? container.decode(String.self) {
+                text = value
+            } else {
+                text = try container.decode([String].self).joined(separator: ",")
+            }
+        }
+    }
+
+    /// What `bioauth serve --print-config` prints: every setting, its value (secrets redacted) and where it came from.
+    static func describe(_ configuration: ServerConfiguration, sources: [String: Source]) -> String {
+        let width = all.map(\.key.count).max() ?? 0
+        return all.map { setting in
+            let value = setting.show(configuration)
+            return "\(setting.key.padding(toLength: width, withPad: " ", startingAt: 0))  \(value.isEmpty ? "-" : value)  (\(sources[setting.key] ?? .defaultValue))"
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,117 @@
+import BioAuthServer
+import Foundation
+import Testing
+
+@testable import bioauth
+
+/// One place reads every setting from options, the environment and a config file.
+@Suite("bioauth serve: settings")
+struct ServerSettingsTests {
+    static func file(_ json: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-config-\(UUID().uuidString).json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("a config file sets lifetimes and limits; the environment wins over it, and options over both")
+    func precedence() throws {
+        let path = try Self.file("""
+            {"port": 9100, "accessTokenLifetime": 600, "maxFailedPasswordAttempts": 3, "accountLockDuration": 1200,
+             "pinLockDuration": 60, "rateLimitWindow": 30, "trustedProxies": ["10.0.0.1", "10.0.0.2"], "appAttestAllowPin": true,
+             "logFormat": "json", "auditRetentionDays": 3650, "maxRequestBodySize": 32768, "signinChallengeLimit": 7}
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let fromFile = try ServeCommand.parse(["--config", path]).serverConfiguration(environment: [:])
+        #expect(fromFile.port == 9100 && fromFile.accessTokenLifetime == 600 && fromFile.maxFailedPasswordAttempts == 3)
+        #expect(fromFile.accountLockDuration == 1200 && fromFile.pinLockDuration == 60 && fromFile.rateLimitWindow == 30)
+        #expect(fromFile.trustedProxies == ["10.0.0.1", "10.0.0.2"] && fromFile.appAttest.allowsPINPaymentsUnderRequire)
+        #expect(fromFile.logFormat == .json && fromFile.retention.auditEvents == 3650 * 86_400 && fromFile.maxRequestBodySize == 32768)
+
+        let environment = ["BIOAUTH_CONFIG": path, "BIOAUTH_PORT": "9200", "BIOAUTH_MAX_FAILED_PASSWORD_ATTEMPTS": "4"]
+        let overridden = try ServeCommand.parse(["--signin-challenge-limit", "9"]).serverConfiguration(environment: environment)
+        #expect(overridden.port == 9200 && overridden.maxFailedPasswordAttempts == 4, "the environment wins over the file")
+        #expect(overridden.signInChallengesPerWindow == 9 && overridden.accessTokenLifetime == 600, "options win; the rest from the file")
+    }
+
+    @Test("a bad value stops start-up with a message naming the setting and where it came from", arguments: [
+        (["--port", "eighty"], [String: String](), "--port must be a whole number, not eighty"),
+        ([], ["BIOAUTH_ACCOUNT_LOCK_DURATION": "soon"], "BIOAUTH_ACCOUNT_LOCK_DURATION must be a number, not soon"),
+        ([], ["BIOAUTH_APP_ATTEST": "maybe"], "BIOAUTH_APP_ATTEST must be off, report or require, not maybe"),
+        (["--max-failed-pin-attempts", "0"], [:], "attempt limits must be at least 1"),
+        (["--payment-lifetime", "600"], [:], "payment lifetime must be at most 300 seconds"),
+        (["--database", "postgres://u:hunter2@db/x", "--port", "x"], [:], "--port must be a whole number, not x"),
+    ])
+    func badValues(arguments: [String], environment: [String: String], message: String) throws {
+        let command = try ServeCommand.parse(arguments)
+        let error = #expect(throws: (any Error).self) { try command.serverConfiguration(environment: environment) }
+        #expect(error.map { "\($0)" } == message)
+    }
+
+    @Test("a config file with an unknown key, a wrong type or bad JSON is refused, naming the file and the key")
+    func badFiles() throws {
+        for (json, message) in [
+            (#"{"prot": 8080}"#, "unknown setting prot"),
+            (#"{"port": "eighty"}"#, "config file"),
+            (#"{"port": {"value": 1}}"#, "is not a JSON object of strings, numbers, booleans and lists of strings"),
+            ("port = 8080", "is not a JSON object"),
+        ] {
+            let path = try Self.file(json)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let error = #expect(throws: (any Error).self) { try ServeCommand.parse(["--config", path]).serverConfiguration(environment: [:]) }
+            #expect(error.map { "\($0)".contains(message) && "\($0)".contains(path) } == true, "\(String(describing: error))")
+        }
+        let missing = #expect(throws: (any Error).self) {
+            try ServeCommand.parse(["--config", "/no/such/bioauth.json"]).serverConfiguration(environment: [:])
+        }
+        #expect(missing.map { "\($0)" } == "cannot read the config file /no/such/bioauth.json")
+    }
+
+    @Test("--print-config shows every setting with its source, and no database password")
+    func printConfig() throws {
+        let (configuration, sources) = try ServerSettings.resolve(
+            flags: ["port": "9000"], configFile: nil,
+            environment: ["BIOAUTH_DATABASE": "postgres://bioauth:hunter2@db.internal/bioauth", "BIOAUTH_RP_ID": "bank.example"])
+        let text = ServerSettings.describe(configuration, sources: sources)
+        #expect(!text.contains("hunter2"))
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == ServerSettings.all.count)
+        #expect(lines.contains { $0.hasPrefix("database ") && $0.contains("postgres://bioauth:***@db.internal/bioauth") && $0.hasSuffix("(BIOAUTH_DATABASE)") })
+        #expect(lines.contains { $0.hasPrefix("port ") && $0.contains("9000") && $0.hasSuffix("(--port)") })
+        #expect(lines.contains { $0.hasPrefix("rpId ") && $0.contains("bank.example") })
+        #expect(lines.contains { $0.hasPrefix("accessTokenLifetime ") && $0.contains("900") && $0.hasSuffix("(default)") })
+    }
+
+    @Test("every setting's three names follow from its key, so the environment names stay as documented")
+    func names() {
+        let settings = Dictionary(uniqueKeysWithValues: ServerSettings.all.map { ($0.key, $0) })
+        #expect(settings["signinChallengeLimit"]?.environmentName == "BIOAUTH_SIGNIN_CHALLENGE_LIMIT")
+        #expect(settings["signinChallengeLimit"]?.optionName == "--signin-challenge-limit")
+        #expect(settings["rpId"]?.environmentName == "BIOAUTH_RP_ID")
+        #expect(settings["appAttestAppIds"]?.environmentName == "BIOAUTH_APP_ATTEST_APP_IDS")
+        #expect(settings["idempotencyKeyRetentionHours"]?.environmentName == "BIOAUTH_IDEMPOTENCY_KEY_RETENTION_HOURS")
+        #expect(Set(ServerSettings.all.map(\.key)).count == ServerSettings.all.count, "no key twice")
+    }
+}
+
+extension ServerSettingsTests {
+    @Test("every option of bioauth serve reaches a setting of the table")
+    func everyOptionMapped() throws {
+        let arguments = [
+            "--host", "h", "--port", "1", "--database", "d", "--log-level", "info", "--log-format", "text", "--metrics-port", "2",
+            "--metrics-host", "m", "--rp-id", "r", "--bcrypt-cost", "4", "--password-hashing-threads", "1", "--receipt-key", "k",
+            "--pin-key", "p", "--access-token-lifetime", "1", "--refresh-token-lifetime", "1", "--login-challenge-lifetime", "1",
+            "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--max-failed-password-attempts", "1",
+            "--account-lock-duration", "1", "--max-failed-payment-attempts", "1", "--max-failed-pin-attempts", "1",
+            "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--rate-limit-window", "1",
+            "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--retention-interval", "1",
+            "--token-retention-days", "1", "--audit-retention-days", "1", "--idempotency-key-retention-hours", "1",
+            "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",
+        ]
+        let flags = try ServeCommand.parse(arguments).flags
+        let keys = Set(ServerSettings.all.map(\.key))
+        #expect(Set(flags.keys) == keys, "options without a setting: \(Set(flags.keys).subtracting(keys)); settings without an option: \(keys.subtracting(flags.keys))")
+        for setting in ServerSettings.all where !["trustedProxies", "appAttestAppIds"].contains(setting.key) {
+            #expect(arguments.contains(setting.optionName), "\(setting.key) is \(setting.optionName) on the command line")
+        }
+    }
+}
