@@ -44,9 +44,37 @@ struct BenchCommandTests {
         #expect(BenchReport(result: result).text.contains("mix baseline"))
     }
 
+    @Test("open loop: every operation due in the window is measured from when it was due, so an overloaded server's queue shows")
+    func openLoop() async throws {
+        var closed = Self.shortRun(.baseline, duration: 0.3, warmup: 0)
+        closed.devices = 1
+        closed.concurrency = 1
+        let unloaded = try #require(try await BenchRunner(options: closed, log: { _ in }).run().operations["baseline"])
+
+        // Far more than one connection can do: operations fall behind their due times, and the wait is in the latency.
+        var open = closed
+        open.rate = 1000
+        let result = try await BenchRunner(options: open, log: { _ in }).run()
+        let overloaded = try #require(result.operations["baseline"])
+        #expect(overloaded.histogram.totalCount + UInt64(overloaded.errors.values.reduce(0, +)) == 300, "1000/s for 0.3 s: all 300 measured")
+        #expect(overloaded.histogram.valueAtPercentile(99) > 10 * unloaded.histogram.valueAtPercentile(50),
+                "queueing shows: p99 \(overloaded.histogram.valueAtPercentile(99)) µs against an unloaded p50 of \(unloaded.histogram.valueAtPercentile(50)) µs")
+        let report = BenchReport(result: result)
+        #expect(report.text.contains("open loop: 1000 operations/s due") && report.text.contains("p99.9 ms"))
+    }
+
+    @Test("the open-loop schedule hands out due times at the rate, in order, until the end")
+    func schedule() {
+        let start = ContinuousClock.now
+        let schedule = OpenLoopSchedule(start: start, rate: 4)
+        var due: [Duration] = []
+        while let next = schedule.next(before: start + .seconds(1)) { due.append(next - start) }
+        #expect(due == [.zero, .milliseconds(250), .milliseconds(500), .milliseconds(750)])
+    }
+
     @Test("bad options are refused before anything starts", arguments: [
         ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"], ["--bcrypt-cost", "31"], ["--bcrypt-cost", "17"],
-        ["--server", "http://127.0.0.1:8080", "--server-process"], ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"],
+        ["--server", "http://127.0.0.1:8080", "--server-process"], ["--rate", "0"], ["--rate", "-5"], ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"],
     ])
     func refused(arguments: [String]) {
         #expect(throws: (any Error).self) { try BenchCommand.parse(arguments) }

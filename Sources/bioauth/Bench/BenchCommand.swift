@@ -18,6 +18,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Simulated devices to enroll (at least --concurrency).") var devices = 64
     @Option(help: "Devices driving the server at once.") var concurrency = 64
+    @Option(help: "Open loop: start this many operations per second whatever the latency, and measure each from when it was due (default: closed loop, each device starting its next operation when its last one ends). --concurrency bounds how many run at once.")
+    var rate: Double?
     @Option(help: "Measured seconds.") var duration: Double = 10
     @Option(help: "Warm-up seconds, not measured.") var warmup: Double = 2
     @Option(help: "signin, payment, both, or baseline (two readiness checks, each a database round trip, per operation: what the HTTP stack costs without a sign-in's work).")
@@ -35,6 +37,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard devices >= 1, concurrency >= 1, duration > 0, warmup >= 0, passwordWorkers >= 0 else {
             throw ValidationError("devices and concurrency must be at least 1, duration positive, warm-up and password workers not negative")
         }
+        if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("rate must be a positive number of operations per second") }
         guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment, both or baseline") }
         let costs = ServerConfiguration.bcryptCostRange
         guard costs.contains(bcryptCost) else { throw ValidationError("bcrypt cost must be \(costs.lowerBound)-\(costs.upperBound)") }
@@ -48,6 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
         var options = BenchOptions()
         options.devices = devices
         options.concurrency = concurrency
+        options.rate = rate
         options.duration = duration
         options.warmup = warmup
         options.mix = BenchOptions.Mix(rawValue: mix) ?? .both

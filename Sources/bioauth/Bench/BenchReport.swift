@@ -13,6 +13,7 @@ struct BenchReport {
         var p50Ms: Double
         var p90Ms: Double
         var p99Ms: Double
+        var p999Ms: Double
         var maxMs: Double
         var errors: [String: Int]
     }
@@ -28,7 +29,8 @@ struct BenchReport {
                 operation: name, ok: count, perSecond: perSecond,
                 fractionOfRawVerify: result.rawVerifyPerSecond > 0 ? perSecond / result.rawVerifyPerSecond : 0,
                 p50Ms: ms(histogram.valueAtPercentile(50)), p90Ms: ms(histogram.valueAtPercentile(90)),
-                p99Ms: ms(histogram.valueAtPercentile(99)), maxMs: ms(histogram.max), errors: operation.errors)
+                p99Ms: ms(histogram.valueAtPercentile(99)), p999Ms: ms(histogram.valueAtPercentile(99.9)), maxMs: ms(histogram.max),
+                errors: operation.errors)
         }
     }
 
@@ -39,14 +41,18 @@ struct BenchReport {
                    result.options.devices, result.options.concurrency, result.options.duration, result.options.warmup,
                    result.options.mix.rawValue, result.options.passwordWorkers, result.cores),
             String(format: "raw P-256 verify, one core: %.0f/s", result.rawVerifyPerSecond),
-            "",
-            "operation            ok/s     % raw  p50 ms  p90 ms  p99 ms  max ms  errors",
         ]
+        if let rate = result.options.rate {
+            lines.append(String(
+                format: "open loop: %.0f operations/s due, at most %d at once; latency from each operation's due time", rate,
+                result.options.concurrency))
+        }
+        lines += ["", "operation            ok/s     % raw  p50 ms  p90 ms  p99 ms  p99.9 ms  max ms  errors"]
         for row in rows {
             let errors = row.errors.isEmpty ? "-" : row.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             let name = row.operation.padding(toLength: 18, withPad: " ", startingAt: 0)
-            lines.append(name + String(format: " %7.1f  %7.1f%%  %6.1f  %6.1f  %6.1f  %6.1f  ",
-                                       row.perSecond, row.fractionOfRawVerify * 100, row.p50Ms, row.p90Ms, row.p99Ms, row.maxMs) + errors)
+            lines.append(name + String(format: " %7.1f  %7.1f%%  %6.1f  %6.1f  %6.1f  %8.1f  %6.1f  ",
+                                       row.perSecond, row.fractionOfRawVerify * 100, row.p50Ms, row.p90Ms, row.p99Ms, row.p999Ms, row.maxMs) + errors)
         }
         if let cpu = cpuLine { lines.append("\n" + cpu) }
         if let database = databaseThreadLine { lines.append(database) }
@@ -98,6 +104,7 @@ struct BenchReport {
         struct Document: Codable {
             var devices: Int
             var concurrency: Int
+            var ratePerSecond: Double?
             var durationSeconds: Double
             var warmupSeconds: Double
             var mix: String
@@ -123,7 +130,8 @@ struct BenchReport {
             percentiles[name] = points
         }
         let document = Document(
-            devices: result.options.devices, concurrency: result.options.concurrency, durationSeconds: result.options.duration,
+            devices: result.options.devices, concurrency: result.options.concurrency, ratePerSecond: result.options.rate,
+            durationSeconds: result.options.duration,
             warmupSeconds: result.options.warmup, mix: result.options.mix.rawValue, passwordWorkers: result.options.passwordWorkers,
             cores: result.cores, rawVerifyPerSecond: result.rawVerifyPerSecond, enrollmentSeconds: result.enrollmentSeconds,
             peakResidentBytes: result.peakResidentBytes, serverPlacement: result.serverPlacement.rawValue,

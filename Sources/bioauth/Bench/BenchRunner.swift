@@ -21,6 +21,10 @@ struct BenchOptions: Sendable {
 
     var devices = 64
     var concurrency = 64
+    /// Operations started per second, open loop (`nil`: closed loop, each worker starting its next operation when
+    /// its last one ends). Latency is then measured from each operation's intended start, so a server that falls
+    /// behind shows its queueing in the latency instead of slowing the load down (coordinated omission).
+    var rate: Double?
     var duration: TimeInterval = 10
     var warmup: TimeInterval = 2
     var mix: Mix = .both
@@ -276,33 +280,48 @@ struct BenchRunner {
             func used(_ before: Double?, _ after: Double?) -> Double? { before.flatMap { b in after.map { $0 - b } } }
             return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter))
         }
+        // Open loop: operation i is due at start + i / rate, whichever worker is free takes it, and its latency counts
+        // from when it was due.
+        let schedule = options.rate.map { OpenLoopSchedule(start: start, rate: $0) }
         let results = try await withThrowingTaskGroup(of: [String: OperationResult].self) { group in
             for worker in 0..<options.concurrency {
                 let owned = stride(from: worker, to: devices.count, by: options.concurrency).map { devices[$0] }
+                guard !owned.isEmpty else { continue }
                 group.addTask {
                     let (api, connection) = try makeAPI()
                     var results: [String: OperationResult] = [:]
                     var turn = worker
-                    while ContinuousClock.now < end {
-                        for device in owned where ContinuousClock.now < end {
-                            let payment = options.mix == .payment || (options.mix == .both && turn % 2 == 1)
-                            turn += 1
-                            let name = options.mix == .baseline ? "baseline" : payment ? "payment" : "biometric_sign_in"
-                            let began = ContinuousClock.now
-                            let outcome = await Self.attempt {
-                                if options.mix == .baseline {
-                                    try await baseline(api)
-                                } else if payment {
-                                    try await pay(api, device)
-                                } else {
-                                    try await signIn(api, device)
-                                }
+                    var done = 0
+                    while true {
+                        let began: ContinuousClock.Instant
+                        if let schedule {
+                            guard let due = schedule.next(before: end) else { break }
+                            if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
+                            began = due
+                        } else {
+                            guard ContinuousClock.now < end else { break }
+                            began = ContinuousClock.now
+                        }
+                        let device = owned[done % owned.count]
+                        done += 1
+                        let payment = options.mix == .payment || (options.mix == .both && turn % 2 == 1)
+                        turn += 1
+                        let name = options.mix == .baseline ? "baseline" : payment ? "payment" : "biometric_sign_in"
+                        let outcome = await Self.attempt {
+                            if options.mix == .baseline {
+                                try await baseline(api)
+                            } else if payment {
+                                try await pay(api, device)
+                            } else {
+                                try await signIn(api, device)
                             }
-                            let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
-                            if began >= measureFrom && ContinuousClock.now <= end {
-                                record(&results[name, default: OperationResult()], micros, outcome)
-                                if outcome == nil { progress.add() }
-                            }
+                        }
+                        let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
+                        // Closed loop: what started and ended in the window. Open loop: everything due in the window,
+                        // however late it ended (a late end is the queueing the run is there to show).
+                        if began >= measureFrom && (schedule != nil || ContinuousClock.now <= end) {
+                            record(&results[name, default: OperationResult()], micros, outcome)
+                            if outcome == nil { progress.add() }
                         }
                     }
                     await connection?.close()
@@ -390,6 +409,30 @@ struct BenchRunner {
         _ = try await api.authorizeWithBiometrics(
             payment.id, challengeID: challenge.id, keyID: device.keyID, counter: device.counter, transactionHash: transaction.hash,
             signature: try device.key.signature(for: payload.bytes).derRepresentation, accessToken: device.accessToken)
+    }
+}
+
+/// When each operation of an open-loop run is due: `start + i / rate` for the i-th, handed out in order.
+final class OpenLoopSchedule: @unchecked Sendable {
+    private let lock = NSLock()
+    private let start: ContinuousClock.Instant
+    private let rate: Double
+    private var issued: Int64 = 0
+
+    init(start: ContinuousClock.Instant, rate: Double) {
+        self.start = start
+        self.rate = rate
+    }
+
+    /// The next operation's due time, or nil once it would be at or after `end`.
+    func next(before end: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        lock.withLock {
+            // From the count, not by adding a rounded interval: no drift however long the run.
+            let due = start + .nanoseconds(Int64((Double(issued) * 1e9 / rate).rounded()))
+            guard due < end else { return nil }
+            issued += 1
+            return due
+        }
     }
 }
 
