@@ -29,6 +29,10 @@ struct MetricsTests {
             #expect(try await api.biometricSignIn(key, counter: 1).status == 201)
             #expect(try await api.call(.get, "/no/such/path").code == "not_found")
             #expect(try await api.call(.get, "/metrics").code == "not_found", "the public listener never serves metrics")
+            // Methods the HTTP parser knows beyond the API's (WebDAV's): counted, under one label.
+            for other in ["PROPFIND", "MKCOL"] {
+                _ = try await api.call(HTTPRequest.Method(other)!, "/healthz")
+            }
 
             let after = try await Self.scrape(port)
             let requests = #"bioauth_http_requests_total{method="POST",route="/v1/sessions",status="201"}"#
@@ -36,6 +40,8 @@ struct MetricsTests {
             #expect(after.value(#"bioauth_http_requests_total{method="POST",route="/v1/sessions",status="401"}"#) == 1)
             #expect(after.value(#"bioauth_http_requests_total{method="GET",route="unmatched",status="404"}"#) == 2)
             #expect(after.value(#"bioauth_http_request_duration_seconds_count{method="POST",route="/v1/sessions"}"#) == 2)
+            #expect(after.value(#"bioauth_http_requests_total{method="other",route="unmatched",status="405"}"#) == 2, "\(after.text)")
+            #expect(!after.text.contains("PROPFIND") && !after.text.contains("MKCOL"))
             #expect(after.value(#"bioauth_sign_ins_total{method="password",outcome="success"}"#) == 1)
             #expect(after.value(#"bioauth_sign_ins_total{method="password",outcome="invalid_credentials"}"#) == 1)
             #expect(after.value(#"bioauth_sign_ins_total{method="biometric",outcome="success"}"#) == 1)

@@ -50,14 +50,20 @@ public final class ServerMetrics: Sendable {
     private let inFlight: Meter
     private let connections: Meter
 
-    /// One request answered: counted by method, route template and status, timed by method and route template.
+    /// One request answered: counted by method (`other` for a non-standard one), route template and status, timed by
+    /// method and route template.
     /// `route` is the template the router matched (`/v1/payments/{paymentId}`), or `unmatched`.
-    func request(method: String, route: String, status: Int, duration: Duration) {
+    func request(method rawMethod: String, route: String, status: Int, duration: Duration) {
+        // A client may send any token as a method: only the standard ones are labels, so that made-up methods cannot
+        // grow the number of series.
+        let method = Self.methods.contains(rawMethod) ? rawMethod : "other"
         Counter(label: "bioauth_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
             .increment()
         CoreMetrics.Timer(label: "bioauth_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
     }
+
+    private static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
     /// A request started (`+1`) or finished (`-1`).
     func requestsInFlight(_ change: Int) { change > 0 ? inFlight.increment(by: Double(change)) : inFlight.decrement(by: Double(-change)) }
