@@ -46,21 +46,19 @@ struct BenchCommandTests {
 
     @Test("open loop: every operation due in the window is measured from when it was due, so an overloaded server's queue shows")
     func openLoop() async throws {
-        var closed = Self.shortRun(.baseline, duration: 0.3, warmup: 0)
-        closed.devices = 1
-        closed.concurrency = 1
-        let unloaded = try #require(try await BenchRunner(options: closed, log: { _ in }).run().operations["baseline"])
-
-        // Far more than one connection can do: operations fall behind their due times, and the wait is in the latency.
-        var open = closed
-        open.rate = 1000
-        let result = try await BenchRunner(options: open, log: { _ in }).run()
+        // 5000 operations/s for 0.1 s on one connection: far more than it can do (a few hundred a second in a debug
+        // build), so operations fall behind their due times, and the wait is in their latency. A closed loop would have
+        // waited instead, and shown only the service time (a few milliseconds).
+        var options = Self.shortRun(.baseline, duration: 0.1, warmup: 0)
+        options.devices = 1
+        options.concurrency = 1
+        options.rate = 5000
+        let result = try await BenchRunner(options: options, log: { _ in }).run()
         let overloaded = try #require(result.operations["baseline"])
-        #expect(overloaded.histogram.totalCount + UInt64(overloaded.errors.values.reduce(0, +)) == 300, "1000/s for 0.3 s: all 300 measured")
-        #expect(overloaded.histogram.valueAtPercentile(99) > 10 * unloaded.histogram.valueAtPercentile(50),
-                "queueing shows: p99 \(overloaded.histogram.valueAtPercentile(99)) µs against an unloaded p50 of \(unloaded.histogram.valueAtPercentile(50)) µs")
+        #expect(overloaded.histogram.totalCount + UInt64(overloaded.errors.values.reduce(0, +)) == 500, "5000/s for 0.1 s: all 500 measured")
+        #expect(overloaded.histogram.valueAtPercentile(99) > 100_000, "queueing shows: p99 \(overloaded.histogram.valueAtPercentile(99)) µs")
         let report = BenchReport(result: result)
-        #expect(report.text.contains("open loop: 1000 operations/s due") && report.text.contains("p99.9 ms"))
+        #expect(report.text.contains("open loop: 5000 operations/s due") && report.text.contains("p99.9 ms"))
     }
 
     @Test("the open-loop schedule hands out due times at the rate, in order, until the end")
