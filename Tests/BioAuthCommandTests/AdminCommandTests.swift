@@ -79,6 +79,33 @@ struct AdminCommandTests {
         #expect(after.count == 2 && after.first == before.first)
     }
 
+    @Test("service create prints the secret once; list, rotate-secret, finish-rotation and disable manage the client")
+    func serviceClients() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-service-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["BIOAUTH_DATABASE": folder.appendingPathComponent("bioauth.sqlite").path]
+        let created = try await ServiceCommand.Create.parse(["core-banking", "--scope", "sessions:introspect"]).execute(environment: environment)
+        let lines = created.split(separator: "\n")
+        let clientID = try #require(lines.first?.split(separator: " ").last.map(String.init))
+        let secret = try #require(lines.dropFirst().first?.split(separator: " ").last.map(String.init))
+        #expect(clientID.hasPrefix("svc_") && secret.count == 43, "\(created)")
+
+        let listed = try await ServiceCommand.List.parse([]).execute(environment: environment)
+        #expect(listed == "\(clientID)  core-banking  active  sessions:introspect")
+        #expect(!listed.contains(secret))
+        let rotated = try await ServiceCommand.RotateSecret.parse([clientID]).execute(environment: environment)
+        #expect(rotated.contains("new client_secret:") && !rotated.contains(secret))
+        #expect(try await ServiceCommand.List.parse([]).execute(environment: environment).contains("rotating"))
+        _ = try await ServiceCommand.FinishRotation.parse([clientID]).execute(environment: environment)
+        _ = try await ServiceCommand.Disable.parse([clientID]).execute(environment: environment)
+        #expect(try await ServiceCommand.List.parse([]).execute(environment: environment).contains("disabled"))
+
+        let unknownScope = try ServiceCommand.Create.parse(["other", "--scope", "root"])
+        let error = await #expect(throws: (any Error).self) { try await unknownScope.execute(environment: environment) }
+        #expect(error.map { "\($0)".contains("unknown scope root") } == true)
+    }
+
     @Test("a bad retention value stops the command with a message naming it")
     func badValue() async throws {
         let command = try PurgeCommand.parse(["--database", ":memory:", "--audit-retention-days", "0"])

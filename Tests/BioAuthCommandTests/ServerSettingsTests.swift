@@ -100,7 +100,7 @@ extension ServerSettingsTests {
             "--host", "h", "--port", "1", "--database", "d", "--log-level", "info", "--log-format", "text", "--metrics-port", "2",
             "--metrics-host", "m", "--rp-id", "r", "--bcrypt-cost", "4", "--password-hashing-threads", "1", "--receipt-key", "k",
             "--pin-key", "p", "--access-token-lifetime", "1", "--refresh-token-lifetime", "1", "--login-challenge-lifetime", "1",
-            "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--max-failed-password-attempts", "1",
+            "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--service-token-lifetime", "1", "--max-failed-password-attempts", "1",
             "--account-lock-duration", "1", "--max-failed-payment-attempts", "1", "--max-failed-pin-attempts", "1",
             "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--rate-limit-window", "1",
             "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--retention-interval", "1",

@@ -125,6 +125,20 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// Too many requests of this kind for this key or client in the current window (429).
     public static let rateLimited = ProblemCode(rawValue: "rate_limited")
 
+    // MARK: Service clients (the bank's backend; names as in OAuth 2.0, RFC 6749 §5.2 and RFC 6750 §3.1)
+
+    /// The service client's id or secret is wrong, the client is disabled, or no credentials were sent (401).
+    public static let invalidClient = ProblemCode(rawValue: "invalid_client")
+    /// `grant_type` is not `client_credentials` (400).
+    public static let unsupportedGrantType = ProblemCode(rawValue: "unsupported_grant_type")
+    /// A scope asked for is unknown or not granted to the client (400).
+    public static let invalidScope = ProblemCode(rawValue: "invalid_scope")
+    /// A service endpoint was called without a valid service token: none, an expired one, one of a disabled client, or
+    /// a user's access token, which never works there (401).
+    public static let invalidServiceToken = ProblemCode(rawValue: "invalid_service_token")
+    /// The service token lacks the scope the operation needs (403).
+    public static let insufficientScope = ProblemCode(rawValue: "insufficient_scope")
+
     // MARK: The secure environment check (App Attest), all 403
 
     /// The deployment requires App Attest and the request carries no attestation or assertion, or the device

@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable {
     public var accountLockDuration: TimeInterval = 15 * 60
     /// Lifetime of an access token.
     public var accessTokenLifetime: TimeInterval = 15 * 60
+    /// Lifetime of a service token (`POST /oauth/token`): 300 seconds; a backend asks for a new one when it runs out.
+    public var serviceTokenLifetime: TimeInterval = 300
     /// Seconds a graceful shutdown (SIGTERM, SIGINT) waits for requests in flight before it cancels them (30).
     public var shutdownTimeout: TimeInterval = 30
     /// Lifetime of a refresh token.
@@ -101,7 +103,7 @@ public struct ServerConfiguration: Sendable {
             ("account lock duration", accountLockDuration), ("access token lifetime", accessTokenLifetime),
             ("refresh token lifetime", refreshTokenLifetime), ("login challenge lifetime", loginChallengeLifetime),
             ("registration challenge lifetime", registrationChallengeLifetime), ("payment lifetime", paymentLifetime),
-            ("PIN lock duration", pinLockDuration), ("shutdown timeout", shutdownTimeout),
+            ("PIN lock duration", pinLockDuration), ("shutdown timeout", shutdownTimeout), ("service token lifetime", serviceTokenLifetime),
         ] where !(value > 0) {
             throw fail("\(name) must be positive")
         }

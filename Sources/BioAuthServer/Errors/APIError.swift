@@ -23,13 +23,14 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         return switch code {
         case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
             .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch,
-            .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo, .invalidIdempotencyKey, .invalidPIN, .weakPIN:
+            .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo, .invalidIdempotencyKey, .invalidPIN, .weakPIN,
+            .unsupportedGrantType, .invalidScope:
             .badRequest
         case .unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused,
             .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
-            .transactionMismatch, .wrongPIN:
+            .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken:
             .unauthorized
-        case .deviceRevoked, .pinPaymentsDisabled: .forbidden
+        case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope: .forbidden
         case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound: .notFound
         case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
             .conflict
@@ -65,7 +66,10 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
     var httpHeaderFields: HTTPFields {
         var fields = HTTPFields()
         fields[.contentType] = "application/problem+json"
-        if status == .unauthorized { fields[.wwwAuthenticate] = "Bearer" }
+        // The token endpoint takes HTTP Basic client credentials (RFC 6749 §2.3.1); everything else a bearer token.
+        if status == .unauthorized { fields[.wwwAuthenticate] = code == .invalidClient ? #"Basic realm="bioauth""# : "Bearer" }
+        // A token response or refusal must not be cached (RFC 6749 §5.1); neither should any other problem.
+        if code == .invalidClient { fields[.cacheControl] = "no-store" }
         return fields
     }
     var httpBody: HTTPBody? { HTTPBody(jsonBody) }

@@ -192,6 +192,30 @@ struct APIHandler: APIProtocol {
         }))))
     }
 
+    // MARK: Service clients
+
+    func issueServiceToken(_ input: Operations.IssueServiceToken.Input) async throws -> Operations.IssueServiceToken.Output {
+        guard case .urlEncodedForm(let form) = input.body else { throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).") }
+        guard (form.scope?.utf8.count ?? 0) <= 512 else { throw APIError(.malformedRequest, "scope is longer than 512 bytes.") }
+        let credentials = BearerTokenMiddleware.clientCredentials
+        let issued = try await service.issueServiceToken(
+            clientID: credentials?.id, secret: credentials?.secret, grantType: form.grantType, scope: form.scope)
+        return .ok(.init(
+            headers: .init(cacheControl: .noStore),
+            body: .json(.init(accessToken: issued.accessToken, tokenType: .bearer, expiresIn: issued.expiresIn, scope: issued.scopes.joined(separator: " ")))))
+    }
+
+    func introspectToken(_ input: Operations.IntrospectToken.Input) async throws -> Operations.IntrospectToken.Output {
+        _ = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "sessions:introspect")
+        guard case .urlEncodedForm(let form) = input.body else { throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).") }
+        guard form.token.utf8.count <= 512 else { throw APIError(.malformedRequest, "token is longer than 512 bytes.") }
+        let found = try await service.introspect(form.token)
+        return .ok(.init(body: .json(.init(
+            active: found.active, tokenType: found.tokenType.flatMap { .init(rawValue: $0) }, sub: found.subject, username: found.username,
+            sid: found.sessionID, exp: found.expiresAt.map { Int64($0.timeIntervalSince1970) }, iat: found.issuedAt.map { Int64($0.timeIntervalSince1970) },
+            clientId: found.clientID, scope: found.scope, amr: found.methods, deviceId: found.deviceID, appAttest: found.appAttested))))
+    }
+
     // MARK: Audit
 
     func listAuditEvents(_ input: Operations.ListAuditEvents.Input) async throws -> Operations.ListAuditEvents.Output {

@@ -17,6 +17,7 @@ public struct Retention: Sendable {
         case challenges
         case accessTokens = "access_tokens"
         case refreshTokens = "refresh_tokens"
+        case serviceTokens = "service_tokens"
         case idempotencyKeys = "idempotency_keys"
         case auditEvents = "audit_events"
         case rateLimits = "rate_limits"
@@ -128,6 +129,7 @@ public struct Retention: Sendable {
             Rule(kind: .accessTokens, table: "access_tokens", key: "token_hash", condition: endedSessions),
             Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
             Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: endedSessions),
+            Rule(kind: .serviceTokens, table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
             Rule(
                 kind: .idempotencyKeys, table: "idempotency_keys", key: "account_id, idempotency_key",
                 condition: "created_at < \(bind: now - Int64(policy.idempotencyKeys * 1000))"),

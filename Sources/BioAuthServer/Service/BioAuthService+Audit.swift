@@ -22,6 +22,7 @@ enum AuditKind: String, Sendable {
     case paymentPINLocked = "payment_pin_locked"
     case appAttestation = "app_attestation"
     case appAssertion = "app_assertion"
+    case serviceTokenIssued = "service_token_issued"
 }
 
 /// One row of the audit log.
@@ -40,27 +41,27 @@ extension BioAuthService {
     /// Appends an event in the current transaction. Events carry ids and codes, never secrets.
     func audit(
         _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
-        code: String? = nil, on db: any SQLDatabase
+        client: String? = nil, code: String? = nil, on db: any SQLDatabase
     ) async throws {
         let insert = database.dialect == .postgres ? Self.insertAuditEventPostgres : Self.insertAuditEventSQLite
         try await db.run(
-            insert(newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code))
+            insert(newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code, client))
         logger.info(
             "audit", metadata: ["kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")",
-                                "account": "\(account ?? "-")", "code": "\(code ?? "-")"])
+                                "account": "\(account ?? "-")", "client": "\(client ?? "-")", "code": "\(code ?? "-")"])
     }
 
     // SQLite runs one transaction at a time, so MAX + 1 (in the INSERT itself) gives a gapless order; PostgreSQL
     // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
     private static let insertAuditEventSQLite = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code) \
-        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id) \
+        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?)
         """)
     private static let insertAuditEventPostgres = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code) \
-        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id) \
+        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?)
         """)
 
     /// A page of the account's own events, newest first: at most `limit`, older than `before` when given, and the

@@ -115,7 +115,8 @@ extension BioAuthService {
             sessionID: session, accountID: account,
             accessToken: newSecret(), accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime),
             refreshToken: newSecret(), refreshTokenExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
-        try await db.run(Self.insertAccessToken(Self.tokenHash(tokens.accessToken), session, tokens.accessTokenExpiresAt.millisecondsSince1970))
+        try await db.run(Self.insertAccessToken(
+            Self.tokenHash(tokens.accessToken), session, tokens.accessTokenExpiresAt.millisecondsSince1970, now.millisecondsSince1970))
         try await db.run(Self.insertRefreshToken(Self.tokenHash(tokens.refreshToken), session, tokens.refreshTokenExpiresAt.millisecondsSince1970))
         return tokens
     }
@@ -132,7 +133,7 @@ extension BioAuthService {
         INSERT INTO sessions (id, account_id, installation_id, device_id, method, created_at, ended_at, end_reason) \
         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
         """)
-    private static let insertAccessToken = FixedSQL("INSERT INTO access_tokens (token_hash, session_id, expires_at) VALUES (?, ?, ?)")
+    private static let insertAccessToken = FixedSQL("INSERT INTO access_tokens (token_hash, session_id, expires_at, issued_at) VALUES (?, ?, ?, ?)")
     private static let insertRefreshToken = FixedSQL(
         "INSERT INTO refresh_tokens (token_hash, session_id, expires_at, rotated_at) VALUES (?, ?, ?, NULL)")
 

@@ -210,6 +210,27 @@ enum Migrations {
                 "CREATE TABLE receipt_keys (key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, not_before BIGINT NOT NULL, retired_at BIGINT)",
             ]
         ),
+        (
+            9, "service clients (OAuth client credentials), their secrets and tokens; when access tokens were issued",
+            [
+                "CREATE TABLE service_clients (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at BIGINT NOT NULL, disabled_at BIGINT)",
+                // Hashes only (SHA-256 of a 256-bit random secret). Two rows for one client while a secret is rotated.
+                """
+                CREATE TABLE service_client_secrets (
+                    secret_hash TEXT PRIMARY KEY, client_id TEXT NOT NULL REFERENCES service_clients (id), created_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX service_client_secrets_by_client ON service_client_secrets (client_id)",
+                """
+                CREATE TABLE service_tokens (
+                    token_hash TEXT PRIMARY KEY, client_id TEXT NOT NULL REFERENCES service_clients (id), scopes TEXT NOT NULL,
+                    issued_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX service_tokens_by_expiry ON service_tokens (expires_at)",
+                "CREATE INDEX service_tokens_by_client ON service_tokens (client_id)",
+                "ALTER TABLE access_tokens ADD COLUMN issued_at BIGINT",
+                "ALTER TABLE audit_events ADD COLUMN client_id TEXT",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

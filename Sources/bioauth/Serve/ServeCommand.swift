@@ -95,6 +95,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between purges of what has aged out (default 3600; 0 turns the background job off).")
     var retentionInterval: String?
 
+    @Option(help: "Seconds a service token (POST /oauth/token) lives (default 300).")
+    var serviceTokenLifetime: String?
+
     @Option(help: "Seconds a locked account stays locked (default 900).")
     var accountLockDuration: String?
 
@@ -155,7 +158,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("passwordHashingThreads", passwordHashingThreads), ("receiptKey", receiptKey), ("pinKey", pinKey),
             ("accessTokenLifetime", accessTokenLifetime), ("refreshTokenLifetime", refreshTokenLifetime),
             ("loginChallengeLifetime", loginChallengeLifetime), ("registrationChallengeLifetime", registrationChallengeLifetime),
-            ("paymentLifetime", paymentLifetime), ("maxFailedPasswordAttempts", maxFailedPasswordAttempts),
+            ("paymentLifetime", paymentLifetime), ("serviceTokenLifetime", serviceTokenLifetime),
+            ("maxFailedPasswordAttempts", maxFailedPasswordAttempts),
             ("accountLockDuration", accountLockDuration), ("maxFailedPaymentAttempts", maxFailedPaymentAttempts),
             ("maxFailedPinAttempts", maxFailedPINAttempts), ("pinLockDuration", pinLockDuration),
             ("signinChallengeLimit", signInChallengeLimit), ("signinClientLimit", signInClientLimit), ("rateLimitWindow", rateLimitWindow),

@@ -127,6 +127,7 @@ enum ServerSettings {
         seconds("loginChallengeLifetime", \.loginChallengeLifetime),
         seconds("registrationChallengeLifetime", \.registrationChallengeLifetime),
         seconds("paymentLifetime", \.paymentLifetime),
+        seconds("serviceTokenLifetime", \.serviceTokenLifetime),
         integer("maxFailedPasswordAttempts", \.maxFailedPasswordAttempts),
         seconds("accountLockDuration", \.accountLockDuration),
         integer("maxFailedPaymentAttempts", \.maxFailedPaymentAttempts),
