@@ -7,6 +7,9 @@ is BIOAUTH_URL and its relying-party id BIOAUTH_RP_ID.
   signed here, as a phone would: docs/PROTOCOL.md), a payment PIN and a pending payment, so the contract's links lead
   from one operation's response to the next with data that exists. Operations that end or weaken a session (signing
   out, changing the password) get an account of their own, so they never take the shared token away.
+- Service endpoints: `POST /oauth/token` gets the service client's id and secret (BIOAUTH_SERVICE_CLIENT_ID and _SECRET,
+  made by scripts/schemathesis.sh) in HTTP Basic; `POST /oauth/introspect` a service token from it, and half of its
+  generated `token` values are replaced by the shared account's live access token, so active tokens are introspected.
 - Key ids: where a body names a device key and the generated value is a well-formed key id, it is replaced by the
   shared account's key id half of the time, so challenges are issued and signatures are checked. A malformed value is
   left alone: negative tests stay negative.
@@ -32,6 +35,12 @@ PASSWORD = "correct horse battery staple"
 PIN = "258046"
 # Operations whose tests would end the shared session or lock its account.
 ISOLATED = {"DELETE /v1/sessions/current", "PUT /v1/me/password"}
+# Operations of the service clients, with credentials of their own.
+TOKEN_ENDPOINT = "POST /oauth/token"
+INTROSPECTION = "POST /oauth/introspect"
+SERVICE = {TOKEN_ENDPOINT, INTROSPECTION}
+CLIENT_ID = os.environ.get("BIOAUTH_SERVICE_CLIENT_ID", "")
+CLIENT_SECRET = os.environ.get("BIOAUTH_SERVICE_CLIENT_SECRET", "")
 # Operations whose body (or body.biometric) names a device key.
 KEY_BODIES = {
     "POST /v1/sessions/biometric/challenges",
@@ -97,9 +106,27 @@ _shared = {"account": None}
 _lock = threading.Lock()
 
 
-@schemathesis.auth(refresh_interval=60, cache_by_key=lambda case, ctx: case.operation.label if case.operation.label in ISOLATED else "shared")
+def client_basic():
+    return "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+
+
+def service_token():
+    request = urllib.request.Request(
+        BASE + "/oauth/token", data=b"grant_type=client_credentials", method="POST",
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": client_basic()})
+    with urllib.request.urlopen(request) as response:
+        return json.loads(response.read())["access_token"]
+
+
+@schemathesis.auth(
+    refresh_interval=60,
+    cache_by_key=lambda case, ctx: case.operation.label if case.operation.label in ISOLATED | SERVICE else "shared")
 class BearerToken:
     def get(self, case, ctx):
+        if case.operation.label == TOKEN_ENDPOINT:
+            return client_basic()
+        if case.operation.label == INTROSPECTION:
+            return "Bearer " + service_token()
         if case.operation.label in ISOLATED:
             return signed_in_account()["token"]
         account = signed_in_account(with_device=True)
@@ -109,7 +136,7 @@ class BearerToken:
 
     def set(self, case, data, ctx):
         case.headers = case.headers or {}
-        case.headers["Authorization"] = f"Bearer {data}"
+        case.headers["Authorization"] = data if data.startswith(("Basic ", "Bearer ")) else f"Bearer {data}"
 
 
 def _is_key_id(value):
@@ -118,6 +145,12 @@ def _is_key_id(value):
 
 @schemathesis.hook
 def map_body(ctx, body):
+    if ctx.operation is not None and ctx.operation.label == INTROSPECTION and isinstance(body, dict) and random.random() < 0.5:
+        with _lock:
+            account = _shared["account"]
+        if account is not None and isinstance(body.get("token"), str):
+            body["token"] = account["token"]
+        return body
     if ctx.operation is None or ctx.operation.label not in KEY_BODIES or not isinstance(body, dict):
         return body
     with _lock:
