@@ -233,7 +233,8 @@ struct API: Sendable {
         try await database.transaction { db in
             var tables: [String: [[String: String]]] = [:]
             for table in ["accounts", "devices", "sessions", "access_tokens", "refresh_tokens", "challenges", "audit_events", "schema_migrations",
-                          "payments", "idempotency_keys", "payment_pins", "app_attest_keys", "rate_limits"] {
+                          "payments", "idempotency_keys", "payment_pins", "app_attest_keys", "rate_limits", "maintenance_leases", "receipt_keys",
+                          "service_clients", "service_client_secrets", "service_tokens", "payees"] {
                 let rows = try await db.raw(SQLQueryString("SELECT * FROM \(unsafeRaw: table)")).all()
                 tables[table] = try rows.map { row in
                     var values: [String: String] = [:]

@@ -138,6 +138,10 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let invalidServiceToken = ProblemCode(rawValue: "invalid_service_token")
     /// The service token lacks the scope the operation needs (403).
     public static let insufficientScope = ProblemCode(rawValue: "insufficient_scope")
+    /// The payee of a payment the bank's backend asked for is not registered (`POST /v1/service/payees`) (422).
+    public static let payeeNotRegistered = ProblemCode(rawValue: "payee_not_registered")
+    /// There is no such account (404).
+    public static let accountNotFound = ProblemCode(rawValue: "account_not_found")
 
     // MARK: The secure environment check (App Attest), all 403
 

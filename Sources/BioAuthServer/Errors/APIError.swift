@@ -31,11 +31,11 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken:
             .unauthorized
         case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope: .forbidden
-        case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound: .notFound
+        case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound: .notFound
         case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
             .conflict
         case .paymentExpired: .gone
-        case .idempotencyKeyReused: .unprocessableContent
+        case .idempotencyKeyReused, .payeeNotRegistered: .unprocessableContent
         case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
         case .notAcceptable: .notAcceptable

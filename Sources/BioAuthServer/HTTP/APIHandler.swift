@@ -128,7 +128,8 @@ struct APIHandler: APIProtocol {
     func listPayments(_ input: Operations.ListPayments.Input) async throws -> Operations.ListPayments.Output {
         let limit = input.query.limit ?? 50
         guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
-        let payments = try await service.payments(session: try await session(), limit: limit)
+        let status = input.query.status.flatMap { PaymentInfo.Status(rawValue: $0.rawValue) }
+        let payments = try await service.payments(session: try await session(), limit: limit, status: status)
         return .ok(.init(body: .json(.init(payments: try payments.map(Self.payment)))))
     }
 
@@ -214,6 +215,25 @@ struct APIHandler: APIProtocol {
             active: found.active, tokenType: found.tokenType.flatMap { .init(rawValue: $0) }, sub: found.subject, username: found.username,
             sid: found.sessionID, exp: found.expiresAt.map { Int64($0.timeIntervalSince1970) }, iat: found.issuedAt.map { Int64($0.timeIntervalSince1970) },
             clientId: found.clientID, scope: found.scope, amr: found.methods, deviceId: found.deviceID, appAttest: found.appAttested))))
+    }
+
+    func registerPayee(_ input: Operations.RegisterPayee.Input) async throws -> Operations.RegisterPayee.Output {
+        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "payees:write")
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let (payee, created) = try await service.registerPayee(id: body.payeeId, name: body.name, verification: body.verification.rawValue, client: client)
+        let wire = Components.Schemas.Payee(
+            payeeId: payee.id, name: payee.name, verification: .init(rawValue: payee.verification.rawValue) ?? .unverified,
+            createdAt: payee.createdAt, updatedAt: payee.updatedAt)
+        return created ? .created(.init(body: .json(wire))) : .ok(.init(body: .json(wire)))
+    }
+
+    func createServicePayment(_ input: Operations.CreateServicePayment.Input) async throws -> Operations.CreateServicePayment.Output {
+        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "payments:write")
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let payment = try await service.createServicePayment(
+            account: body.accountId, amountMinor: body.amountMinor, currency: body.currency, payeeID: body.payeeId, memo: body.memo,
+            idempotencyKey: input.headers.idempotencyKey, client: client)
+        return .created(.init(body: .json(try Self.payment(payment))))
     }
 
     // MARK: Audit

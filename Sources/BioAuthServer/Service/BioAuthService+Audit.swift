@@ -23,6 +23,7 @@ enum AuditKind: String, Sendable {
     case appAttestation = "app_attestation"
     case appAssertion = "app_assertion"
     case serviceTokenIssued = "service_token_issued"
+    case payeeRegistered = "payee_registered"
 }
 
 /// One row of the audit log.

@@ -64,12 +64,7 @@ struct PaymentRequest: Sendable {
         guard let currency = Currency(code: rawCurrency) else {
             throw APIError(.invalidCurrency, "currency must be an active ISO 4217 code such as CNY.")
         }
-        guard (1...64).contains(payeeID.utf8.count),
-            payeeID.utf8.allSatisfy({ byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                    || [0x2E, 0x5F, 0x3A, 0x2D].contains(byte)
-            })
-        else { throw APIError(.invalidPayee, "payeeId is 1-64 characters of A-Z a-z 0-9 . _ : -") }
+        try Self.checkPayeeID(payeeID)
         let payeeName = try Validation.displayName(payeeName, field: "payeeName", code: .invalidPayee)
         if let memo, !memo.isEmpty, !Validation.isDisplayable(memo, maxCharacters: 140) {
             throw APIError(.invalidMemo, "memo is at most 140 characters without control characters.")
@@ -84,6 +79,16 @@ struct PaymentRequest: Sendable {
         self.idempotencyKey = idempotencyKey
     }
 
+    /// A payee id is 1-64 characters of `A-Z a-z 0-9 . _ : -`.
+    static func checkPayeeID(_ payeeID: String) throws {
+        guard (1...64).contains(payeeID.utf8.count),
+            payeeID.utf8.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || [0x2E, 0x5F, 0x3A, 0x2D].contains(byte)
+            })
+        else { throw APIError(.invalidPayee, "payeeId is 1-64 characters of A-Z a-z 0-9 . _ : -") }
+    }
+
     /// What "the same body" means for an idempotency key: every field, length-prefixed, hashed.
     var fingerprint: String {
         let fields = [String(amount.minorUnits), amount.currency.code, payeeID, payeeName, memo ?? "\u{0}none"]
@@ -95,15 +100,22 @@ struct PaymentRequest: Sendable {
 extension BioAuthService {
     /// Creates a pending payment, or replays the first response for a repeated idempotency key and body.
     func createPayment(session: AuthenticatedSession, _ request: PaymentRequest) async throws -> PaymentInfo {
-        try await commit { db in
-            if let row = try await db.first(Self.idempotencyKey(session.accountID, request.idempotencyKey)) {
+        try await createPayment(account: session.accountID, session: session.sessionID, client: nil, request)
+    }
+
+    /// Creates a pending payment for `account`, asked for by the account's `session` or by the service `client` (whose
+    /// idempotency keys live apart from the user's: stored after a space, which a key never holds).
+    func createPayment(account: String, session: String?, client: String?, _ request: PaymentRequest) async throws -> PaymentInfo {
+        let idempotencyKey = client.map { " \($0) \(request.idempotencyKey)" } ?? request.idempotencyKey
+        return try await commit { db in
+            if let row = try await db.first(Self.idempotencyKey(account, idempotencyKey)) {
                 guard try row.decode(column: "request_hash", as: String.self) == request.fingerprint else {
                     throw Refusal(APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body."))
                 }
                 return try Self.decodeJSON(PaymentInfo.self, try row.decode(column: "response", as: String.self))
             }
             let payment = PaymentInfo(
-                id: newID(), accountID: session.accountID, amountMinor: request.amount.minorUnits,
+                id: newID(), accountID: account, amountMinor: request.amount.minorUnits,
                 currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: request.payeeName, memo: request.memo,
                 status: .pending, failedAttempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(configuration.paymentLifetime))
             try await db.run(
@@ -112,8 +124,8 @@ extension BioAuthService {
                     payment.status.rawValue, now.millisecondsSince1970, payment.expiresAt.millisecondsSince1970))
             try await db.run(
                 Self.insertIdempotencyKey(
-                    session.accountID, request.idempotencyKey, request.fingerprint, payment.id, try Self.encodeJSON(payment), now.millisecondsSince1970))
-            try await audit(.paymentCreated, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+                    account, idempotencyKey, request.fingerprint, payment.id, try Self.encodeJSON(payment), now.millisecondsSince1970))
+            try await audit(.paymentCreated, succeeded: true, account: account, session: session, client: client, on: db)
             return payment
         }
     }
@@ -128,11 +140,22 @@ extension BioAuthService {
         }
     }
 
-    /// The account's payments, newest first.
-    func payments(session: AuthenticatedSession, limit: Int) async throws -> [PaymentInfo] {
-        try await database.transaction { db in
-            try await paymentsQuery(on: db).where("account_id", .equal, session.accountID)
-                .orderBy("created_at", .descending).limit(limit).all().map { try Self.payment($0).effective(at: now) }
+    /// The account's payments, newest first; only those in `status` (as the client sees it: a pending payment past its
+    /// expiry is expired) when given.
+    func payments(session: AuthenticatedSession, limit: Int, status: PaymentInfo.Status? = nil) async throws -> [PaymentInfo] {
+        let now = self.now.millisecondsSince1970
+        return try await database.transaction { db in
+            var query = paymentsQuery(on: db).where("account_id", .equal, session.accountID)
+            switch status {
+            case .pending?: query = query.where("status", .equal, "pending").where("expires_at", .greaterThan, now)
+            case .expired?:
+                query = query.where { group in
+                    group.where("status", .equal, "expired").orWhere { $0.where("status", .equal, "pending").where("expires_at", .lessThanOrEqual, now) }
+                }
+            case let other?: query = query.where("status", .equal, other.rawValue)
+            case nil: break
+            }
+            return try await query.orderBy("created_at", .descending).limit(limit).all().map { try Self.payment($0).effective(at: self.now) }
         }
     }
 

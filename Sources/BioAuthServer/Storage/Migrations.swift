@@ -231,6 +231,16 @@ enum Migrations {
                 "ALTER TABLE audit_events ADD COLUMN client_id TEXT",
             ]
         ),
+        (
+            10, "payees registered by the bank",
+            [
+                """
+                CREATE TABLE payees (
+                    id TEXT PRIMARY KEY, name TEXT NOT NULL, verification TEXT NOT NULL, registered_by TEXT NOT NULL,
+                    created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL)
+                """,
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a
