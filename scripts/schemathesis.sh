@@ -22,7 +22,8 @@ binary="$(swift build --show-bin-path)/bioauth"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 rm -f "$out"/receipt-key.pem "$out"/pin-key "$out"/bioauth.sqlite*
 # A service client for the service endpoints (the hooks use its credentials), made in the database the server will use.
-credentials=$("$binary" admin service create schemathesis --scope sessions:introspect --database "$out/bioauth.sqlite")
+credentials=$("$binary" admin service create schemathesis --scope sessions:introspect --scope payees:write \
+    --scope payments:write --database "$out/bioauth.sqlite")
 export BIOAUTH_SERVICE_CLIENT_ID=$(awk '/^client_id:/ {print $2}' <<< "$credentials")
 export BIOAUTH_SERVICE_CLIENT_SECRET=$(awk '/^client_secret:/ {print $2}' <<< "$credentials")
 "$binary" serve --host 127.0.0.1 --port "$port" --database "$out/bioauth.sqlite" --bcrypt-cost 4 \

@@ -8,8 +8,9 @@ is BIOAUTH_URL and its relying-party id BIOAUTH_RP_ID.
   from one operation's response to the next with data that exists. Operations that end or weaken a session (signing
   out, changing the password) get an account of their own, so they never take the shared token away.
 - Service endpoints: `POST /oauth/token` gets the service client's id and secret (BIOAUTH_SERVICE_CLIENT_ID and _SECRET,
-  made by scripts/schemathesis.sh) in HTTP Basic; `POST /oauth/introspect` a service token from it, and half of its
-  generated `token` values are replaced by the shared account's live access token, so active tokens are introspected.
+  made by scripts/schemathesis.sh) in HTTP Basic; the other service operations a service token from it. Half of the
+  generated introspected `token` values become the shared account's live access token, and half of a service payment's
+  `accountId` and `payeeId` the shared account's and a registered payee's, so the operations' logic runs.
 - Key ids: where a body names a device key and the generated value is a well-formed key id, it is replaced by the
   shared account's key id half of the time, so challenges are issued and signatures are checked. A malformed value is
   left alone: negative tests stay negative.
@@ -38,7 +39,9 @@ ISOLATED = {"DELETE /v1/sessions/current", "PUT /v1/me/password"}
 # Operations of the service clients, with credentials of their own.
 TOKEN_ENDPOINT = "POST /oauth/token"
 INTROSPECTION = "POST /oauth/introspect"
-SERVICE = {TOKEN_ENDPOINT, INTROSPECTION}
+SERVICE_PAYMENT = "POST /v1/service/payments"
+SERVICE = {TOKEN_ENDPOINT, INTROSPECTION, SERVICE_PAYMENT, "POST /v1/service/payees"}
+REGISTERED_PAYEE = "st-coffee-1"
 CLIENT_ID = os.environ.get("BIOAUTH_SERVICE_CLIENT_ID", "")
 CLIENT_SECRET = os.environ.get("BIOAUTH_SERVICE_CLIENT_SECRET", "")
 # Operations whose body (or body.biometric) names a device key.
@@ -83,7 +86,7 @@ def signed_in_account(with_device=False):
     username = "st-" + secrets.token_hex(8)
     call("POST", "/v1/accounts", {"username": username, "password": PASSWORD})
     token = call("POST", "/v1/sessions", {"username": username, "password": PASSWORD, "installationId": "schemathesis"})["accessToken"]
-    account = {"token": token, "key_id": None}
+    account = {"token": token, "key_id": None, "id": call("GET", "/v1/me", token=token)["accountId"]}
     if with_device:
         key = ec.generate_private_key(ec.SECP256R1())
         public = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
@@ -125,8 +128,10 @@ class BearerToken:
     def get(self, case, ctx):
         if case.operation.label == TOKEN_ENDPOINT:
             return client_basic()
-        if case.operation.label == INTROSPECTION:
-            return "Bearer " + service_token()
+        if case.operation.label in SERVICE:
+            token = service_token()
+            call("POST", "/v1/service/payees", {"payeeId": REGISTERED_PAYEE, "name": "Coffee Shop", "verification": "verified"}, token=token)
+            return "Bearer " + token
         if case.operation.label in ISOLATED:
             return signed_in_account()["token"]
         account = signed_in_account(with_device=True)
@@ -150,6 +155,13 @@ def map_body(ctx, body):
             account = _shared["account"]
         if account is not None and isinstance(body.get("token"), str):
             body["token"] = account["token"]
+        return body
+    if ctx.operation is not None and ctx.operation.label == SERVICE_PAYMENT and isinstance(body, dict) and random.random() < 0.5:
+        with _lock:
+            account = _shared["account"]
+        if account is not None and isinstance(body.get("accountId"), str) and isinstance(body.get("payeeId"), str):
+            body["accountId"] = account["id"]
+            body["payeeId"] = REGISTERED_PAYEE
         return body
     if ctx.operation is None or ctx.operation.label not in KEY_BODIES or not isinstance(body, dict):
         return body
