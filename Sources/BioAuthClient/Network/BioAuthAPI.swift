@@ -197,6 +197,23 @@ public struct BioAuthAPI: Sendable {
         }
     }
 
+    /// The account's payments, newest first (at most `limit`, 1-200); only those in `status` when given, e.g.
+    /// `"pending"` for the ones waiting to be authorized, those the bank's backend asked for included.
+    public func payments(status: String? = nil, limit: Int = 50, accessToken: String) async throws -> [PaymentDetails] {
+        try await authorized(accessToken) {
+            let wanted = try status.map { text -> Operations.ListPayments.Input.Query.StatusPayload in
+                guard let value = Operations.ListPayments.Input.Query.StatusPayload(rawValue: text) else {
+                    throw APIProblem(.malformedRequest, detail: "status is pending, authorized, cancelled, expired or locked")
+                }
+                return value
+            }
+            switch try await client.listPayments(.init(query: .init(limit: limit, status: wanted))) {
+            case .ok(let ok): return try ok.body.json.payments.map(Self.payment)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
     /// A challenge to authorize `paymentID` with the key `keyID`.
     public func paymentChallenge(_ paymentID: String, keyID: Data, accessToken: String) async throws -> ServerChallenge {
         try await authorized(accessToken) {
