@@ -28,7 +28,7 @@ export BIOAUTH_SERVICE_CLIENT_ID=$(awk '/^client_id:/ {print $2}' <<< "$credenti
 export BIOAUTH_SERVICE_CLIENT_SECRET=$(awk '/^client_secret:/ {print $2}' <<< "$credentials")
 "$binary" serve --host 127.0.0.1 --port "$port" --database "$out/bioauth.sqlite" --bcrypt-cost 4 \
     --receipt-key "$out/receipt-key.pem" --pin-key "$out/pin-key" --rp-id bioauth.local \
-    --signin-challenge-limit 1000000 --signin-client-limit 1000000 --log-level warning > "$out/server.log" 2>&1 &
+    --signin-challenge-limit 1000000 --signin-client-limit 1000000 --service-token-request-limit 1000000 --log-level warning > "$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do

@@ -102,7 +102,7 @@ extension ServerSettingsTests {
             "--pin-key", "p", "--access-token-lifetime", "1", "--refresh-token-lifetime", "1", "--login-challenge-lifetime", "1",
             "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--service-token-lifetime", "1", "--max-failed-password-attempts", "1",
             "--account-lock-duration", "1", "--max-failed-payment-attempts", "1", "--max-failed-pin-attempts", "1",
-            "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--rate-limit-window", "1",
+            "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--service-token-request-limit", "1", "--rate-limit-window", "1",
             "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--retention-interval", "1",
             "--token-retention-days", "1", "--audit-retention-days", "1", "--idempotency-key-retention-hours", "1",
             "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",

@@ -101,6 +101,23 @@ struct ServiceClientTests {
         }
     }
 
+    @Test("token requests are limited per client address, failed ones included, and the refusal is counted")
+    func tokenRateLimit() async throws {
+        try await TestServer.run(configure: { $0.serviceTokenRequestsPerClient = 3 }) { api in
+            let clients = ServiceClients(database: api.database, clock: api.clock)
+            let bank = try await clients.create(name: "core-banking", scopes: ["sessions:introspect"])
+            #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-1")).code == "invalid_client")
+            #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-2")).code == "invalid_client")
+            #expect(try await api.serviceToken(bank).status == 200)
+            let limited = try await api.serviceToken(bank)
+            #expect(limited.status == 429 && limited.code == "rate_limited", "\(limited.raw)")
+            api.clock.advance(by: 61)
+            #expect(try await api.serviceToken(bank).status == 200, "a new window")
+            let text = String(decoding: try #require(api.service.metrics.exposition()), as: UTF8.self)
+            #expect(text.contains(#"bioauth_rate_limit_refusals_total{limit="oauth_token"} 1"#))
+        }
+    }
+
     @Test("a secret rotation: both secrets work until it is finished, then only the new one")
     func rotation() async throws {
         try await TestServer.run { api in

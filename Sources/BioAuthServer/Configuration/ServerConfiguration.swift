@@ -69,6 +69,9 @@ public struct ServerConfiguration: Sendable {
     /// Biometric sign-in challenges one client address may get per ``rateLimitWindow``, whatever the keys: bounds
     /// what one address can make the server store. An IPv6 client counts by its /64 prefix.
     public var signInChallengesPerClient: Int = 60
+    /// Requests to `POST /oauth/token` one client address may make per ``rateLimitWindow`` (60), whatever their outcome:
+    /// a backend needs one every few minutes; someone trying secrets (or filling the audit log with failures) is stopped.
+    public var serviceTokenRequestsPerClient: Int = 60
     /// Addresses of reverse proxies in front of the server whose `X-Forwarded-For` names the client. Empty by
     /// default: then the connection's peer is the client, and the header is ignored (anyone could forge it).
     public var trustedProxies: [String] = []
@@ -111,7 +114,9 @@ public struct ServerConfiguration: Sendable {
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
         guard !pinKeyPath.isEmpty else { throw fail("PIN key path must not be empty") }
-        guard signInChallengesPerWindow >= 1, signInChallengesPerClient >= 1, rateLimitWindow > 0 else { throw fail("rate limits must be positive") }
+        guard signInChallengesPerWindow >= 1, signInChallengesPerClient >= 1, serviceTokenRequestsPerClient >= 1, rateLimitWindow > 0 else {
+            throw fail("rate limits must be positive")
+        }
         for proxy in trustedProxies where ClientAddress.key(proxy[...]) == nil {
             throw fail("trusted proxy \(proxy) is not an IP address")
         }

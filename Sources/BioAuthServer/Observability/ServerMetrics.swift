@@ -100,7 +100,7 @@ public final class ServerMetrics: Sendable {
         Counter(label: "bioauth_challenges_issued_total", dimensions: [("purpose", purpose)], factory: factory).increment()
     }
 
-    /// A request refused by a rate limit, by limit (`signin_key`, `signin_client`).
+    /// A request refused by a rate limit, by limit (`signin_key`, `signin_client`, `oauth_token`).
     func rateLimited(_ limit: String) {
         Counter(label: "bioauth_rate_limit_refusals_total", dimensions: [("limit", limit)], factory: factory).increment()
     }

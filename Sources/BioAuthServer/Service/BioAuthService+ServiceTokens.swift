@@ -38,7 +38,9 @@ extension BioAuthService {
     /// `POST /oauth/token`: client credentials (HTTP Basic, RFC 6749 §2.3.1) for a short-lived service token holding
     /// `scope` (space-separated; all the client's scopes when absent). Every issue and every refusal of a known client
     /// is audited with its client id.
-    func issueServiceToken(clientID: String?, secret: String?, grantType: String, scope: String?) async throws -> IssuedServiceToken {
+    func issueServiceToken(
+        clientID: String?, secret: String?, grantType: String, scope: String?, from address: String? = ClientAddress.current
+    ) async throws -> IssuedServiceToken {
         guard let clientID, let secret, !clientID.isEmpty, clientID.utf8.count <= 64, !secret.isEmpty, secret.utf8.count <= 256 else {
             throw APIError(.invalidClient, "Send the service client's id and secret with HTTP Basic authentication.")
         }
@@ -49,6 +51,10 @@ extension BioAuthService {
         let token = newSecret()
         let lifetime = configuration.serviceTokenLifetime
         return try await commit { db in
+            // Counted whatever the outcome, per client address (as the sign-in challenges are).
+            try await rateLimit(
+                "oauth-token:" + (address ?? "unknown"), name: "oauth_token", limit: configuration.serviceTokenRequestsPerClient,
+                window: configuration.rateLimitWindow, on: db)
             let row = try await db.raw(
                 """
                 SELECT c.scopes, c.disabled_at,

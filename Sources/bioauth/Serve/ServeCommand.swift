@@ -113,6 +113,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("pin-lock-duration"), help: "Seconds PIN payments stay locked (default 1800).")
     var pinLockDuration: String?
 
+    @Option(help: "Requests to POST /oauth/token one client address may make per rate-limit window (default 60).")
+    var serviceTokenRequestLimit: String?
+
     @Option(help: "Seconds in a rate-limit window (default 60).")
     var rateLimitWindow: String?
 
@@ -162,7 +165,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("maxFailedPasswordAttempts", maxFailedPasswordAttempts),
             ("accountLockDuration", accountLockDuration), ("maxFailedPaymentAttempts", maxFailedPaymentAttempts),
             ("maxFailedPinAttempts", maxFailedPINAttempts), ("pinLockDuration", pinLockDuration),
-            ("signinChallengeLimit", signInChallengeLimit), ("signinClientLimit", signInClientLimit), ("rateLimitWindow", rateLimitWindow),
+            ("signinChallengeLimit", signInChallengeLimit), ("signinClientLimit", signInClientLimit),
+            ("serviceTokenRequestLimit", serviceTokenRequestLimit), ("rateLimitWindow", rateLimitWindow),
             ("trustedProxies", trustedProxies.isEmpty ? nil : trustedProxies.joined(separator: ",")),
             ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("retentionInterval", retentionInterval),
             ("appAttest", appAttest), ("appAttestAppIds", appAttestAppIDs.isEmpty ? nil : appAttestAppIDs.joined(separator: ",")),

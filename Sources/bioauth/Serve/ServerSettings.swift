@@ -135,6 +135,7 @@ enum ServerSettings {
         seconds("pinLockDuration", \.pinLockDuration),
         integer("signinChallengeLimit", \.signInChallengesPerWindow),
         integer("signinClientLimit", \.signInChallengesPerClient),
+        integer("serviceTokenRequestLimit", \.serviceTokenRequestsPerClient),
         seconds("rateLimitWindow", \.rateLimitWindow),
         list("trustedProxies", \.trustedProxies),
         integer("maxRequestBodySize", \.maxRequestBodySize),
