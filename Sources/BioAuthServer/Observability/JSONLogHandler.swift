@@ -6,11 +6,11 @@ import NIOConcurrencyHelpers
 /// Writes each log line as one JSON object on standard error, for log collectors (`bioauth serve --log-format json`):
 ///
 /// ```json
-/// {"time":"2026-11-23T14:02:11.532Z","level":"info","message":"request","label":"bioauth","request_id":"…","route":"/v1/sessions","status":201,"duration_ms":3.1}
+/// {"time":"2026-11-23T14:02:11.532Z","level":"info","message":"POST /v1/sessions 201 3.1ms","label":"bioauth","duration_ms":3.1,"method":"POST","request_id":"…","route":"/v1/sessions","status":201}
 /// ```
 ///
-/// `time` (UTC, milliseconds), `level`, `message` and `label` come first; the line's metadata follows as members, numbers
-/// as JSON numbers. The server never puts a token, password, PIN, challenge or signature into a log line, in either format.
+/// `time` (UTC, milliseconds), `level`, `message` and `label` come first; the line's metadata follows as members in key
+/// order, numbers as JSON numbers. The server never puts a token, password, PIN, challenge or signature into a log line, in either format.
 public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
