@@ -101,12 +101,13 @@ struct ServiceClientTests {
         }
     }
 
-    @Test("token requests are limited per client address, failed ones included, and the refusal is counted")
+    @Test("token requests are limited per client address, failed ones and unknown client ids included, and the refusal is counted")
     func tokenRateLimit() async throws {
         try await TestServer.run(configure: { $0.serviceTokenRequestsPerClient = 3 }) { api in
             let clients = ServiceClients(database: api.database, clock: api.clock)
             let bank = try await clients.create(name: "core-banking", scopes: ["sessions:introspect"])
-            #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-1")).code == "invalid_client")
+            // An id that is no client's counts too: guessing ids gains nothing.
+            #expect(try await api.serviceToken(.init(clientID: "svc_guessed", secret: "guess-1")).code == "invalid_client")
             #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-2")).code == "invalid_client")
             #expect(try await api.serviceToken(bank).status == 200)
             let limited = try await api.serviceToken(bank)

@@ -62,17 +62,9 @@ public struct Retention: Sendable {
         let rules = self.rules(now: clock.now)
         return try await database.transaction { db in
             var report = Report()
-            // A row two rules select (a token that expired and whose session ended) is counted once.
-            for kind in Kind.allCases {
-                let selecting = rules.filter { $0.kind == kind }
-                guard let table = selecting.first?.table else { continue }
-                var query: SQLQueryString = "SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE "
-                for (index, rule) in selecting.enumerated() {
-                    query.appendLiteral(index == 0 ? "(" : " OR (")
-                    query.appendInterpolation(rule.condition)
-                    query.appendLiteral(")")
-                }
-                report.counts[kind] = try await db.raw(query).first()?.decode(column: "n", as: Int.self) ?? 0
+            for rule in rules {
+                let row = try await db.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: rule.table) WHERE \(rule.condition)").first()
+                report.counts[rule.kind] = try row?.decode(column: "n", as: Int.self) ?? 0
             }
             return report
         }
@@ -113,7 +105,7 @@ public struct Retention: Sendable {
     struct Rule {
         let kind: Kind
         let table: String
-        /// The key columns: `id`, or `(account_id, idempotency_key)`.
+        /// The key columns, comma-separated: `id`, or `account_id, idempotency_key`.
         let key: String
         let condition: SQLQueryString
     }
@@ -122,13 +114,13 @@ public struct Retention: Sendable {
     func rules(now: Date) -> [Rule] {
         let now = now.millisecondsSince1970
         let tokens = now - Int64(policy.tokens * 1000)
-        let endedSessions: SQLQueryString = "session_id IN (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < \(bind: tokens))"
+        // A user's token goes when it expired, or its session ended, long enough ago.
+        let agedToken: SQLQueryString =
+            "expires_at < \(bind: tokens) OR session_id IN (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < \(bind: tokens))"
         return [
             Rule(kind: .challenges, table: "challenges", key: "id", condition: "expires_at < \(bind: now)"),
-            Rule(kind: .accessTokens, table: "access_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
-            Rule(kind: .accessTokens, table: "access_tokens", key: "token_hash", condition: endedSessions),
-            Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
-            Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: endedSessions),
+            Rule(kind: .accessTokens, table: "access_tokens", key: "token_hash", condition: agedToken),
+            Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: agedToken),
             Rule(kind: .serviceTokens, table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
             Rule(
                 kind: .idempotencyKeys, table: "idempotency_keys", key: "account_id, idempotency_key",
@@ -144,7 +136,7 @@ public struct Retention: Sendable {
         try await db.raw(
             """
             DELETE FROM \(unsafeRaw: rule.table) WHERE (\(unsafeRaw: rule.key)) IN
-                (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE \(rule.condition) LIMIT \(literal: batchSize))
+                (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE (\(rule.condition)) LIMIT \(literal: batchSize))
             RETURNING 1 AS deleted
             """
         ).all().count

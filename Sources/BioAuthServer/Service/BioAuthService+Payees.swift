@@ -19,7 +19,7 @@ extension BioAuthService {
     func registerPayee(id: String, name rawName: String, verification rawVerification: String, client: AuthenticatedService) async throws
         -> (payee: RegisteredPayee, created: Bool)
     {
-        try PaymentRequest.checkPayeeID(id)
+        try Validation.payeeID(id)
         let name = try Validation.displayName(rawName, field: "name", code: .invalidPayee)
         guard let verification = RegisteredPayee.Verification(rawValue: rawVerification) else {
             throw APIError(.malformedRequest, "verification is verified or unverified.")
@@ -55,7 +55,7 @@ extension BioAuthService {
         account: String, amountMinor: Int64, currency: String, payeeID: String, memo: String?, idempotencyKey: String,
         client: AuthenticatedService
     ) async throws -> PaymentInfo {
-        try PaymentRequest.checkPayeeID(payeeID)
+        try Validation.payeeID(payeeID)
         guard (1...64).contains(account.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
         let found = try await database.transaction { db in
             (

@@ -64,7 +64,7 @@ struct PaymentRequest: Sendable {
         guard let currency = Currency(code: rawCurrency) else {
             throw APIError(.invalidCurrency, "currency must be an active ISO 4217 code such as CNY.")
         }
-        try Self.checkPayeeID(payeeID)
+        try Validation.payeeID(payeeID)
         let payeeName = try Validation.displayName(payeeName, field: "payeeName", code: .invalidPayee)
         if let memo, !memo.isEmpty, !Validation.isDisplayable(memo, maxCharacters: 140) {
             throw APIError(.invalidMemo, "memo is at most 140 characters without control characters.")
@@ -77,16 +77,6 @@ struct PaymentRequest: Sendable {
         self.payeeName = payeeName
         self.memo = memo?.isEmpty == true ? nil : memo
         self.idempotencyKey = idempotencyKey
-    }
-
-    /// A payee id is 1-64 characters of `A-Z a-z 0-9 . _ : -`.
-    static func checkPayeeID(_ payeeID: String) throws {
-        guard (1...64).contains(payeeID.utf8.count),
-            payeeID.utf8.allSatisfy({ byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                    || [0x2E, 0x5F, 0x3A, 0x2D].contains(byte)
-            })
-        else { throw APIError(.invalidPayee, "payeeId is 1-64 characters of A-Z a-z 0-9 . _ : -") }
     }
 
     /// What "the same body" means for an idempotency key: every field, length-prefixed, hashed.
@@ -143,7 +133,7 @@ extension BioAuthService {
     /// The account's payments, newest first; only those in `status` (as the client sees it: a pending payment past its
     /// expiry is expired) when given.
     func payments(session: AuthenticatedSession, limit: Int, status: PaymentInfo.Status? = nil) async throws -> [PaymentInfo] {
-        let now = self.now.millisecondsSince1970
+        let at = now, now = at.millisecondsSince1970
         return try await database.transaction { db in
             var query = paymentsQuery(on: db).where("account_id", .equal, session.accountID)
             switch status {
@@ -155,7 +145,7 @@ extension BioAuthService {
             case let other?: query = query.where("status", .equal, other.rawValue)
             case nil: break
             }
-            return try await query.orderBy("created_at", .descending).limit(limit).all().map { try Self.payment($0).effective(at: self.now) }
+            return try await query.orderBy("created_at", .descending).limit(limit).all().map { try Self.payment($0).effective(at: at) }
         }
     }
 

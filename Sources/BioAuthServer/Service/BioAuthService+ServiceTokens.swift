@@ -62,7 +62,9 @@ extension BioAuthService {
                 FROM service_clients c WHERE c.id = \(bind: clientID)
                 """
             ).first()
-            guard let row else { throw APIError(.invalidClient, "The client id or secret is wrong.") }
+            // A refusal, not a rollback: the request still counts toward the address's limit. (No audit event: an
+            // unknown id is no client's.)
+            guard let row else { throw Refusal(APIError(.invalidClient, "The client id or secret is wrong.")) }
             guard try row.decode(column: "matches", as: Int.self) == 1, try row.decode(column: "disabled_at", as: Int64?.self) == nil else {
                 try await audit(.serviceTokenIssued, succeeded: false, account: nil, client: clientID, code: ProblemCode.invalidClient.rawValue, on: db)
                 throw Refusal(APIError(.invalidClient, "The client id or secret is wrong, or the client is disabled."))

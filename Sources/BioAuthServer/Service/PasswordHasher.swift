@@ -1,5 +1,4 @@
 import HummingbirdBcrypt
-import NIOConcurrencyHelpers
 import NIOPosix
 
 /// bcrypt on its own threads, so hashing at production cost neither blocks an event loop nor starves the
@@ -47,21 +46,19 @@ final class PasswordHasher: Sendable {
         return hash != nil && matches
     }
 
-    /// Runs `work` on a hashing thread, recording how long it waited in the queue. A job the pool refuses (it is
-    /// shutting down) leaves the queue too.
+    /// Runs `work` on a hashing thread, recording how long it waited in the queue. The pool throws only for a job it
+    /// never ran (it is shutting down, or the request was cancelled while queued); that job leaves the queue too.
     private func run<R: Sendable>(_ work: @escaping @Sendable () -> R) async throws -> R {
         let metrics = self.metrics
         let queued = ContinuousClock.now
         metrics.passwordHashQueued()
-        let started = NIOLockedValueBox(false)
         do {
             return try await pool.runIfActive {
-                started.withLockedValue { $0 = true }
                 metrics.passwordHashStarted(waited: ContinuousClock.now - queued)
                 return work()
             }
         } catch {
-            if !started.withLockedValue({ $0 }) { metrics.passwordHashStarted(waited: ContinuousClock.now - queued) }
+            metrics.passwordHashStarted(waited: ContinuousClock.now - queued)
             throw error
         }
     }

@@ -32,6 +32,16 @@ enum Validation {
         try displayName(raw, field: "deviceName", code: .invalidDeviceName)
     }
 
+    /// A payee id: 1-64 characters of `A-Z a-z 0-9 . _ : -` (`invalid_payee` otherwise).
+    static func payeeID(_ payeeID: String) throws {
+        guard (1...64).contains(payeeID.utf8.count),
+            payeeID.utf8.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || [0x2E, 0x5F, 0x3A, 0x2D].contains(byte)
+            })
+        else { throw APIError(.invalidPayee, "payeeId is 1-64 characters of A-Z a-z 0-9 . _ : -") }
+    }
+
     /// A name shown to the user (a payee's, a device's): 1-64 characters by ``DisplayName``'s rule, returned in NFC,
     /// the form that is stored, shown and signed. The refusal says which rule, never echoing the name.
     static func displayName(_ raw: String, field: String, code: ProblemCode) throws -> String {
