@@ -100,6 +100,10 @@ struct AdminCommandTests {
         _ = try await ServiceCommand.FinishRotation.parse([clientID]).execute(environment: environment)
         _ = try await ServiceCommand.Disable.parse([clientID]).execute(environment: environment)
         #expect(try await ServiceCommand.List.parse([]).execute(environment: environment).contains("disabled"))
+        // The same database found through a config file, as bioauth serve would find it.
+        let config = folder.appendingPathComponent("bioauth.json").path
+        try #"{"database": "\#(try #require(environment["BIOAUTH_DATABASE"]))"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(try await ServiceCommand.List.parse(["--config", config]).execute(environment: [:]).contains(clientID))
 
         let unknownScope = try ServiceCommand.Create.parse(["other", "--scope", "root"])
         let error = await #expect(throws: (any Error).self) { try await unknownScope.execute(environment: environment) }

@@ -2,7 +2,6 @@ import ArgumentParser
 import BioAuthCore
 import BioAuthServer
 import Foundation
-import Logging
 
 /// `bioauth admin purge [--dry-run]`: what the server's retention job does, now, from the command line.
 struct PurgeCommand: AsyncParsableCommand {
@@ -17,40 +16,20 @@ struct PurgeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The database: a SQLite file or a postgres:// URL (default: BIOAUTH_DATABASE, else ./bioauth.sqlite).")
-    var database: String?
-
     @Flag(help: "Show what would be deleted; delete nothing.")
     var dryRun = false
 
     @OptionGroup var retention: RetentionOptions
 
-    @Option(help: "A JSON file of settings, as bioauth serve reads it (default: BIOAUTH_CONFIG).")
-    var config: String?
+    @OptionGroup var admin: AdminOptions
 
     /// What the command prints, from `environment`'s `BIOAUTH_*` settings where an option is missing.
     func execute(environment: [String: String] = ProcessInfo.processInfo.environment, clock: any WallClock = SystemClock()) async throws -> String {
-        var flags = retention.flags
-        flags["database"] = database
-        let configuration = try ServerSettings.resolve(flags: flags, configFile: config, environment: environment).configuration
-        var logger = Logger(label: "bioauth-admin")
-        logger.logLevel = .warning
-        let executor = try await openDatabase(configuration.databasePath, logger: logger)
-        do {
+        try await admin.withDatabase(flags: retention.flags, environment: environment) { executor, configuration in
             let purger = Retention(database: executor, configuration: configuration, clock: clock)
-            let output: String
-            if dryRun {
-                output = Self.table(try await purger.dryRun(), heading: "would delete")
-            } else if let report = try await purger.purge() {
-                output = Self.table(report, heading: "deleted")
-            } else {
-                output = "another instance is purging now; nothing was deleted"
-            }
-            try await executor.close()
-            return output
-        } catch {
-            try? await executor.close()
-            throw error
+            if dryRun { return Self.table(try await purger.dryRun(), heading: "would delete") }
+            guard let report = try await purger.purge() else { return "another instance is purging now; nothing was deleted" }
+            return Self.table(report, heading: "deleted")
         }
     }
 

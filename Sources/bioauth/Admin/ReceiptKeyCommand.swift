@@ -2,7 +2,6 @@ import ArgumentParser
 import BioAuthCore
 import BioAuthServer
 import Foundation
-import Logging
 
 /// `bioauth admin receipt-key`: the key that signs payment receipts.
 struct ReceiptKeyCommand: AsyncParsableCommand {
@@ -29,36 +28,23 @@ struct RotateReceiptKeyCommand: AsyncParsableCommand {
     @Option(help: "The receipt key's PEM file (default: BIOAUTH_RECEIPT_KEY, else ./bioauth-receipt-key.pem).")
     var receiptKey: String?
 
-    @Option(help: "The database: a SQLite file or a postgres:// URL (default: BIOAUTH_DATABASE, else ./bioauth.sqlite).")
-    var database: String?
+    @OptionGroup var admin: AdminOptions
 
     /// What the command prints.
     func execute(environment: [String: String] = ProcessInfo.processInfo.environment, clock: any WallClock = SystemClock()) async throws -> String {
-        let defaults = ServerConfiguration()
-        let keyPath = receiptKey ?? environment["BIOAUTH_RECEIPT_KEY"] ?? defaults.receiptKeyPath
-        let location = database ?? environment["BIOAUTH_DATABASE"] ?? defaults.databasePath
-        var logger = Logger(label: "bioauth-admin")
-        logger.logLevel = .warning
-        let executor = try await openDatabase(location, logger: logger)
-        do {
+        var flags: [String: String] = [:]
+        flags["receiptKey"] = receiptKey
+        return try await admin.withDatabase(flags: flags, environment: environment) { executor, configuration in
+            let keyPath = configuration.receiptKeyPath
             let outcome = try await ReceiptKeyRotation.rotate(keyPath: keyPath, database: executor, clock: clock)
-            try await executor.close()
             return """
                 retired receipt key \(outcome.retiredKeyID) (still published, so its receipts verify)
                 new receipt key     \(outcome.newKeyID) in \(keyPath)
                 next: copy \(keyPath) to every server and restart them one at a time
                 """
-        } catch {
-            try? await executor.close()
-            throw error
         }
     }
 
-    func run() async throws {
-        do {
-            print(try await execute())
-        } catch let error as ConfigurationError {
-            throw ValidationError(error.message)
-        }
-    }
+    func run() async throws { print(try await execute()) }
+
 }

@@ -2,7 +2,6 @@ import ArgumentParser
 import BioAuthCore
 import BioAuthServer
 import Foundation
-import Logging
 
 /// `bioauth admin service`: the bank's backend services that call BioAuth with OAuth 2.0 client credentials.
 struct ServiceCommand: AsyncParsableCommand {
@@ -12,39 +11,15 @@ struct ServiceCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, RotateSecret.self, FinishRotation.self, Disable.self]
     )
 
-    /// The database option every subcommand takes.
-    struct DatabaseOption: ParsableArguments {
-        @Option(help: "The database: a SQLite file or a postgres:// URL (default: BIOAUTH_DATABASE, else ./bioauth.sqlite).")
-        var database: String?
-
-        /// Runs `body` with the service clients of the database, then closes it.
-        func withClients<R>(environment: [String: String], _ body: (ServiceClients) async throws -> R) async throws -> R {
-            var logger = Logger(label: "bioauth-admin")
-            logger.logLevel = .warning
-            let executor = try await openDatabase(database ?? environment["BIOAUTH_DATABASE"] ?? ServerConfiguration().databasePath, logger: logger)
-            do {
-                let result = try await body(ServiceClients(database: executor))
-                try await executor.close()
-                return result
-            } catch let error as ConfigurationError {
-                try? await executor.close()
-                throw ValidationError(error.message)
-            } catch {
-                try? await executor.close()
-                throw error
-            }
-        }
-    }
-
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Makes a service client; prints its id and secret, once (the database keeps only a hash).")
         @Argument(help: "A name: 1-64 of A-Z a-z 0-9 . _ -") var name: String
         @Option(help: "A scope to grant (repeat): sessions:introspect, payments:write, payees:write, webhooks:write.") var scope: [String] = []
-        @OptionGroup var database: DatabaseOption
+        @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            let credentials = try await database.withClients(environment: environment) { try await $0.create(name: name, scopes: scope) }
+            let credentials = try await admin.withClients(environment: environment) { try await $0.create(name: name, scopes: scope) }
             return """
                 client_id:     \(credentials.clientID)
                 client_secret: \(credentials.secret)
@@ -56,10 +31,10 @@ struct ServiceCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Lists the service clients (never their secrets).")
-        @OptionGroup var database: DatabaseOption
+        @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            let clients = try await database.withClients(environment: environment) { try await $0.list() }
+            let clients = try await admin.withClients(environment: environment) { try await $0.list() }
             guard !clients.isEmpty else { return "no service clients" }
             return clients.map { client in
                 let state = client.disabledAt == nil ? (client.secrets == 2 ? "rotating" : "active") : "disabled"
@@ -73,10 +48,10 @@ struct ServiceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Adds a second secret; both work until finish-rotation. Prints the new secret, once.")
         @Argument(help: "The client id.") var clientID: String
-        @OptionGroup var database: DatabaseOption
+        @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            let credentials = try await database.withClients(environment: environment) { try await $0.rotateSecret(clientID: clientID) }
+            let credentials = try await admin.withClients(environment: environment) { try await $0.rotateSecret(clientID: clientID) }
             return """
                 client_id:         \(credentials.clientID)
                 new client_secret: \(credentials.secret)
@@ -89,10 +64,10 @@ struct ServiceCommand: AsyncParsableCommand {
     struct FinishRotation: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Keeps only the newest secret; the older one stops working.")
         @Argument(help: "The client id.") var clientID: String
-        @OptionGroup var database: DatabaseOption
+        @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await database.withClients(environment: environment) { try await $0.finishRotation(clientID: clientID) }
+            try await admin.withClients(environment: environment) { try await $0.finishRotation(clientID: clientID) }
             return "\(clientID): only the newest secret works now"
         }
         func run() async throws { print(try await execute()) }
@@ -101,12 +76,19 @@ struct ServiceCommand: AsyncParsableCommand {
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disables a client: its secrets and tokens stop working at once.")
         @Argument(help: "The client id.") var clientID: String
-        @OptionGroup var database: DatabaseOption
+        @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await database.withClients(environment: environment) { try await $0.disable(clientID: clientID) }
+            try await admin.withClients(environment: environment) { try await $0.disable(clientID: clientID) }
             return "\(clientID): disabled"
         }
         func run() async throws { print(try await execute()) }
+    }
+}
+
+extension AdminOptions {
+    /// Runs `body` with the service clients of the database.
+    func withClients<R>(environment: [String: String], _ body: (ServiceClients) async throws -> R) async throws -> R {
+        try await withDatabase(environment: environment) { executor, _ in try await body(ServiceClients(database: executor)) }
     }
 }
