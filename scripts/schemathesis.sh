@@ -26,6 +26,8 @@ credentials=$("$binary" admin service create schemathesis --scope sessions:intro
     --scope payments:write --database "$out/bioauth.sqlite")
 export BIOAUTH_SERVICE_CLIENT_ID=$(awk '/^client_id:/ {print $2}' <<< "$credentials")
 export BIOAUTH_SERVICE_CLIENT_SECRET=$(awk '/^client_secret:/ {print $2}' <<< "$credentials")
+# The payee the hooks' accounts pay, registered as the bank would (a payment can only be to a registered payee).
+"$binary" admin payee register coffee-1 --name "Coffee Shop" --database "$out/bioauth.sqlite" > /dev/null
 "$binary" serve --host 127.0.0.1 --port "$port" --database "$out/bioauth.sqlite" --bcrypt-cost 4 \
     --receipt-key "$out/receipt-key.pem" --pin-key "$out/pin-key" --rp-id bioauth.local \
     --signin-challenge-limit 1000000 --signin-client-limit 1000000 --service-token-request-limit 1000000 --log-level warning > "$out/server.log" 2>&1 &

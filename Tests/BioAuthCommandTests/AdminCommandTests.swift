@@ -110,6 +110,22 @@ struct AdminCommandTests {
         #expect(error.map { "\($0)".contains("unknown scope root") } == true)
     }
 
+    @Test("payee register records the bank's name (NFC), updates it, refuses a look-alike, and list shows them")
+    func payees() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-payee-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["BIOAUTH_DATABASE": folder.appendingPathComponent("bioauth.sqlite").path]
+        let first = try await PayeeCommand.Register.parse(["cafe-1", "--name", "Cafe\u{0301} Zoe\u{0308}"]).execute(environment: environment)
+        #expect(first == "cafe-1: registered as \"Caf\u{00E9} Zo\u{00EB}\" (verified)")
+        let renamed = try await PayeeCommand.Register.parse(["cafe-1", "--name", "Café Zoë", "--unverified"]).execute(environment: environment)
+        #expect(renamed == "cafe-1: updated as \"Café Zoë\" (unverified)")
+        let lookalike = try PayeeCommand.Register.parse(["shop-1", "--name", "Соffee Shop"])
+        let error = await #expect(throws: (any Error).self) { try await lookalike.execute(environment: environment) }
+        #expect(error.map { "\($0)".contains("name") } == true, "\(String(describing: error))")
+        #expect(try await PayeeCommand.List.parse([]).execute(environment: environment) == "cafe-1  \"Café Zoë\"  unverified  by admin")
+    }
+
     @Test("a bad retention value stops the command with a message naming it")
     func badValue() async throws {
         let command = try PurgeCommand.parse(["--database", ":memory:", "--audit-retention-days", "0"])

@@ -21,12 +21,15 @@ enum AuthorizationLoad {
         var unanswered = 0
     }
 
-    /// `count` pending payments (CNY 1.00, 1.01, …) under idempotency keys `prefix-0`, `prefix-1`, ….
+    /// The payee of the payments, which the server's database must have registered (``ServerProcessFixture/registerPayees(_:in:)``).
+    static let payee = ("shop-1", "Shop")
+
+    /// `count` pending payments (CNY 1.00, 1.01, …) to ``payee`` under idempotency keys `prefix-0`, `prefix-1`, ….
     static func createPayments(_ count: Int, prefix: String, api: BioAuthAPI, token: String) async throws -> [String] {
         var payments: [String] = []
         for index in 0..<count {
             payments.append(try await api.createPayment(
-                amount: Money(minorUnits: Int64(100 + index), currency: .cny), payeeID: "shop-\(index)", payeeName: "Shop",
+                amount: Money(minorUnits: Int64(100 + index), currency: .cny), payeeID: payee.0,
                 idempotencyKey: "\(prefix)-\(index)", accessToken: token).id)
         }
         return payments

@@ -25,6 +25,7 @@ struct CrashSafetyTests {
     static func run(executable: URL, folder: URL, http: HTTPClient) async throws {
         let settings = ServerProcessFixture.settings(
             in: folder, database: folder.appendingPathComponent("bioauth.sqlite").path, ["BIOAUTH_BCRYPT_COST": "4"])
+        try await ServerProcessFixture.registerPayees([AuthorizationLoad.payee], in: folder.appendingPathComponent("bioauth.sqlite"))
         var server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
         var api = BioAuthAPI(serverURL: server.url)
         _ = try await api.createAccount(username: "alice", password: "correct horse")

@@ -50,8 +50,13 @@ struct DeviceCommandTests {
             #expect(await app.run(["enable-biometrics"]) == 0)
             #expect(await app.run(["set-pin", "258046", "correct horse"]) == 0)
             output.clear()
-            #expect(await app.run(["new-payment", "8800", "CNY", "coffee-1", "Coffee", "Shop"]) == 0)
+            #expect(await app.run(["new-payment", "8800", "CNY", "coffee-1"]) == 0)
             let paymentID = try #require(output.text.split(separator: " ").dropFirst(2).first.map { String($0.dropLast()) })
+            #expect(output.text.contains("¥88.00 to Coffee Shop"), "the registered name")
+            #expect(await app.run(["new-payment", "100", "CNY", "evil-corp"]) == 1, "an unregistered payee")
+            output.clear()
+            #expect(await app.run(["pending"]) == 0)
+            #expect(output.text.contains(paymentID) && output.text.contains("¥88.00 to Coffee Shop"), "\(output.text)")
 
             // Relaunch: a new run of the app over the same folder is locked; answering at the prompt unlocks it.
             app = try await Self.launch(folder, server: nil, output: output, answers: ["match"])

@@ -20,6 +20,7 @@ struct GracefulShutdownTests {
         try await ServerProcessFixture.run("sigterm") { executable, folder, http in
             let settings = ServerProcessFixture.settings(
                 in: folder, database: folder.appendingPathComponent("bioauth.sqlite").path, ["BIOAUTH_BCRYPT_COST": "4"])
+            try await ServerProcessFixture.registerPayees([AuthorizationLoad.payee], in: folder.appendingPathComponent("bioauth.sqlite"))
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             let api = BioAuthAPI(serverURL: server.url)
             _ = try await api.createAccount(username: "alice", password: "correct horse")

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 /// A BioAuth server on loopback for command tests: in-memory database and receipt key, bcrypt at its lowest
-/// cost, errors only in the log.
+/// cost, errors only in the log, and the payee `coffee-1` registered as "Coffee Shop".
 enum LoopbackTestServer {
     /// Runs `body` with the server's URL and stops the server afterwards, whether `body` succeeds or throws.
     static func with(_ body: (URL) async throws -> Void) async throws {
@@ -14,7 +14,9 @@ enum LoopbackTestServer {
         configuration.bcryptCost = 4
         var logger = Logger(label: "command-test")
         logger.logLevel = .error
-        let server = try await LoopbackServer.start(configuration: configuration, logger: logger)
+        let server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
+            _ = try await PayeeRegistry(database: database).register(id: "coffee-1", name: "Coffee Shop")
+        }
         do {
             try await body(server.url)
         } catch {

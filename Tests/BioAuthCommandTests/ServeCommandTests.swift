@@ -147,8 +147,11 @@ struct LifetimeTests {
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
     func expiry() async throws {
         try await ServerProcessFixture.run("lifetimes") { executable, folder, http in
+            let database = folder.appendingPathComponent("bioauth.sqlite")
+            try await ServerProcessFixture.registerPayees([("coffee-1", "Coffee Shop")], in: database)
             let settings = ServerProcessFixture.settings(
-                in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_ACCESS_TOKEN_LIFETIME": "1", "BIOAUTH_PAYMENT_LIFETIME": "1"])
+                in: folder, database: database.path,
+                ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_ACCESS_TOKEN_LIFETIME": "1", "BIOAUTH_PAYMENT_LIFETIME": "1"])
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             do {
                 try await Self.expire(on: server.url)

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
+import BioAuthServer
 import Foundation
+import Logging
 import Testing
 
 /// What a test that runs `bioauth serve` as its own process needs: the built executable, a folder of its own for the
@@ -18,6 +20,18 @@ enum ServerProcessFixture {
             throw error
         }
         try await http.shutdown()
+    }
+
+    /// Registers `payees` (id, name) in the SQLite file `database`, as the bank would, before a server starts on it.
+    static func registerPayees(_ payees: [(String, String)], in database: URL) async throws {
+        let executor = try await openDatabase(database.path, logger: Logger(label: "test-setup"))
+        do {
+            for (id, name) in payees { _ = try await PayeeRegistry(database: executor).register(id: id, name: name) }
+        } catch {
+            try? await executor.close()
+            throw error
+        }
+        try await executor.close()
     }
 
     /// `BIOAUTH_*` settings for a quiet server whose key files live in `folder`, with `extra` on top.

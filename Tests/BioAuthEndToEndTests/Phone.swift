@@ -12,6 +12,12 @@ struct TestBackend {
     let server: LoopbackServer
     let clock: ManualClock
 
+    /// The payees every test backend has registered.
+    static let payees = [
+        ("coffee-1", "Coffee Shop"), ("m-1", "Coffee Shop"), ("merchant-coffee-042", "Coffee Shop"), ("merchant-tea-7", "Tea House"),
+        ("tea-1", "Tea House"),
+    ]
+
     static func run<R>(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestBackend) async throws -> R) async throws -> R {
         var configuration = ServerConfiguration()
         configuration.databasePath = ":memory:"
@@ -23,7 +29,11 @@ struct TestBackend {
         var logger = Logger(label: "e2e")
         logger.logLevel = .error
         let clock = ManualClock()
-        let server = try await LoopbackServer.start(configuration: configuration, clock: clock, logger: logger)
+        let server = try await LoopbackServer.start(configuration: configuration, clock: clock, logger: logger) { database in
+            // The payees the tests pay, registered as the bank's backend would.
+            let registry = PayeeRegistry(database: database, clock: clock)
+            for (id, name) in Self.payees { _ = try await registry.register(id: id, name: name) }
+        }
         do {
             let result = try await body(TestBackend(server: server, clock: clock))
             await server.stop()

@@ -302,6 +302,7 @@ struct PaymentTests {
     func malformedPayments() async throws {
         try await TestServer.run { api in
             let setup = try await Self.setUp(api)
+            try await api.registerPayeeIfValid("m-1", name: "Shop")
             let before = try await api.snapshot()
             let cases: [(Int, String, String, String, String?, String)] = [
                 (0, "CNY", "m-1", "Shop", nil, "invalid_amount"),

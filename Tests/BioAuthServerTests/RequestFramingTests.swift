@@ -68,6 +68,7 @@ struct RequestFramingTests {
         try await TestServer.run { api in
             try await api.createAccount()
             let tokens = try await api.signIn()
+            try await api.registerPayeeIfValid("shop-1", name: "Shop")
             let body = #"{"amountMinor":100,"currency":"CNY","payeeId":"shop-1","payeeName":"Shop","payeeName":"Evil Corp"}"#
             let reply = try await api.call(
                 .post, "/v1/payments", body: body, token: tokens.access, headers: [HTTPField.Name("Idempotency-Key")!: "k-2"])

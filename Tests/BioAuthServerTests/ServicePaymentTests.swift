@@ -48,6 +48,35 @@ struct ServicePaymentTests {
         }
     }
 
+    @Test("the customer's own payment is to a registered payee only and carries its registered name: a stolen token can't dress a payee up as another",
+          arguments: StorageBackend.available)
+    func customerPaymentsUseRegisteredNames(backend: StorageBackend) async throws {
+        try await TestServer.run(.live, backend: backend) { api in
+            let registry = PayeeRegistry(database: api.database, clock: api.clock)
+            _ = try await registry.register(id: "evil-corp", name: "Evil Corp")
+            _ = try await registry.register(id: "cafe-1", name: "Cafe\u{0301} Zoe\u{0308}")
+            let key = TestKey()
+            let (tokens, _) = try await api.enrolled(key)
+            let before = try await api.snapshot()
+
+            // The attack: pay evil-corp under the name of a shop the user trusts.
+            let disguised = try await api.createPayment(token: tokens.access, payeeID: "evil-corp", payeeName: "Coffee Shop", register: false)
+            #expect(disguised.status == 422 && disguised.code == "payee_name_mismatch", "\(disguised.raw)")
+            let unregistered = try await api.createPayment(token: tokens.access, payeeID: "coffee-2", payeeName: "Coffee Shop", register: false)
+            #expect(unregistered.status == 422 && unregistered.code == "payee_not_registered", "\(unregistered.raw)")
+            #expect(try await api.snapshot() == before, "nothing is written for a refused payment")
+
+            // Without a name the payment carries the registered one, which is what the device signs and the prompt shows.
+            let honest = try await api.createPayment(token: tokens.access, payeeID: "evil-corp", payeeName: nil, register: false)
+            #expect(honest.status == 201 && honest["payeeName"] == "Evil Corp", "\(honest.raw)")
+            let signedAsCoffee = try await api.authorizeWithBiometrics(honest, key: key, counter: 1, token: tokens.access, tamper: { $0.payeeName = "Coffee Shop" })
+            #expect(signedAsCoffee.code == "transaction_mismatch", "a device that showed another name signed another transaction")
+            // A name the app sends in another normalization form is the same name.
+            let cafe = try await api.createPayment(token: tokens.access, payeeID: "cafe-1", payeeName: "Café Zoë", register: false)
+            #expect(cafe.status == 201 && cafe["payeeName"] == "Caf\u{00E9} Zo\u{00EB}", "\(cafe.raw)")
+        }
+    }
+
     @Test("refused: an unregistered payee, an unknown account, a look-alike name, a token without the scope; nothing is written")
     func refusals() async throws {
         try await TestServer.run { api in

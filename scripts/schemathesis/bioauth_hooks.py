@@ -99,7 +99,7 @@ def signed_in_account(with_device=False):
             "signature": b64url(key.sign(payload, ec.ECDSA(hashes.SHA256()))),
         }, token=token)
         call("PUT", "/v1/me/payment-pin", {"pin": PIN, "currentPassword": PASSWORD}, token=token)
-        call("POST", "/v1/payments", {"amountMinor": 8800, "currency": "CNY", "payeeId": "coffee-1", "payeeName": "Coffee Shop"},
+        call("POST", "/v1/payments", {"amountMinor": 8800, "currency": "CNY", "payeeId": "coffee-1"},
              token=token, headers={"Idempotency-Key": secrets.token_hex(8)})
         account["key_id"] = b64url(key_id)
     return account

@@ -173,8 +173,11 @@ public struct BioAuthAPI: Sendable {
 
     // MARK: Payments
 
-    /// Creates a pending payment (normally the bank's backend does this; the demo does it for itself).
-    public func createPayment(amount: Money, payeeID: String, payeeName: String, memo: String? = nil, idempotencyKey: String, accessToken: String)
+    /// Creates a pending payment to a payee the bank registered; the payment carries the registered name. Pass
+    /// `payeeName` to have the server refuse (`payee_name_mismatch`) when the registered name is not the one you expect.
+    public func createPayment(
+        amount: Money, payeeID: String, payeeName: String? = nil, memo: String? = nil, idempotencyKey: String, accessToken: String
+    )
         async throws -> PaymentDetails
     {
         try await authorized(accessToken) {

@@ -140,6 +140,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let insufficientScope = ProblemCode(rawValue: "insufficient_scope")
     /// The payee of a payment the bank's backend asked for is not registered (`POST /v1/service/payees`) (422).
     public static let payeeNotRegistered = ProblemCode(rawValue: "payee_not_registered")
+    /// A payment request named its payee differently from the name the bank registered for it (422): the prompt only ever
+    /// shows the registered name.
+    public static let payeeNameMismatch = ProblemCode(rawValue: "payee_name_mismatch")
     /// There is no such account (404).
     public static let accountNotFound = ProblemCode(rawValue: "account_not_found")
 

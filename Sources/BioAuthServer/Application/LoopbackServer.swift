@@ -26,10 +26,12 @@ public final class LoopbackServer: Sendable {
         self.task = task
     }
 
-    /// Starts the server; `configuration`'s host and port are replaced by loopback and a free port.
+    /// Starts the server; `configuration`'s host and port are replaced by loopback and a free port. `prepare` runs on the
+    /// migrated database before the server listens: the place to register payees or make a service client (with
+    /// ``PayeeRegistry`` and ``ServiceClients``) on a database only this server can reach, such as `:memory:`.
     public static func start(
         configuration: ServerConfiguration, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(),
-        logger: Logger
+        logger: Logger, prepare: (any DatabaseExecutor) async throws -> Void = { _ in }
     ) async throws -> LoopbackServer {
         var configuration = configuration
         configuration.host = "127.0.0.1"
@@ -39,6 +41,7 @@ public final class LoopbackServer: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         let app: any ApplicationProtocol
         do {
+            try await prepare(database)
             app = try await BioAuthServerApplication.build(
                 configuration: configuration, database: database, clock: clock, random: random, logger: logger,
                 onServerRunning: { channel in

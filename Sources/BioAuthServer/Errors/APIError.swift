@@ -35,7 +35,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
             .conflict
         case .paymentExpired: .gone
-        case .idempotencyKeyReused, .payeeNotRegistered: .unprocessableContent
+        case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch: .unprocessableContent
         case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
         case .notAcceptable: .notAcceptable

@@ -3,49 +3,105 @@ import Foundation
 import SQLKit
 
 /// A payee the bank registered: the name payment prompts show for it.
-struct RegisteredPayee: Sendable, Equatable {
-    enum Verification: String, Sendable { case verified, unverified }
-    var id: String
-    var name: String
-    var verification: Verification
-    var createdAt: Date
-    var updatedAt: Date
+public struct RegisteredPayee: Sendable, Equatable {
+    /// The bank's own statement about the payee (BioAuth records it; it does not check it).
+    public enum Verification: String, Sendable { case verified, unverified }
+    /// 1-64 characters of `A-Z a-z 0-9 . _ : -`.
+    public var id: String
+    /// The name every prompt for a payment to this payee shows, in NFC.
+    public var name: String
+    public var verification: Verification
+    /// Who registered or last changed it: a service client id, or `admin` for `bioauth admin payee`.
+    public var registeredBy: String
+    public var createdAt: Date
+    public var updatedAt: Date
 }
 
-extension BioAuthService {
+/// The payees the bank registered, for `bioauth admin payee` (the backend uses `POST /v1/service/payees`). A payment,
+/// whoever asks for it, can only be to a registered payee, and carries the registered name.
+public struct PayeeRegistry: Sendable {
+    let database: any DatabaseExecutor
+    let clock: any WallClock
+
+    /// The registry in `database`.
+    public init(database: any DatabaseExecutor, clock: any WallClock = SystemClock()) {
+        self.database = database
+        self.clock = clock
+    }
+
     /// Registers a payee, or changes a registered one's name or verification state (`created` says which). The name is
-    /// checked as every name a prompt shows is (NFC, no invisible characters, no mixed-script look-alikes). Audited with
-    /// the client that did it.
-    func registerPayee(id: String, name rawName: String, verification rawVerification: String, client: AuthenticatedService) async throws
+    /// checked as every name a prompt shows is (NFC, no invisible characters, no mixed-script look-alikes).
+    public func register(id: String, name: String, verification: RegisteredPayee.Verification = .verified) async throws
         -> (payee: RegisteredPayee, created: Bool)
+    {
+        let now = clock.now
+        do {
+            return try await database.transaction { db in
+                try await Self.register(id: id, name: name, verification: verification.rawValue, by: "admin", at: now, on: db)
+            }
+        } catch let error as APIError {
+            throw ConfigurationError(message: error.detail)
+        }
+    }
+
+    /// Every registered payee, by id.
+    public func list() async throws -> [RegisteredPayee] {
+        try await database.transaction { db in
+            try await db.raw("SELECT id, name, verification, registered_by, created_at, updated_at FROM payees ORDER BY id").all().map { row in
+                RegisteredPayee(
+                    id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+                    verification: RegisteredPayee.Verification(rawValue: try row.decode(column: "verification", as: String.self)) ?? .unverified,
+                    registeredBy: try row.decode(column: "registered_by", as: String.self),
+                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+                    updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self)))
+            }
+        }
+    }
+
+    /// The one place a payee is written: checks the id, the name and the state, then inserts or updates.
+    static func register(id: String, name rawName: String, verification rawVerification: String, by registeredBy: String, at now: Date, on db: any SQLDatabase)
+        async throws -> (payee: RegisteredPayee, created: Bool)
     {
         try Validation.payeeID(id)
         let name = try Validation.displayName(rawName, field: "name", code: .invalidPayee)
         guard let verification = RegisteredPayee.Verification(rawValue: rawVerification) else {
             throw APIError(.malformedRequest, "verification is verified or unverified.")
         }
+        let existing = try await db.raw("SELECT created_at FROM payees WHERE id = \(bind: id)").first()
+        let createdAt = try existing.map { Date(millisecondsSince1970: try $0.decode(column: "created_at", as: Int64.self)) } ?? now
+        if existing == nil {
+            try await db.raw(
+                """
+                INSERT INTO payees (id, name, verification, registered_by, created_at, updated_at)
+                VALUES (\(bind: id), \(bind: name), \(bind: verification.rawValue), \(bind: registeredBy),
+                    \(bind: now.millisecondsSince1970), \(bind: now.millisecondsSince1970))
+                """
+            ).run()
+        } else {
+            try await db.raw(
+                """
+                UPDATE payees SET name = \(bind: name), verification = \(bind: verification.rawValue),
+                    registered_by = \(bind: registeredBy), updated_at = \(bind: now.millisecondsSince1970) WHERE id = \(bind: id)
+                """
+            ).run()
+        }
+        let payee = RegisteredPayee(
+            id: id, name: name, verification: verification, registeredBy: registeredBy, createdAt: createdAt, updatedAt: now)
+        return (payee, existing == nil)
+    }
+}
+
+extension BioAuthService {
+    /// Registers a payee, or changes a registered one's name or verification state (`created` says which), for a service
+    /// client holding `payees:write`. Audited with the client that did it.
+    func registerPayee(id: String, name: String, verification: String, client: AuthenticatedService) async throws
+        -> (payee: RegisteredPayee, created: Bool)
+    {
         let now = self.now
         return try await commit { db in
-            let existing = try await db.raw("SELECT created_at FROM payees WHERE id = \(bind: id)").first()
-            let createdAt = try existing.map { Date(millisecondsSince1970: try $0.decode(column: "created_at", as: Int64.self)) } ?? now
-            if existing == nil {
-                try await db.raw(
-                    """
-                    INSERT INTO payees (id, name, verification, registered_by, created_at, updated_at)
-                    VALUES (\(bind: id), \(bind: name), \(bind: verification.rawValue), \(bind: client.clientID),
-                        \(bind: now.millisecondsSince1970), \(bind: now.millisecondsSince1970))
-                    """
-                ).run()
-            } else {
-                try await db.raw(
-                    """
-                    UPDATE payees SET name = \(bind: name), verification = \(bind: verification.rawValue),
-                        registered_by = \(bind: client.clientID), updated_at = \(bind: now.millisecondsSince1970) WHERE id = \(bind: id)
-                    """
-                ).run()
-            }
+            let result = try await PayeeRegistry.register(id: id, name: name, verification: verification, by: client.clientID, at: now, on: db)
             try await audit(.payeeRegistered, succeeded: true, account: nil, client: client.clientID, on: db)
-            return (RegisteredPayee(id: id, name: name, verification: verification, createdAt: createdAt, updatedAt: now), existing == nil)
+            return result
         }
     }
 
@@ -55,20 +111,22 @@ extension BioAuthService {
         account: String, amountMinor: Int64, currency: String, payeeID: String, memo: String?, idempotencyKey: String,
         client: AuthenticatedService
     ) async throws -> PaymentInfo {
-        try Validation.payeeID(payeeID)
         guard (1...64).contains(account.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
-        let found = try await database.transaction { db in
-            (
-                payee: try await db.raw("SELECT name FROM payees WHERE id = \(bind: payeeID)").first()?.decode(column: "name", as: String.self),
-                account: try await db.raw("SELECT id FROM accounts WHERE id = \(bind: account)").first() != nil
-            )
-        }
-        guard found.account else { throw APIError(.accountNotFound, "There is no such account.") }
-        guard let name = found.payee else {
-            throw APIError(.payeeNotRegistered, "The payee \(payeeID) is not registered: register it first (POST /v1/service/payees).")
-        }
         let request = try PaymentRequest(
-            amountMinor: amountMinor, currency: currency, payeeID: payeeID, payeeName: name, memo: memo, idempotencyKey: idempotencyKey)
+            amountMinor: amountMinor, currency: currency, payeeID: payeeID, payeeName: nil, memo: memo, idempotencyKey: idempotencyKey)
+        let known = try await database.transaction { db in try await db.raw("SELECT id FROM accounts WHERE id = \(bind: account)").first() != nil }
+        guard known else { throw APIError(.accountNotFound, "There is no such account.") }
         return try await createPayment(account: account, session: nil, client: client.clientID, request)
+    }
+
+    /// The registered name of `payeeID`, which must be `expected` when one is given.
+    func registeredPayeeName(_ payeeID: String, expected: String?, on db: any SQLDatabase) async throws -> String {
+        guard let name = try await db.raw("SELECT name FROM payees WHERE id = \(bind: payeeID)").first()?.decode(column: "name", as: String.self) else {
+            throw APIError(.payeeNotRegistered, "The payee \(payeeID) is not registered: the bank registers payees (POST /v1/service/payees).")
+        }
+        if let expected, expected != name {
+            throw APIError(.payeeNameMismatch, "payeeName is not the name the bank registered for \(payeeID); leave it out to use the registered name.")
+        }
+        return name
     }
 }

@@ -44,18 +44,20 @@ struct PaymentInfo: Codable, Sendable, Equatable {
     }
 }
 
-/// A validated request to create a payment.
+/// A validated request to create a payment to a registered payee.
 struct PaymentRequest: Sendable {
     /// The largest amount, in minor units: 2^53 − 1.
     static let maxAmountMinor: Int64 = 9_007_199_254_740_991
 
     var amount: Money
     var payeeID: String
-    var payeeName: String
+    /// The name the requester expects the payee to carry; when sent, it must be the registered name. The payment always
+    /// carries the registered name.
+    var payeeName: String?
     var memo: String?
     var idempotencyKey: String
 
-    init(amountMinor: Int64, currency rawCurrency: String, payeeID: String, payeeName: String, memo: String?, idempotencyKey: String) throws {
+    init(amountMinor: Int64, currency rawCurrency: String, payeeID: String, payeeName: String?, memo: String?, idempotencyKey: String) throws {
         guard amountMinor > 0 else { throw APIError(.invalidAmount, "amountMinor must be a positive number of minor units.") }
         // 2^53 - 1: the largest integer every JSON parser reads exactly (a JavaScript backend or log would round more).
         guard amountMinor <= Self.maxAmountMinor else {
@@ -65,7 +67,7 @@ struct PaymentRequest: Sendable {
             throw APIError(.invalidCurrency, "currency must be an active ISO 4217 code such as CNY.")
         }
         try Validation.payeeID(payeeID)
-        let payeeName = try Validation.displayName(payeeName, field: "payeeName", code: .invalidPayee)
+        let payeeName = try payeeName.map { try Validation.displayName($0, field: "payeeName", code: .invalidPayee) }
         if let memo, !memo.isEmpty, !Validation.isDisplayable(memo, maxCharacters: 140) {
             throw APIError(.invalidMemo, "memo is at most 140 characters without control characters.")
         }
@@ -81,7 +83,7 @@ struct PaymentRequest: Sendable {
 
     /// What "the same body" means for an idempotency key: every field, length-prefixed, hashed.
     var fingerprint: String {
-        let fields = [String(amount.minorUnits), amount.currency.code, payeeID, payeeName, memo ?? "\u{0}none"]
+        let fields = [String(amount.minorUnits), amount.currency.code, payeeID, payeeName ?? "\u{0}none", memo ?? "\u{0}none"]
         let joined = fields.map { "\($0.utf8.count):\($0)" }.joined()
         return Base64URL.encode(Data(SHA256.hash(data: Data(joined.utf8))))
     }
@@ -95,6 +97,10 @@ extension BioAuthService {
 
     /// Creates a pending payment for `account`, asked for by the account's `session` or by the service `client` (whose
     /// idempotency keys live apart from the user's: stored after a space, which a key never holds).
+    ///
+    /// The payee must be registered (`payee_not_registered`), and the payment carries its registered name: a requester
+    /// that sends a name must send that one (`payee_name_mismatch`), so nobody who asks for money chooses the name the
+    /// prompt shows.
     func createPayment(account: String, session: String?, client: String?, _ request: PaymentRequest) async throws -> PaymentInfo {
         let idempotencyKey = client.map { " \($0) \(request.idempotencyKey)" } ?? request.idempotencyKey
         return try await commit { db in
@@ -104,9 +110,10 @@ extension BioAuthService {
                 }
                 return try Self.decodeJSON(PaymentInfo.self, try row.decode(column: "response", as: String.self))
             }
+            let payeeName = try await registeredPayeeName(request.payeeID, expected: request.payeeName, on: db)
             let payment = PaymentInfo(
                 id: newID(), accountID: account, amountMinor: request.amount.minorUnits,
-                currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: request.payeeName, memo: request.memo,
+                currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: payeeName, memo: request.memo,
                 status: .pending, failedAttempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(configuration.paymentLifetime))
             try await db.run(
                 Self.insertPayment(

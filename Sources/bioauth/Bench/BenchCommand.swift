@@ -26,7 +26,7 @@ struct BenchCommand: AsyncParsableCommand {
     var mix = "both"
     @Option(help: "Concurrent password sign-in workers beside the biometric ones (bcrypt at --bcrypt-cost).") var passwordWorkers = 0
     @Option(help: "bcrypt cost of the server the bench starts (12 as in production).") var bcryptCost = 12
-    @Option(help: "Drive this running server instead (its rate limits apply: start it with --signin-challenge-limit 1000000 --signin-client-limit 1000000 to measure sign-ins).") var server: String?
+    @Option(help: "Drive this running server instead (its rate limits apply: start it with --signin-challenge-limit 1000000 --signin-client-limit 1000000 to measure sign-ins; for --mix payment, register merchant-coffee-042 with bioauth admin payee register).") var server: String?
     @Flag(help: "Run the server as a separate `bioauth serve` process on loopback, so its CPU time and memory are measured apart from the load generator's.")
     var serverProcess = false
     @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?

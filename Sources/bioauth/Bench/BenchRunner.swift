@@ -136,6 +136,7 @@ struct BenchRunner {
                 configuration.signInChallengesPerWindow = 1_000_000
                 configuration.signInChallengesPerClient = 1_000_000
                 configuration.logLevel = .error
+                try await Self.registerPayee(in: configuration.databasePath)
                 if options.serverProcess {
                     child = try await ServerProcess.start(
                         executable: try options.serverExecutable ?? Self.ownExecutable(),
@@ -395,11 +396,29 @@ struct BenchRunner {
         try await api.ready()
     }
 
+    /// The payee the payment mix pays. A server the bench did not start must have it registered
+    /// (`bioauth admin payee register merchant-coffee-042 --name "Coffee Shop"`).
+    static let payee = (id: "merchant-coffee-042", name: "Coffee Shop")
+
+    /// Registers ``payee`` in the database of a server the bench starts, as the bank would.
+    static func registerPayee(in database: String) async throws {
+        var logger = Logger(label: "bioauth-bench")
+        logger.logLevel = .error
+        let executor = try await openDatabase(database, logger: logger)
+        do {
+            _ = try await PayeeRegistry(database: executor).register(id: payee.id, name: payee.name)
+        } catch {
+            try? await executor.close()
+            throw error
+        }
+        try await executor.close()
+    }
+
     /// Payment authorization: create → challenge → sign the canonical transaction → authorize.
     func pay(_ api: BioAuthAPI, _ device: Device) async throws {
         let payment = try await api.createPayment(
-            amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
-            idempotencyKey: UUID().uuidString, accessToken: device.accessToken)
+            amount: Money(minorUnits: 8800, currency: .cny), payeeID: Self.payee.id, idempotencyKey: UUID().uuidString,
+            accessToken: device.accessToken)
         let challenge = try await api.paymentChallenge(payment.id, keyID: device.keyID, accessToken: device.accessToken)
         let transaction = try payment.transaction()
         device.counter += 1

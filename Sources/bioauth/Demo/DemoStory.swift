@@ -91,7 +91,12 @@ struct DemoStory {
             configuration.bcryptCost = 10
             var logger = Logger(label: "bioauth-demo")
             logger.logLevel = .error  // --verbose traces the phones' side: their HTTP calls and signatures
-            server = try await LoopbackServer.start(configuration: configuration, logger: logger)
+            server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
+                // The bank registers the payees its customers pay; a prompt only ever shows a registered name.
+                let payees = PayeeRegistry(database: database)
+                _ = try await payees.register(id: "merchant-coffee-042", name: "Coffee Shop")
+                _ = try await payees.register(id: "merchant-tea-7", name: "Tea House")
+            }
         } catch {
             print(t("The server could not start: \(error)", "服务器无法启动：\(error)"))
             report.record(t("Start the server", "启动服务器"), passed: false, detail: "\(error)")
@@ -210,8 +215,8 @@ struct DemoStory {
             paymentToken = try await face.flows.accessToken()
             try await face.api.setPaymentPIN(pin, currentPassword: password, accessToken: paymentToken)
             let coffee = try await face.api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
-                idempotencyKey: "order-8800", accessToken: paymentToken)
+                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", idempotencyKey: "order-8800",
+                accessToken: paymentToken)
             say("The bank created payment \(coffee.id.prefix(8))…: 8800 fen CNY to merchant-coffee-042.", "银行创建了支付 \(coffee.id.prefix(8))…：8800 分人民币，收款方 merchant-coffee-042。")
             await face.sensor.script(.match)
             let paid = try await face.flows.pay(coffee.id)
@@ -249,8 +254,8 @@ struct DemoStory {
         await step(t("Face ID fails at the till: the payment PIN pays", "付款时面容 ID 失败：使用支付密码付款")) {
             let token = try await face.flows.accessToken()
             let tea = try await face.api.createPayment(
-                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "merchant-tea-7", payeeName: "Tea House",
-                idempotencyKey: "order-1200", accessToken: token)
+                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "merchant-tea-7", idempotencyKey: "order-1200",
+                accessToken: token)
             await face.sensor.script(.fallback)
             do {
                 _ = try await face.flows.pay(tea.id)

@@ -31,8 +31,9 @@ final class DeviceSession: @unchecked Sendable {
           relaunch | background | foreground [SECONDS_AWAY]
           change-enrollment                  add a face or finger in Settings (invalidates the key)
           set-pin PIN PASSWORD               set the 6-digit payment PIN
-          new-payment AMOUNT_MINOR CURRENCY PAYEE_ID PAYEE NAME
-                                             create a payment, as the bank's backend would
+          new-payment AMOUNT_MINOR CURRENCY PAYEE_ID
+                                             pay a payee the bank registered (its registered name is shown)
+          pending                            the payments waiting for you: yours and the bank's requests
           pay PAYMENT_ID | pay-pin PAYMENT_ID PIN
           devices | revoke DEVICE_ID | disable-biometrics | signout
           help | quit
@@ -128,14 +129,20 @@ final class DeviceSession: @unchecked Sendable {
             try await phone.api.setPaymentPIN(arguments[0], currentPassword: arguments[1], accessToken: try await flows.accessToken())
             write("✓ payment PIN set (stored on the server as a bcrypt hash only)")
         case "new-payment":
-            try require(4, "new-payment AMOUNT_MINOR CURRENCY PAYEE_ID PAYEE NAME")
-            guard let minor = Int64(arguments[0]), let currency = Currency(code: arguments[1]) else {
-                throw DeviceCommandError.usage("new-payment AMOUNT_MINOR CURRENCY PAYEE_ID PAYEE NAME (e.g. 8800 CNY coffee-1 Coffee Shop)")
+            try require(3, "new-payment AMOUNT_MINOR CURRENCY PAYEE_ID")
+            guard arguments.count == 3, let minor = Int64(arguments[0]), let currency = Currency(code: arguments[1]) else {
+                throw DeviceCommandError.usage("new-payment AMOUNT_MINOR CURRENCY PAYEE_ID (e.g. 8800 CNY coffee-1)")
             }
             let payment = try await phone.api.createPayment(
-                amount: Money(minorUnits: minor, currency: currency), payeeID: arguments[2], payeeName: arguments[3...].joined(separator: " "),
-                idempotencyKey: UUID().uuidString, accessToken: try await flows.accessToken())
+                amount: Money(minorUnits: minor, currency: currency), payeeID: arguments[2], idempotencyKey: UUID().uuidString,
+                accessToken: try await flows.accessToken())
             write("✓ payment \(payment.id): \(PromptCopy(language: language).amount(payment.amount)) to \(payment.payeeName), pending until \(payment.expiresAt)")
+        case "pending":
+            let pending = try await phone.api.payments(status: "pending", accessToken: try await flows.accessToken())
+            if pending.isEmpty { write("no payments waiting") }
+            for payment in pending {
+                write("  \(payment.id)  \(PromptCopy(language: language).amount(payment.amount)) to \(payment.payeeName)  until \(payment.expiresAt)")
+            }
         case "pay":
             try require(1, "pay PAYMENT_ID")
             let paid = try await prompting { try await flows.pay(arguments[0]) }
