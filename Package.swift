@@ -101,6 +101,8 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                // Webhook deliveries to the bank's receivers.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // The server runs on Linux and macOS; swift-prometheus needs iOS 16, which the client products do not.
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux, .macOS])),
             ],

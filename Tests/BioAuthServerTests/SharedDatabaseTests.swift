@@ -46,7 +46,9 @@ struct SharedDatabaseTests {
         configuration.relyingPartyID = TestServer.relyingPartyID
         var logger = Logger(label: "two-instances")
         logger.logLevel = .error
-        let first = try await LoopbackServer.start(configuration: configuration, logger: logger)
+        let first = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
+            _ = try await PayeeRegistry(database: database).register(id: "coffee-1", name: "Coffee Shop")
+        }
         let second = try await LoopbackServer.start(configuration: configuration, logger: logger)
         do {
             try await body(Instance(url: first.url), Instance(url: second.url))

@@ -145,6 +145,15 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let payeeNameMismatch = ProblemCode(rawValue: "payee_name_mismatch")
     /// There is no such account (404).
     public static let accountNotFound = ProblemCode(rawValue: "account_not_found")
+    /// A webhook URL that is not `https://` (or `http://` to a loopback address), carries credentials or a fragment, or is
+    /// longer than 2048 bytes (400).
+    public static let invalidWebhookURL = ProblemCode(rawValue: "invalid_webhook_url")
+    /// A webhook endpoint asked for no event, or for one that does not exist (400).
+    public static let invalidEventType = ProblemCode(rawValue: "invalid_event_type")
+    /// The service client has no such webhook endpoint (404): another client's endpoint is not found either.
+    public static let webhookEndpointNotFound = ProblemCode(rawValue: "webhook_endpoint_not_found")
+    /// The service client has as many webhook endpoints as allowed (20) (422).
+    public static let webhookEndpointLimit = ProblemCode(rawValue: "webhook_endpoint_limit")
 
     // MARK: The secure environment check (App Attest), all 403
 

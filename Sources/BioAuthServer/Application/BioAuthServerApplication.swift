@@ -104,6 +104,9 @@ public enum BioAuthServerApplication {
             let retention = Retention(database: database, configuration: configuration, clock: clock, metrics: metrics)
             services.append(RetentionJob(retention: retention, interval: configuration.retention.interval, logger: logger))
         }
+        if configuration.webhooks.pollInterval > 0 {
+            services.append(WebhookDispatcher(service: service))
+        }
         if let metricsPort = configuration.metricsPort {
             services.append(metricsApplication(
                 metrics: metrics, host: configuration.metricsHost, port: metricsPort, logger: logger, onServerRunning: onMetricsServerRunning))

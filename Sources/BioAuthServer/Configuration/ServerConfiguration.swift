@@ -81,6 +81,8 @@ public struct ServerConfiguration: Sendable {
     public var appAttest = AppAttestPolicy()
     /// What is purged when, by the background job and `bioauth admin purge`.
     public var retention = RetentionPolicy()
+    /// How webhook events are delivered and retried.
+    public var webhooks = WebhookPolicy()
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}
@@ -122,6 +124,7 @@ public struct ServerConfiguration: Sendable {
         }
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
         try retention.validate()
+        try webhooks.validate()
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }
             for appID in appAttest.allowedAppIDs {

@@ -24,18 +24,18 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
             .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch,
             .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo, .invalidIdempotencyKey, .invalidPIN, .weakPIN,
-            .unsupportedGrantType, .invalidScope:
+            .unsupportedGrantType, .invalidScope, .invalidWebhookURL, .invalidEventType:
             .badRequest
         case .unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused,
             .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
             .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken:
             .unauthorized
         case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope: .forbidden
-        case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound: .notFound
+        case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound, .webhookEndpointNotFound: .notFound
         case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
             .conflict
         case .paymentExpired: .gone
-        case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch: .unprocessableContent
+        case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch, .webhookEndpointLimit: .unprocessableContent
         case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
         case .notAcceptable: .notAcceptable

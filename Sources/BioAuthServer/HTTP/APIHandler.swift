@@ -236,6 +236,52 @@ struct APIHandler: APIProtocol {
         return .created(.init(body: .json(try Self.payment(payment))))
     }
 
+    // MARK: Webhooks
+
+    func createWebhookEndpoint(_ input: Operations.CreateWebhookEndpoint.Input) async throws -> Operations.CreateWebhookEndpoint.Output {
+        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let (endpoint, secret) = try await service.createWebhookEndpoint(url: body.url, events: body.events, client: client)
+        return .created(.init(body: .json(.init(
+            endpointId: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt, secret: secret))))
+    }
+
+    func listWebhookEndpoints(_ input: Operations.ListWebhookEndpoints.Input) async throws -> Operations.ListWebhookEndpoints.Output {
+        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        return .ok(.init(body: .json(.init(endpoints: try await service.webhookEndpoints(client: client).map { endpoint in
+            .init(
+                endpointId: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt,
+                previousSecretExpiresAt: endpoint.previousSecretExpiresAt)
+        }))))
+    }
+
+    func deleteWebhookEndpoint(_ input: Operations.DeleteWebhookEndpoint.Input) async throws -> Operations.DeleteWebhookEndpoint.Output {
+        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        try await service.deleteWebhookEndpoint(input.path.endpointId, client: client)
+        return .noContent(.init())
+    }
+
+    func rotateWebhookSecret(_ input: Operations.RotateWebhookSecret.Input) async throws -> Operations.RotateWebhookSecret.Output {
+        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        let rotated = try await service.rotateWebhookSecret(input.path.endpointId, client: client)
+        return .ok(.init(body: .json(.init(
+            endpointId: input.path.endpointId, secret: rotated.secret, previousSecretExpiresAt: rotated.previousExpiresAt))))
+    }
+
+    func listWebhookDeliveries(_ input: Operations.ListWebhookDeliveries.Input) async throws -> Operations.ListWebhookDeliveries.Output {
+        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        let limit = input.query.limit ?? 50
+        guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
+        let deliveries = try await service.webhookDeliveries(input.path.endpointId, limit: limit, client: client)
+        return .ok(.init(body: .json(.init(deliveries: deliveries.map { delivery in
+            .init(
+                eventId: delivery.eventID, eventType: delivery.eventType,
+                status: .init(rawValue: delivery.status) ?? .pending, attempts: delivery.attempts,
+                lastStatusCode: delivery.lastStatusCode, lastError: delivery.lastError, createdAt: delivery.createdAt,
+                nextAttemptAt: delivery.nextAttemptAt, deliveredAt: delivery.deliveredAt)
+        }))))
+    }
+
     // MARK: Audit
 
     func listAuditEvents(_ input: Operations.ListAuditEvents.Input) async throws -> Operations.ListAuditEvents.Output {

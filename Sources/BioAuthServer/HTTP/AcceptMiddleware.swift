@@ -21,7 +21,9 @@ struct AcceptMiddleware: ServerMiddleware {
     static func responseType(of operationID: String) -> AcceptHeader.MediaType? {
         switch operationID {
         case Operations.OpenAPIDocument.id: .init(type: "application", subtype: "yaml")
-        case Operations.SignOut.id, Operations.ChangePassword.id, Operations.RevokeDevice.id, Operations.SetPaymentPIN.id: nil
+        case Operations.SignOut.id, Operations.ChangePassword.id, Operations.RevokeDevice.id, Operations.SetPaymentPIN.id,
+            Operations.DeleteWebhookEndpoint.id:
+            nil
         default: .json
         }
     }

@@ -147,6 +147,20 @@ public final class ServerMetrics: Sendable {
         if let time { Meter(label: "bioauth_retention_last_completed_timestamp_seconds", factory: factory).set(time.timeIntervalSince1970) }
     }
 
+    // MARK: Webhooks and expiry
+
+    /// One webhook delivery attempt: `delivered`, `retry` (failed, tried again later) or `failed` (given up); its time.
+    func webhookAttempt(outcome: String, duration: Duration) {
+        Counter(label: "bioauth_webhook_attempts_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        CoreMetrics.Timer(label: "bioauth_webhook_attempt_duration_seconds", factory: factory).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// Pending payments the expiry sweep marked expired.
+    func paymentsExpired(_ count: Int) {
+        guard count > 0 else { return }
+        Counter(label: "bioauth_payments_expired_total", factory: factory).increment(by: count)
+    }
+
     // MARK: Process
 
     private let residentMemory: Meter

@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 import SQLKit
 
@@ -151,6 +152,7 @@ extension BioAuthService {
                 .set("locked_until", to: until.millisecondsSince1970).where("id", .equal, account.id).run()
             try await audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
             try await audit(.accountLocked, succeeded: true, account: account.id, on: db)
+            try await emit(.accountLocked, .init(accountId: account.id, lockedUntil: try InternetDateTime().encode(until)), on: db)
             return lockedError(until: until)
         }
         try await db.update("accounts").set("failed_password_attempts", to: failures).where("id", .equal, account.id).run()

@@ -24,6 +24,9 @@ enum AuditKind: String, Sendable {
     case appAssertion = "app_assertion"
     case serviceTokenIssued = "service_token_issued"
     case payeeRegistered = "payee_registered"
+    case webhookEndpointCreated = "webhook_endpoint_created"
+    case webhookEndpointDeleted = "webhook_endpoint_deleted"
+    case webhookSecretRotated = "webhook_secret_rotated"
 }
 
 /// One row of the audit log.

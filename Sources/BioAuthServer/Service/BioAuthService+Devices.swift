@@ -96,6 +96,7 @@ extension BioAuthService {
                 .run()
             if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }
             try await audit(.deviceRegistered, succeeded: true, account: session.accountID, device: device.id, session: session.sessionID, on: db)
+            try await emit(.deviceRegistered, .init(device: device), on: db)
             return device
         }
     }
@@ -123,6 +124,7 @@ extension BioAuthService {
                 account: device.accountID, installationID: device.installationID, device: device.id, keeping: session.sessionID,
                 reason: "device_revoked", on: db)
             try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session.sessionID, on: db)
+            try await emit(.deviceRevoked, .init(device: device), on: db)
             return
         }
     }

@@ -224,6 +224,7 @@ extension BioAuthService {
                 .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
             payment.status = .cancelled
             try await audit(.paymentCancelled, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            try await emit(.paymentCancelled, .init(payment: payment), on: db)
             return payment
         }
     }
@@ -237,7 +238,7 @@ extension BioAuthService {
         }
         switch payment.status {
         case .pending where payment.expiresAt <= now:
-            try await db.update("payments").set("status", to: PaymentInfo.Status.expired.rawValue).where("id", .equal, id).run()
+            try await expire(payment, on: db)
             throw Refusal(APIError(.paymentExpired, "The payment expired before it was authorized."))
         case .pending: return payment
         case .authorized: throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
@@ -268,6 +269,7 @@ extension BioAuthService {
         authorized.authorizationMethod = method
         authorized.deviceID = device
         authorized.receipt = receipt
+        try await emit(.paymentAuthorized, .init(payment: authorized), on: db)
         return authorized
     }
 
@@ -279,6 +281,10 @@ extension BioAuthService {
             try await db.update("payments").set("failed_attempts", to: failures).set("status", to: PaymentInfo.Status.locked.rawValue)
                 .where("id", .equal, payment.id).run()
             try await audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, on: db)
+            var locked = payment
+            locked.status = .locked
+            locked.failedAttempts = failures
+            try await emit(.paymentLocked, .init(payment: locked), on: db)
         } else {
             try await db.update("payments").set("failed_attempts", to: failures).where("id", .equal, payment.id).run()
         }
@@ -293,7 +299,7 @@ extension BioAuthService {
         db.select().columns(Self.paymentColumns.map { SQLColumn($0) }).from("payments")
     }
 
-    private static let paymentColumns = [
+    static let paymentColumns = [
         "id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts", "created_at", "expires_at",
         "authorized_at", "authorization_method", "device_id", "receipt",
     ]
@@ -315,7 +321,7 @@ extension BioAuthService {
         receipt = ? WHERE id = ? AND status = '\(PaymentInfo.Status.pending.rawValue)' RETURNING id
         """)
 
-    private static func payment(_ row: any SQLRow) throws -> PaymentInfo {
+    static func payment(_ row: any SQLRow) throws -> PaymentInfo {
         guard let status = PaymentInfo.Status(rawValue: try row.decode(column: "status", as: String.self)) else { throw APIError.internalError }
         return PaymentInfo(
             id: try row.decode(column: "id", as: String.self),

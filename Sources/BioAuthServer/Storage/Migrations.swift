@@ -241,6 +241,44 @@ enum Migrations {
                 """,
             ]
         ),
+        (
+            11, "webhook endpoints, their secrets, and the outbox of events with their deliveries and attempts",
+            [
+                """
+                CREATE TABLE webhook_endpoints (
+                    id TEXT PRIMARY KEY, client_id TEXT NOT NULL, url TEXT NOT NULL, events TEXT NOT NULL,
+                    created_at BIGINT NOT NULL, deleted_at BIGINT)
+                """,
+                "CREATE INDEX webhook_endpoints_by_client ON webhook_endpoints (client_id)",
+                """
+                CREATE TABLE webhook_secrets (
+                    id TEXT PRIMARY KEY, endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id), secret TEXT NOT NULL,
+                    created_at BIGINT NOT NULL, expires_at BIGINT)
+                """,
+                "CREATE INDEX webhook_secrets_by_endpoint ON webhook_secrets (endpoint_id)",
+                """
+                CREATE TABLE webhook_events (
+                    id TEXT PRIMARY KEY, type TEXT NOT NULL, created_at BIGINT NOT NULL, body TEXT NOT NULL)
+                """,
+                """
+                CREATE TABLE webhook_deliveries (
+                    event_id TEXT NOT NULL REFERENCES webhook_events (id), endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id),
+                    status TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at BIGINT NOT NULL, give_up_at BIGINT NOT NULL,
+                    lease_owner TEXT, lease_until BIGINT, last_status INTEGER, last_error TEXT, delivered_at BIGINT,
+                    created_at BIGINT NOT NULL, PRIMARY KEY (event_id, endpoint_id))
+                """,
+                "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at)",
+                "CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at)",
+                """
+                CREATE TABLE webhook_attempts (
+                    event_id TEXT NOT NULL, endpoint_id TEXT NOT NULL, attempt INTEGER NOT NULL, started_at BIGINT NOT NULL,
+                    status_code INTEGER, latency_ms BIGINT NOT NULL, error TEXT, instance TEXT NOT NULL,
+                    PRIMARY KEY (event_id, endpoint_id, attempt))
+                """,
+                // The expiry sweep finds pending payments past their time without reading the others.
+                "CREATE INDEX IF NOT EXISTS payments_pending_expiry ON payments (expires_at) WHERE status = 'pending'",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -1,0 +1,270 @@
+import AsyncHTTPClient
+import BioAuthCore
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import SQLKit
+import ServiceLifecycle
+
+/// Delivers the outbox: every ``WebhookPolicy/pollInterval`` it marks pending payments past their time as expired
+/// (which writes `payment.expired`), then claims the deliveries that are due and POSTs each to its endpoint, signed.
+///
+/// Several instances may share a database. A delivery is claimed with one conditional update that also moves its next
+/// attempt past a lease (``WebhookPolicy/leaseDuration``), so one instance at a time attempts it; if that instance dies
+/// mid-delivery, the delivery is due again when the lease runs out and another instance (or the restarted one) sends
+/// it again: at least once, never lost. No transaction is open while a receiver is called.
+struct WebhookDispatcher: Service {
+    let service: BioAuthService
+    let policy: WebhookPolicy
+    /// This process's name in leases and the attempt log.
+    let instance: String
+    let http: HTTPClient
+
+    init(service: BioAuthService) {
+        self.service = service
+        self.policy = service.configuration.webhooks
+        self.instance = "i_" + service.newSecret().prefix(12)
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        // A receiver that refuses connections fails the attempt at once (and is retried on the webhook schedule), instead
+        // of the pool backing off on its own schedule and failing later attempts after the receiver is back.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout = .init(
+            connect: .milliseconds(Int64(policy.timeout * 1000)), read: .milliseconds(Int64(policy.timeout * 1000)))
+        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    private var logger: Logger { service.logger }
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully {
+            do {
+                _ = try await runOnce()
+            } catch {
+                logger.error("webhook delivery pass failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Int64(policy.pollInterval * 1000))) }
+            } catch {
+                break
+            }
+        }
+        await shutdown()
+    }
+
+    /// Closes the HTTP client (``run()`` does this when it ends).
+    func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    /// One pass: the expiry sweep, then every due delivery (in batches of 16, attempted concurrently). Returns how many
+    /// payments expired and how many deliveries were attempted.
+    func runOnce() async throws -> (expired: Int, attempted: Int) {
+        let expired = try await expireOverduePayments()
+        var attempted = 0
+        while !Task.isShuttingDownGracefully {
+            let claims = try await claimDue(limit: 16)
+            guard !claims.isEmpty else { break }
+            await withTaskGroup(of: Void.self) { group in
+                for claim in claims { group.addTask { await self.attempt(claim) } }
+            }
+            attempted += claims.count
+        }
+        return (expired, attempted)
+    }
+
+    // MARK: Expiry
+
+    /// Marks pending payments past their expiry as expired, 100 at a time, each writing `payment.expired`.
+    private func expireOverduePayments() async throws -> Int {
+        var total = 0
+        while true {
+            let now = service.now.millisecondsSince1970
+            let moved = try await service.commit { db in
+                let overdue = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
+                    .where("status", .equal, "pending").where("expires_at", .lessThanOrEqual, now)
+                    .orderBy("expires_at").limit(100).all().map(BioAuthService.payment)
+                var moved = 0
+                for payment in overdue {
+                    if try await service.expire(payment, on: db) { moved += 1 }
+                }
+                return (found: overdue.count, moved: moved)
+            }
+            total += moved.moved
+            if moved.found < 100 { break }
+        }
+        service.metrics.paymentsExpired(total)
+        return total
+    }
+
+    // MARK: Delivery
+
+    /// A delivery this instance holds: what to send, where, signed with which secrets.
+    struct Claim: Sendable {
+        var eventID: String
+        var eventType: String
+        var endpointID: String
+        var url: String
+        var body: String
+        var attempt: Int
+        var giveUpAt: Int64
+        var secrets: [String]
+    }
+
+    /// Claims up to `limit` due deliveries of live endpoints: each moves its next attempt past the lease and counts the
+    /// attempt, on the condition that it is still due (so of two instances, one gets it).
+    func claimDue(limit: Int) async throws -> [Claim] {
+        let now = service.now.millisecondsSince1970
+        let leaseEnd = now + Int64(policy.leaseDuration * 1000)
+        return try await service.database.transaction { db in
+            let due = try await db.raw(
+                """
+                SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d
+                WHERE d.status = 'pending' AND d.next_attempt_at <= \(bind: now) ORDER BY d.next_attempt_at LIMIT \(literal: limit)
+                """
+            ).all()
+            var claims: [Claim] = []
+            for row in due {
+                let eventID = try row.decode(column: "event_id", as: String.self)
+                let endpointID = try row.decode(column: "endpoint_id", as: String.self)
+                guard let claimed = try await db.raw(
+                    """
+                    UPDATE webhook_deliveries SET next_attempt_at = \(bind: leaseEnd), lease_owner = \(bind: instance),
+                        lease_until = \(bind: leaseEnd), attempts = attempts + 1
+                    WHERE event_id = \(bind: eventID) AND endpoint_id = \(bind: endpointID) AND status = 'pending'
+                        AND next_attempt_at <= \(bind: now)
+                    RETURNING attempts, give_up_at
+                    """
+                ).first() else { continue }
+                guard let target = try await db.raw(
+                    """
+                    SELECT e.url, v.type, v.body FROM webhook_endpoints e JOIN webhook_events v ON v.id = \(bind: eventID)
+                    WHERE e.id = \(bind: endpointID) AND e.deleted_at IS NULL
+                    """
+                ).first() else { continue }
+                let secrets = try await db.raw(
+                    """
+                    SELECT secret FROM webhook_secrets WHERE endpoint_id = \(bind: endpointID)
+                        AND (expires_at IS NULL OR expires_at > \(bind: now)) ORDER BY created_at DESC, id DESC
+                    """
+                ).all().map { try $0.decode(column: "secret", as: String.self) }
+                claims.append(Claim(
+                    eventID: eventID, eventType: try target.decode(column: "type", as: String.self), endpointID: endpointID,
+                    url: try target.decode(column: "url", as: String.self), body: try target.decode(column: "body", as: String.self),
+                    attempt: try claimed.decode(column: "attempts", as: Int.self), giveUpAt: try claimed.decode(column: "give_up_at", as: Int64.self),
+                    secrets: secrets))
+            }
+            return claims
+        }
+    }
+
+    /// Sends one claimed delivery and records the attempt: delivered on a 2xx answer; otherwise retried after the
+    /// backoff, or given up past the retry window. Never throws: a failure to record is logged, and the lease makes the
+    /// delivery due again.
+    func attempt(_ claim: Claim) async {
+        let started = service.now
+        let clockStart = ContinuousClock.now
+        var statusCode: Int?
+        var failure: String?
+        do {
+            var request = HTTPClientRequest(url: claim.url)
+            request.method = .POST
+            let body = Data(claim.body.utf8)
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "BioAuth-Webhooks/1")
+            request.headers.add(name: "BioAuth-Event-Id", value: claim.eventID)
+            request.headers.add(name: "BioAuth-Event-Type", value: claim.eventType)
+            request.headers.add(name: "BioAuth-Delivery-Attempt", value: String(claim.attempt))
+            request.headers.add(
+                name: WebhookSignature.headerName,
+                value: WebhookSignature.header(body: body, timestamp: Int64(started.timeIntervalSince1970), secrets: claim.secrets))
+            request.body = .bytes(ByteBuffer(bytes: body))
+            let response = try await http.execute(request, timeout: .milliseconds(Int64(policy.timeout * 1000)))
+            statusCode = Int(response.status.code)
+            // The answer's body is read and dropped, at most 64 KiB of it; a receiver owes us nothing but its status.
+            var read = 0
+            for try await chunk in response.body {
+                read += chunk.readableBytes
+                if read > 65_536 { break }
+            }
+            if !(200..<300).contains(response.status.code) { failure = "HTTP \(response.status.code)" }
+        } catch {
+            failure = Self.describe(error)
+        }
+        let elapsed = ContinuousClock.now - clockStart
+        await record(claim, started: started, elapsed: elapsed, statusCode: statusCode, failure: failure)
+    }
+
+    private func record(_ claim: Claim, started: Date, elapsed: Duration, statusCode: Int?, failure: String?) async {
+        let now = service.now
+        let latency = elapsed.nanoseconds / 1_000_000
+        let outcome: String
+        let nextAttempt: Int64
+        if failure == nil {
+            outcome = "delivered"
+            nextAttempt = now.millisecondsSince1970
+        } else {
+            let jitter = 0.8 + 0.4 * Double(UInt64.random(in: 0...1_000_000)) / 1_000_000
+            nextAttempt = now.addingTimeInterval(policy.delay(afterFailures: claim.attempt, jitter: jitter)).millisecondsSince1970
+            outcome = nextAttempt > claim.giveUpAt ? "failed" : "retry"
+        }
+        do {
+            try await service.database.transaction { db in
+                try await db.raw(
+                    """
+                    INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, started_at, status_code, latency_ms, error, instance)
+                    VALUES (\(bind: claim.eventID), \(bind: claim.endpointID), \(bind: claim.attempt), \(bind: started.millisecondsSince1970),
+                        \(bind: statusCode), \(bind: latency), \(bind: failure), \(bind: instance))
+                    """
+                ).run()
+                // Only while this instance still holds the delivery: past the lease, another may have taken it over.
+                let status = outcome == "retry" ? "pending" : outcome
+                try await db.raw(
+                    """
+                    UPDATE webhook_deliveries SET status = \(bind: status), next_attempt_at = \(bind: nextAttempt), lease_owner = NULL,
+                        lease_until = NULL, last_status = \(bind: statusCode), last_error = \(bind: failure),
+                        delivered_at = \(bind: outcome == "delivered" ? now.millisecondsSince1970 : nil)
+                    WHERE event_id = \(bind: claim.eventID) AND endpoint_id = \(bind: claim.endpointID) AND lease_owner = \(bind: instance)
+                        AND status = 'pending'
+                    """
+                ).run()
+            }
+        } catch {
+            logger.error(
+                "webhook attempt not recorded; the delivery is retried when its lease ends",
+                metadata: ["event": "\(claim.eventID)", "endpoint": "\(claim.endpointID)", "error": "\(String(reflecting: error))"])
+        }
+        service.metrics.webhookAttempt(outcome: outcome, duration: elapsed)
+        var metadata: Logger.Metadata = [
+            "event": "\(claim.eventID)", "type": "\(claim.eventType)", "endpoint": "\(claim.endpointID)", "attempt": "\(claim.attempt)",
+            "outcome": "\(outcome)", "latency_ms": "\(latency)",
+        ]
+        if let statusCode { metadata["status"] = "\(statusCode)" }
+        if let failure { metadata["error"] = "\(failure)" }
+        if outcome == "delivered" {
+            logger.info("webhook delivered", metadata: metadata)
+        } else {
+            if outcome == "retry" { metadata["next_attempt_at"] = "\(Date(millisecondsSince1970: nextAttempt))" }
+            logger.warning(outcome == "failed" ? "webhook given up" : "webhook attempt failed", metadata: metadata)
+        }
+    }
+
+    /// A short, stable description of a failed attempt for the log and the delivery list (no URL, no secret).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timeout"
+            case .remoteConnectionClosed: return "connection closed"
+            default: return "HTTP client: \(error)"
+            }
+        }
+        if error is NIOConnectionError { return "connection refused" }
+        if let error = error as? IOError {
+            return error.errnoCode == ECONNREFUSED ? "connection refused" : error.errnoCode == ECONNRESET ? "connection reset" : "I/O error \(error.errnoCode)"
+        }
+        let text = "\(error)"
+        return String(text.prefix(200))
+    }
+}

@@ -1,0 +1,349 @@
+import BioAuthCore
+import Foundation
+import HTTPTypes
+import SQLKit
+import Testing
+
+@testable import BioAuthServer
+
+/// Webhooks: events written with the change that caused them, delivered signed to a real receiver on loopback, retried,
+/// given up after the window, never lost, never duplicated by a second instance. The dispatcher is driven by hand on the
+/// test clock (its background loop is off), so the retry schedule is checked exactly.
+@Suite("Webhooks")
+struct WebhookTests {
+    /// A server with the background dispatcher off, a service client holding every scope, a receiver and an endpoint for
+    /// `events` (all by default) whose secret the receiver trusts.
+    struct Setup {
+        let api: API
+        let receiver: LoopbackWebhookReceiver
+        let dispatcher: WebhookDispatcher
+        let service: String
+        let endpoint: String
+        let secret: String
+        let client: ServiceClients.Credentials
+
+        /// One delivery pass at the current test time, with the receiver checking signatures at that time.
+        @discardableResult
+        func deliver() async throws -> (expired: Int, attempted: Int) {
+            receiver.verifySignatures(at: api.clock.now)
+            return try await dispatcher.runOnce()
+        }
+
+        /// A service token of the client now (one lives 5 minutes; tests move the clock further).
+        func serviceToken() async throws -> String {
+            try #require(try await api.serviceToken(client)["access_token"])
+        }
+
+        /// The stored attempts of every delivery, oldest first.
+        func attempts() async throws -> [(attempt: Int, status: Int?, error: String?)] {
+            try await api.database.transaction { db in
+                try await db.raw("SELECT attempt, status_code, error FROM webhook_attempts ORDER BY started_at, attempt").all().map {
+                    (try $0.decode(column: "attempt", as: Int.self), try $0.decode(column: "status_code", as: Int?.self),
+                     try $0.decode(column: "error", as: String?.self))
+                }
+            }
+        }
+    }
+
+    static func withSetup(
+        backend: StorageBackend = .sqlite, events: [String] = WebhookEventType.allCases.map(\.rawValue),
+        configure: @escaping (inout ServerConfiguration) -> Void = { _ in }, _ body: @escaping @Sendable (Setup) async throws -> Void
+    ) async throws {
+        let receiver = try await LoopbackWebhookReceiver.start()
+        try await TestServer.run(.live, backend: backend, configure: { configuration in
+            configuration.webhooks.pollInterval = 0
+            configuration.webhooks.timeout = 0.5
+            configure(&configuration)
+        }) { api in
+            let client = try await ServiceClients(database: api.database, clock: api.clock)
+                .create(name: "core-banking", scopes: ["webhooks:write", "payees:write", "payments:write"])
+            let service = try #require(try await api.serviceToken(client)["access_token"])
+            let created = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": receiver.url.absoluteString, "events": events], token: service)
+            try #require(created.status == 201, "\(created.raw)")
+            let secret = try #require(created["secret"])
+            receiver.trust(secret: secret)
+            let dispatcher = WebhookDispatcher(service: api.service)
+            let setup = Setup(
+                api: api, receiver: receiver, dispatcher: dispatcher, service: service, endpoint: try #require(created["endpointId"]),
+                secret: secret, client: client)
+            do {
+                try await body(setup)
+            } catch {
+                await dispatcher.shutdown()
+                throw error
+            }
+            await dispatcher.shutdown()
+        }
+        await receiver.stop()
+    }
+
+    @Test("every kind of event arrives once, signed, with its data; an unattended payment expires and says so",
+          arguments: StorageBackend.available)
+    func everyEvent(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend, configure: { $0.maxFailedPaymentAttempts = 2 }) { setup in
+            let api = setup.api
+            let key = TestKey()
+            let (tokens, deviceID) = try await api.enrolled(key)
+            let paid = try await api.authorizeWithBiometrics(try await api.createPayment(token: tokens.access), key: key, counter: 1, token: tokens.access)
+            #expect(paid["status"] == "authorized", "\(paid.raw)")
+            let cancelled = try #require(try await api.createPayment(token: tokens.access, amountMinor: 100)["paymentId"])
+            #expect(try await api.call(.post, "/v1/payments/\(cancelled)/cancellation", token: tokens.access).status == 200)
+            let locked = try await api.createPayment(token: tokens.access, amountMinor: 200)
+            for counter in [2, 3] as [UInt64] {
+                _ = try await api.authorizeWithBiometrics(locked, key: key, counter: counter, token: tokens.access) { $0.amount = 1 }
+            }
+            let unattended = try #require(try await api.createPayment(token: tokens.access, amountMinor: 300)["paymentId"])
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: tokens.access).status == 204)
+            try await api.createAccount("bob")
+            for _ in 0..<5 { _ = try await api.call(.post, "/v1/sessions", json: ["username": "bob", "password": "wrong", "installationId": "p"]) }
+
+            #expect(try await setup.deliver().attempted == 6, "nothing expired yet: six events so far")
+            api.clock.advance(by: 301)
+            let pass = try await setup.deliver()
+            #expect(pass.expired == 1 && pass.attempted == 1, "the sweep expired the unattended payment: \(pass)")
+            #expect(try await setup.deliver().attempted == 0, "nothing is due twice")
+
+            let events = setup.receiver.acceptedEvents
+            // Deliveries go out concurrently, so in no promised order (events carry createdAt).
+            #expect(Set(events.prefix(6).map(\.eventType)) == [
+                "device.registered", "payment.authorized", "payment.cancelled", "payment.locked", "device.revoked", "account.locked",
+            ])
+            #expect(events.last?.eventType == "payment.expired")
+            #expect(setup.receiver.deliveries.count == 7 && events.allSatisfy(\.verified), "each once, each signature verifies")
+            let authorized = try #require(events.first { $0.eventType == "payment.authorized" }).json
+            #expect(authorized["type"] as? String == "payment.authorized" && (authorized["id"] as? String)?.hasPrefix("evt_") == true)
+            let data = try #require(authorized["data"] as? [String: Any])
+            #expect(data["paymentId"] as? String == paid["paymentId"] && data["amountMinor"] as? Int == 8800 && data["currency"] as? String == "CNY")
+            #expect(data["payeeName"] as? String == "Coffee Shop" && data["status"] as? String == "authorized")
+            #expect((data["receipt"] as? [String: Any])?["signature"] as? String == (paid.json["receipt"] as? [String: Any])?["signature"] as? String)
+            let expired = try #require(events.last?.json["data"] as? [String: Any])
+            #expect(expired["paymentId"] as? String == unattended && expired["status"] as? String == "expired")
+            let lock = try #require(events.first { $0.eventType == "account.locked" }?.json["data"] as? [String: Any])
+            #expect(lock["lockedUntil"] is String && lock["accountId"] is String)
+            // The expired payment reads as expired, and the app's pending list no longer has it.
+            #expect(try await api.call(.get, "/v1/payments/\(unattended)", token: tokens.access)["status"] == "expired")
+
+            let listed = try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries", token: try await setup.serviceToken())
+            let deliveries = try #require(listed.json["deliveries"] as? [[String: Any]])
+            #expect(deliveries.count == 7 && deliveries.allSatisfy { $0["status"] as? String == "delivered" && $0["attempts"] as? Int == 1 })
+        }
+    }
+
+    @Test("an endpoint gets only the events it asked for; with no endpoint nothing is written")
+    func onlyWhatWasAskedFor() async throws {
+        try await Self.withSetup(events: ["payment.authorized"]) { setup in
+            let key = TestKey()
+            let (tokens, _) = try await setup.api.enrolled(key)
+            _ = try await setup.api.authorizeWithBiometrics(try await setup.api.createPayment(token: tokens.access), key: key, counter: 1, token: tokens.access)
+            try await setup.deliver()
+            #expect(setup.receiver.acceptedEvents.map(\.eventType) == ["payment.authorized"])
+            #expect(try await setup.api.call(.delete, "/v1/service/webhook-endpoints/\(setup.endpoint)", token: setup.service).status == 204)
+            _ = try await setup.api.authorizeWithBiometrics(
+                try await setup.api.createPayment(token: tokens.access, amountMinor: 5), key: key, counter: 2, token: tokens.access)
+            let stored = try await setup.api.database.transaction { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM webhook_events").first()?.decode(column: "n", as: Int.self)
+            }
+            #expect(stored == 1, "no endpoint wants the second event, so it is not written")
+        }
+    }
+
+    @Test("a receiver that answers 500, closes the connection, then times out gets the event on the fourth try, on the backoff schedule")
+    func retries() async throws {
+        try await Self.withSetup { setup in
+            let api = setup.api
+            setup.receiver.script(.status(500), .close, .delayed(.seconds(2), status: 200))
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+
+            #expect(try await setup.deliver().attempted == 1)
+            #expect(try await setup.deliver().attempted == 0, "not due again before the backoff")
+            api.clock.advance(by: 7.9)
+            #expect(try await setup.deliver().attempted == 0, "the first retry waits at least 8 s (10 s, jitter 0.8-1.2)")
+            api.clock.advance(by: 4.2)
+            #expect(try await setup.deliver().attempted == 1, "and at most 12 s")
+            api.clock.advance(by: 15.9)
+            #expect(try await setup.deliver().attempted == 0, "the second retry waits at least 16 s")
+            api.clock.advance(by: 8.2)
+            #expect(try await setup.deliver().attempted == 1, "the receiver times out")
+            api.clock.advance(by: 48.1)
+            #expect(try await setup.deliver().attempted == 1)
+
+            #expect(setup.receiver.acceptedEvents.map(\.eventType) == ["device.registered"])
+            let attempts = try await setup.attempts()
+            #expect(attempts.map(\.attempt) == [1, 2, 3, 4])
+            #expect(attempts.map(\.status) == [500, nil, nil, 200])
+            #expect(attempts[0].error == "HTTP 500" && attempts[1].error == "connection closed" && attempts[2].error == "timeout" && attempts[3].error == nil,
+                    "\(attempts)")
+            #expect(Set(setup.receiver.deliveries.map(\.eventID)).count == 1 && setup.receiver.deliveries.map(\.attempt).prefix(3) == [1, 2, 3])
+            let listed = try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries", token: setup.service)
+            let delivery = try #require((listed.json["deliveries"] as? [[String: Any]])?.first)
+            #expect(delivery["status"] as? String == "delivered" && delivery["attempts"] as? Int == 4, "\(listed.raw)")
+        }
+    }
+
+    @Test("a receiver down for a day gets every event once it is back; one down for three days is given up")
+    func downReceiver() async throws {
+        try await Self.withSetup { setup in
+            let api = setup.api
+            await setup.receiver.stop()
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            for _ in 0..<3 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+            try await setup.deliver()
+            for _ in 0..<8 {
+                api.clock.advance(by: 3 * 3600)
+                try await setup.deliver()
+            }
+            #expect(setup.receiver.deliveries.isEmpty)
+            try await setup.receiver.restart()
+            api.clock.advance(by: 6 * 3600 * 1.2 + 1)
+            try await setup.deliver()
+            #expect(setup.receiver.acceptedEvents.count == 3 && setup.receiver.deliveries.count == 3, "every event, once")
+
+            // Now down for good: a new event is tried for three days, then given up.
+            await setup.receiver.stop()
+            let later = try await api.signIn()
+            #expect(try await api.register(TestKey(), token: later.access).status == 201)
+            var passes = 0
+            while passes < 600 {
+                try await setup.deliver()
+                api.clock.advance(by: 600)
+                passes += 1
+                let status = try await api.database.transaction { db in
+                    try await db.raw("SELECT status FROM webhook_deliveries WHERE status <> 'delivered'").first()?.decode(column: "status", as: String.self)
+                }
+                if status == "failed" { break }
+            }
+            let failed = try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries?limit=1", token: try await setup.serviceToken())
+            let delivery = try #require((failed.json["deliveries"] as? [[String: Any]])?.first)
+            #expect(delivery["status"] as? String == "failed" && delivery["lastError"] as? String == "connection refused", "\(failed.raw)")
+            // 10 s, 20 s, … doubling to 6 hours, then every 6 hours until 3 days: about 22 (looked at every 10 minutes here).
+            #expect((18...26).contains(delivery["attempts"] as? Int ?? 0), "\(delivery)")
+            // Given up at the last attempt whose successor would fall past 3 days: within 6 hours (+20 %) of the window's end.
+            #expect((64.8 * 3600...72 * 3600).contains(Double(passes) * 600), "\(passes) passes")
+            #expect(try await setup.deliver().attempted == 0, "a given-up delivery is not tried again")
+        }
+    }
+
+    @Test("two instances on one database deliver each event once", arguments: StorageBackend.available)
+    func twoInstances(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend) { setup in
+            try await setup.api.createAccount()
+            let tokens = try await setup.api.signIn()
+            for _ in 0..<12 { #expect(try await setup.api.register(TestKey(), token: tokens.access).status == 201) }
+            let other = WebhookDispatcher(service: setup.api.service)
+            setup.receiver.verifySignatures(at: setup.api.clock.now)
+            async let first = setup.dispatcher.runOnce()
+            async let second = other.runOnce()
+            let (a, b) = try await (first, second)
+            await other.shutdown()
+            #expect(a.attempted + b.attempted == 12, "\(a) \(b)")
+            #expect(setup.receiver.deliveries.count == 12 && Set(setup.receiver.deliveries.map(\.eventID)).count == 12)
+        }
+    }
+
+    @Test("an instance that dies holding a delivery loses it to another when its lease ends: delivered, not lost")
+    func deadInstance() async throws {
+        try await Self.withSetup { setup in
+            try await setup.api.createAccount()
+            let tokens = try await setup.api.signIn()
+            #expect(try await setup.api.register(TestKey(), token: tokens.access).status == 201)
+            // The first instance claims the delivery and dies before sending it.
+            #expect(try await setup.dispatcher.claimDue(limit: 16).count == 1)
+            let survivor = WebhookDispatcher(service: setup.api.service)
+            setup.receiver.verifySignatures(at: setup.api.clock.now)
+            #expect(try await survivor.runOnce().attempted == 0, "held by the first instance")
+            setup.api.clock.advance(by: setup.api.service.configuration.webhooks.leaseDuration + 0.001)
+            setup.receiver.verifySignatures(at: setup.api.clock.now)
+            #expect(try await survivor.runOnce().attempted == 1)
+            await survivor.shutdown()
+            #expect(setup.receiver.acceptedEvents.map(\.attempt) == [2], "the lost attempt counts")
+        }
+    }
+
+    @Test("a rotation signs with both secrets for the overlap, then with the new one only")
+    func rotation() async throws {
+        try await Self.withSetup { setup in
+            let api = setup.api
+            let rotated = try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: setup.service)
+            #expect(rotated.status == 200, "\(rotated.raw)")
+            let newSecret = try #require(rotated["secret"])
+            #expect(newSecret != setup.secret && newSecret.hasPrefix("whsec_"))
+            let listed = try await api.call(.get, "/v1/service/webhook-endpoints", token: setup.service)
+            #expect(listed.raw.contains("previousSecretExpiresAt") && !listed.raw.contains(newSecret) && !listed.raw.contains(setup.secret))
+
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+            try await setup.deliver()
+            let during = try #require(setup.receiver.deliveries.last)
+            #expect(during.signatureHeader.components(separatedBy: "v1=").count == 3, "two signatures: \(during.signatureHeader)")
+            let at = api.clock.now
+            #expect((try? WebhookSignature(secret: setup.secret).verify(header: during.signatureHeader, body: during.body, now: at)) != nil)
+            #expect((try? WebhookSignature(secret: newSecret).verify(header: during.signatureHeader, body: during.body, now: at)) != nil)
+
+            api.clock.advance(by: 86_400 + 1)
+            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            try await setup.deliver()
+            let after = try #require(setup.receiver.deliveries.last)
+            #expect(after.signatureHeader.components(separatedBy: "v1=").count == 2)
+            #expect(throws: WebhookSignature.Failure.signatureMismatch) {
+                try WebhookSignature(secret: setup.secret).verify(header: after.signatureHeader, body: after.body, now: api.clock.now)
+            }
+            #expect((try? WebhookSignature(secret: newSecret).verify(header: after.signatureHeader, body: after.body, now: api.clock.now)) != nil)
+        }
+    }
+
+    @Test("refused with a stable code and nothing written: bad URLs and events, a user's token, a missing scope, another client's endpoint")
+    func refusals() async throws {
+        try await Self.withSetup { setup in
+            let api = setup.api
+            let before = try await Self.webhookRows(api)
+            let badURLs = [
+                "ftp://bank.example/hook", "http://bank.example/hook", "https://user:pw@bank.example/hook", "https://bank.example/hook#x",
+                "https:///nohost", "bank.example/hook", "", "https://bank.example/" + String(repeating: "a", count: 2048), "https://bank.example/a b",
+            ]
+            for url in badURLs {
+                let reply = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": url, "events": ["payment.authorized"]], token: setup.service)
+                #expect(reply.status == 400 && reply.code == "invalid_webhook_url", "\(url): \(reply.raw)")
+            }
+            for events in [[], ["payment.refunded"], ["Payment.Authorized"]] as [[String]] {
+                let reply = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": "https://bank.example/hook", "events": events], token: setup.service)
+                #expect(reply.status == 400 && ["invalid_event_type", "malformed_request"].contains(reply.code ?? ""), "\(events): \(reply.raw)")
+            }
+            try await api.createAccount()
+            let user = try await api.signIn()
+            let asUser = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": "https://bank.example/hook", "events": ["payment.authorized"]], token: user.access)
+            #expect(asUser.status == 401 && asUser.code == "invalid_service_token")
+            let payer = try await ServiceClients(database: api.database, clock: api.clock).create(name: "payer", scopes: ["payments:write"])
+            let payerToken = try #require(try await api.serviceToken(payer)["access_token"])
+            #expect(try await api.call(.get, "/v1/service/webhook-endpoints", token: payerToken).code == "insufficient_scope")
+            let other = try await ServiceClients(database: api.database, clock: api.clock).create(name: "other", scopes: ["webhooks:write"])
+            let otherToken = try #require(try await api.serviceToken(other)["access_token"])
+            #expect(try await api.call(.delete, "/v1/service/webhook-endpoints/\(setup.endpoint)", token: otherToken).code == "webhook_endpoint_not_found")
+            #expect(try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: otherToken).code == "webhook_endpoint_not_found")
+            #expect(try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries", token: otherToken).code == "webhook_endpoint_not_found")
+            let otherList = try await api.call(.get, "/v1/service/webhook-endpoints", token: otherToken)
+            #expect((otherList.json["endpoints"] as? [Any])?.isEmpty == true, "a client sees only its own endpoints")
+            #expect(try await Self.webhookRows(api) == before, "nothing about webhooks was written")
+            // https and loopback http are accepted; the limit is 20 per client.
+            for index in 1..<20 {
+                let url = index.isMultiple(of: 2) ? "https://bank.example/hook/\(index)" : "http://localhost:9/hook/\(index)"
+                #expect(try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": url, "events": ["payment.authorized"]], token: setup.service).status == 201)
+            }
+            let over = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": "https://bank.example/21", "events": ["payment.authorized"]], token: setup.service)
+            #expect(over.status == 422 && over.code == "webhook_endpoint_limit")
+        }
+    }
+
+    static func webhookRows(_ api: API) async throws -> [Int] {
+        try await api.database.transaction { db in
+            var counts: [Int] = []
+            for table in ["webhook_endpoints", "webhook_secrets", "webhook_events", "webhook_deliveries"] {
+                counts.append(try await db.raw(SQLQueryString("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)")).first()?.decode(column: "n", as: Int.self) ?? -1)
+            }
+            return counts
+        }
+    }
+}
