@@ -133,6 +133,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var retention: RetentionOptions
 
+    @OptionGroup var webhooks: WebhookOptions
+
     @Flag(
         name: .customLong("app-attest-allow-pin"),
         help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused).")
@@ -173,7 +175,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("appAttestEnvironment", appAttestEnvironment), ("appAttestAllowPin", appAttestAllowPIN ? "true" : nil),
         ]
         for (key, value) in given { flags[key] = value }
-        return flags.merging(retention.flags) { $1 }
+        return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }
     }
 
     /// The configuration from the options, then the environment, then the config file, then the defaults.

@@ -144,6 +144,11 @@ enum ServerSettings {
         seconds("tokenRetentionDays", \.retention.tokens, scale: 86_400),
         seconds("auditRetentionDays", \.retention.auditEvents, scale: 86_400),
         seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
+        seconds("webhookPollInterval", \.webhooks.pollInterval),
+        seconds("webhookTimeout", \.webhooks.timeout),
+        seconds("webhookRetryBase", \.webhooks.retryBase),
+        seconds("webhookRetryWindowHours", \.webhooks.retryWindow, scale: 3600),
+        seconds("webhookRotationOverlapHours", \.webhooks.rotationOverlap, scale: 3600),
         choice("appAttest", \.appAttest.mode),
         list("appAttestAppIds", \.appAttest.allowedAppIDs),
         Setting(key: "appAttestEnvironment", apply: { configuration, text throws(Reason) in
