@@ -7,9 +7,11 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Tells the BioAuth story step by step on simulated phones.",
         discussion: """
             Starts the server in this process on loopback with a temporary SQLite database, and two simulated \
-            phones (Face ID and Touch ID) running the SDK: password sign-in and 启用, the app lock, biometric \
-            sign-in, a replay refused, a ¥88.00 payment with a verified receipt, lockout and the passcode, the PIN \
-            fallback, an enrollment change, a revoked device. Exits non-zero if any step does not behave as told.
+            phones (Face ID and Touch ID) running the SDK, and the bank's backend as a service client with a \
+            webhook receiver: password sign-in and 启用, the app lock, biometric sign-in, a replay refused, the \
+            backend registering a payee and asking for ¥88.00, paid with Face ID with a verified receipt and a \
+            verified payment.authorized webhook, lockout and the passcode, the PIN fallback, an enrollment change, \
+            a revoked device. Exits non-zero if any step does not behave as told.
             """
     )
 

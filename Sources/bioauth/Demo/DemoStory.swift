@@ -1,6 +1,7 @@
 import BioAuthClient
 import BioAuthCore
 import BioAuthServer
+import AsyncHTTPClient
 import BioAuthTesting
 import Foundation
 import Logging
@@ -81,6 +82,8 @@ struct DemoStory {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let server: LoopbackServer
+        let receiver: LoopbackWebhookReceiver
+        var credentials: ServiceClients.Credentials?
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             var configuration = ServerConfiguration()
@@ -89,13 +92,15 @@ struct DemoStory {
             configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
             configuration.relyingPartyID = Self.relyingPartyID
             configuration.bcryptCost = 10
+            configuration.webhooks.pollInterval = 0.2
             var logger = Logger(label: "bioauth-demo")
             logger.logLevel = .error  // --verbose traces the phones' side: their HTTP calls and signatures
+            // The bank's webhook receiver, which checks every delivery's signature.
+            receiver = try await LoopbackWebhookReceiver.start()
             server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
-                // The bank registers the payees its customers pay; a prompt only ever shows a registered name.
-                let payees = PayeeRegistry(database: database)
-                _ = try await payees.register(id: "merchant-coffee-042", name: "Coffee Shop")
-                _ = try await payees.register(id: "merchant-tea-7", name: "Tea House")
+                // The operator makes the backend's credentials (what `bioauth admin service create` does).
+                credentials = try await ServiceClients(database: database).create(
+                    name: "core-banking", scopes: ["payees:write", "payments:write", "webhooks:write", "sessions:introspect"])
             }
         } catch {
             print(t("The server could not start: \(error)", "服务器无法启动：\(error)"))
@@ -104,6 +109,9 @@ struct DemoStory {
         }
         print(t("BioAuth server on \(server.url) (temporary SQLite database, relying party \(Self.relyingPartyID)).",
                 "BioAuth 服务器运行于 \(server.url)（临时 SQLite 数据库，依赖方 \(Self.relyingPartyID)）。"))
+
+        let bank = BankBackend(server: server.url, credentials: credentials!, http: .shared)
+        var bankToken = ""
 
         let face = Phone(name: t("Alice's iPhone (Face ID)", "Alice 的 iPhone（面容 ID）"), kind: .faceID, server: server.url, language: language, verbose: verbose)
         let touch = Phone(name: t("Alice's iPad (Touch ID)", "Alice 的 iPad（触控 ID）"), kind: .touchID, server: server.url, language: language, verbose: verbose)
@@ -210,14 +218,34 @@ struct DemoStory {
             return "challenge_used"
         }
 
+        var coffeeID = ""
+        await step(t("The bank's backend registers Coffee Shop, subscribes to webhooks and asks Alice for ¥88.00",
+                     "银行后端登记 Coffee Shop、订阅 Webhook，并请求 Alice 支付 ¥88.00")) {
+            bankToken = try await bank.token()
+            try await bank.registerPayee("merchant-coffee-042", name: "Coffee Shop", token: bankToken)
+            try await bank.registerPayee("merchant-tea-7", name: "Tea House", token: bankToken)
+            receiver.trust(secret: try await bank.subscribe(receiver.url, events: ["payment.authorized"], token: bankToken))
+            let session = try await bank.introspect(try await face.flows.accessToken(), token: bankToken)
+            let account = try (session["sub"] as? String).orThrow("introspection gave no account")
+            let methods = (session["amr"] as? [String]) ?? []
+            try expect(session["active"] as? Bool == true && methods == ["hwk", "face"], "introspection \(session)")
+            say("Service token from POST /oauth/token; Alice's session introspected: signed in with \(methods.joined(separator: " + ")).",
+                "通过 POST /oauth/token 获取服务令牌；内省 Alice 的会话：登录方式 \(methods.joined(separator: " + "))。")
+            coffeeID = try await bank.requestPayment(
+                account: account, amountMinor: 8800, currency: "CNY", payee: "merchant-coffee-042", idempotencyKey: "invoice-8800", token: bankToken)
+            say("Payee registered as “Coffee Shop”; payment \(coffeeID.prefix(8))… requested (the backend names only the payee's id).",
+                "收款方登记为“Coffee Shop”；已请求支付 \(coffeeID.prefix(8))…（后端只给出收款方编号）。")
+            return t("payee registered, webhook subscribed, payment requested", "已登记收款方、已订阅 Webhook、已请求支付")
+        }
+
         var paymentToken = ""
-        await step(t("Pay ¥88.00 to Coffee Shop with Face ID; the receipt verifies", "用面容 ID 向 Coffee Shop 支付 ¥88.00；回执验证通过")) {
+        await step(t("Pay ¥88.00 to Coffee Shop with Face ID; the receipt verifies; the bank's webhook arrives", "用面容 ID 向 Coffee Shop 支付 ¥88.00；回执验证通过；银行收到 Webhook")) {
             paymentToken = try await face.flows.accessToken()
             try await face.api.setPaymentPIN(pin, currentPassword: password, accessToken: paymentToken)
-            let coffee = try await face.api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", idempotencyKey: "order-8800",
-                accessToken: paymentToken)
-            say("The bank created payment \(coffee.id.prefix(8))…: 8800 fen CNY to merchant-coffee-042.", "银行创建了支付 \(coffee.id.prefix(8))…：8800 分人民币，收款方 merchant-coffee-042。")
+            let pending = try await face.api.payments(status: "pending", accessToken: paymentToken)
+            let coffee = try pending.first { $0.id == coffeeID }.orThrow("the bank's request is not pending on the phone")
+            say("The phone lists \(pending.count) pending request: \(PromptCopy(language: language).amount(coffee.amount)) to \(coffee.payeeName).",
+                "手机列出 \(pending.count) 笔待支付请求：向 \(coffee.payeeName) 支付 \(PromptCopy(language: language).amount(coffee.amount))。")
             await face.sensor.script(.match)
             let paid = try await face.flows.pay(coffee.id)
             await prompted(face)
@@ -226,7 +254,13 @@ struct DemoStory {
             try expect(shown == expected, "the prompt showed \(shown ?? "-")")
             try expect(paid.status == "authorized", "status \(paid.status)")
             say("Authorized. The receipt is signed by the server's key and matches what was shown.", "已授权。回执由服务器密钥签名，与显示内容一致。")
-            return t("authorized once, receipt verified", "已授权，回执已验证")
+            let event = try await receiver.waitForEvents(1, timeout: .seconds(10)).first.orThrow("no webhook")
+            let data = event.json["data"] as? [String: Any] ?? [:]
+            try expect(event.verified, "the webhook's signature did not verify")
+            try expect(event.eventType == "payment.authorized" && data["paymentId"] as? String == coffee.id, "webhook \(event.eventType)")
+            say("🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…: BioAuth-Signature verified; \(data["amountMinor"] ?? "?") \(data["currency"] ?? "?") to \(data["payeeName"] ?? "?").",
+                "🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…：BioAuth-Signature 验证通过；\(data["amountMinor"] ?? "?") \(data["currency"] ?? "?")，收款方 \(data["payeeName"] ?? "?")。")
+            return t("authorized once, receipt verified, webhook verified", "已授权，回执已验证，Webhook 已验证")
         }
 
         await step(t("Five non-matching faces lock Face ID; the passcode turns it back on", "五次面容不匹配导致锁定；输入设备密码后恢复")) {
@@ -317,6 +351,7 @@ struct DemoStory {
         }
 
         await server.stop()
+        await receiver.stop()
         return report
     }
 }
