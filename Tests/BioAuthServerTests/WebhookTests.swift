@@ -337,6 +337,27 @@ struct WebhookTests {
         }
     }
 
+    @Test("retention purges an event with its deliveries and attempts 30 days after they ended, and keeps one still being tried",
+          arguments: StorageBackend.available)
+    func retention(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend) { setup in
+            let api = setup.api
+            try await api.createAccount()
+            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            try await setup.deliver()  // delivered
+            api.clock.advance(by: 29 * 86_400)
+            await setup.receiver.stop()
+            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            try await setup.deliver()  // failed once, pending
+            api.clock.advance(by: 2 * 86_400)
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            let report = try #require(try await retention.purge())
+            #expect(report.counts[.webhookEvents] == 1 && report.counts[.webhookDeliveries] == 1 && report.counts[.webhookAttempts] == 1, "\(report)")
+            let left = try await Self.webhookRows(api)
+            #expect(left[2...] == [1, 1], "the pending event and its delivery stay: \(left)")
+        }
+    }
+
     static func webhookRows(_ api: API) async throws -> [Int] {
         try await api.database.transaction { db in
             var counts: [Int] = []

@@ -4,8 +4,9 @@ import Logging
 import SQLKit
 
 /// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges, idempotency keys past their window,
-/// tokens that expired (or whose session ended) long enough ago, old audit events, and rate-limit windows that have
-/// passed. Used by the server's background job and by `bioauth admin purge`.
+/// tokens that expired (or whose session ended) long enough ago, old audit events, rate-limit windows that have
+/// passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
+/// deliveries and attempts. Used by the server's background job and by `bioauth admin purge`.
 ///
 /// A purge deletes in batches of 1 000 rows, each batch its own unit of work, so it never holds the database for
 /// long. Only one instance purges at a time: it holds a lease (a row of `maintenance_leases`, claimed with one
@@ -21,6 +22,9 @@ public struct Retention: Sendable {
         case idempotencyKeys = "idempotency_keys"
         case auditEvents = "audit_events"
         case rateLimits = "rate_limits"
+        case webhookAttempts = "webhook_attempts"
+        case webhookDeliveries = "webhook_deliveries"
+        case webhookEvents = "webhook_events"
     }
 
     /// What a purge deleted, or a dry run would delete, by kind.
@@ -115,6 +119,8 @@ public struct Retention: Sendable {
         let now = now.millisecondsSince1970
         let tokens = now - Int64(policy.tokens * 1000)
         // A user's token goes when it expired, or its session ended, long enough ago.
+        let webhooks = now - Int64(policy.webhookEvents * 1000)
+        let endedDeliveries: SQLQueryString = "status <> 'pending' AND created_at < \(bind: webhooks)"
         let agedToken: SQLQueryString =
             "expires_at < \(bind: tokens) OR session_id IN (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < \(bind: tokens))"
         return [
@@ -128,6 +134,15 @@ public struct Retention: Sendable {
             Rule(kind: .auditEvents, table: "audit_events", key: "id", condition: "occurred_at < \(bind: now - Int64(policy.auditEvents * 1000))"),
             // A bucket whose window has passed counts from zero at its next hit anyway.
             Rule(kind: .rateLimits, table: "rate_limits", key: "bucket", condition: "window_start < \(bind: now - Int64(rateLimitWindow * 1000))"),
+            // A webhook event goes with its deliveries and their attempts once every delivery has ended long enough ago; a
+            // pending one (still being tried) keeps all of them.
+            Rule(
+                kind: .webhookAttempts, table: "webhook_attempts", key: "event_id, endpoint_id, attempt",
+                condition: "(event_id, endpoint_id) IN (SELECT event_id, endpoint_id FROM webhook_deliveries WHERE \(endedDeliveries))"),
+            Rule(kind: .webhookDeliveries, table: "webhook_deliveries", key: "event_id, endpoint_id", condition: endedDeliveries),
+            Rule(
+                kind: .webhookEvents, table: "webhook_events", key: "id",
+                condition: "created_at < \(bind: webhooks) AND id NOT IN (SELECT event_id FROM webhook_deliveries)"),
         ]
     }
 

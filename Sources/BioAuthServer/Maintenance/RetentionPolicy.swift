@@ -15,8 +15,10 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var idempotencyKeys: TimeInterval = 86_400
     /// How long audit events are kept (7 years, 2557 days; set it to the bank's own policy).
     public var auditEvents: TimeInterval = 2557 * 86_400
+    /// How long a webhook event is kept once all its deliveries ended (30 days): the deliveries list shows it meanwhile.
+    public var webhookEvents: TimeInterval = 30 * 86_400
 
-    /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years.
+    /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days.
     public init() {}
 
     /// Checks the values; the message names the setting.
@@ -27,5 +29,6 @@ public struct RetentionPolicy: Sendable, Equatable {
             throw ConfigurationError(message: "idempotency key retention must be at least 1 hour")
         }
         guard auditEvents >= 86_400, auditEvents.isFinite else { throw ConfigurationError(message: "audit retention must be at least 1 day") }
+        guard webhookEvents >= 86_400, webhookEvents.isFinite else { throw ConfigurationError(message: "webhook retention must be at least 1 day") }
     }
 }

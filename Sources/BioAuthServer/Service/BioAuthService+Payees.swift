@@ -5,15 +5,23 @@ import SQLKit
 /// A payee the bank registered: the name payment prompts show for it.
 public struct RegisteredPayee: Sendable, Equatable {
     /// The bank's own statement about the payee (BioAuth records it; it does not check it).
-    public enum Verification: String, Sendable { case verified, unverified }
+    public enum Verification: String, Sendable {
+        /// The bank verified the payee.
+        case verified
+        /// The bank has not verified it.
+        case unverified
+    }
     /// 1-64 characters of `A-Z a-z 0-9 . _ : -`.
     public var id: String
     /// The name every prompt for a payment to this payee shows, in NFC.
     public var name: String
+    /// Whether the bank says it verified the payee.
     public var verification: Verification
     /// Who registered or last changed it: a service client id, or `admin` for `bioauth admin payee`.
     public var registeredBy: String
+    /// When it was first registered.
     public var createdAt: Date
+    /// When its name or state last changed.
     public var updatedAt: Date
 }
 

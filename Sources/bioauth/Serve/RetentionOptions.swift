@@ -12,12 +12,16 @@ struct RetentionOptions: ParsableArguments {
     @Option(help: "Hours an Idempotency-Key is remembered, at least 1 (default 24).")
     var idempotencyKeyRetentionHours: String?
 
+    @Option(help: "Days a webhook event is kept after all its deliveries ended, at least 1 (default 30).")
+    var webhookRetentionDays: String?
+
     /// The options given, by setting key (``ServerSettings``).
     var flags: [String: String] {
         var flags: [String: String] = [:]
         flags["tokenRetentionDays"] = tokenRetentionDays
         flags["auditRetentionDays"] = auditRetentionDays
         flags["idempotencyKeyRetentionHours"] = idempotencyKeyRetentionHours
+        flags["webhookRetentionDays"] = webhookRetentionDays
         return flags
     }
 }

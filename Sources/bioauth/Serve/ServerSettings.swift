@@ -144,6 +144,7 @@ enum ServerSettings {
         seconds("tokenRetentionDays", \.retention.tokens, scale: 86_400),
         seconds("auditRetentionDays", \.retention.auditEvents, scale: 86_400),
         seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
+        seconds("webhookRetentionDays", \.retention.webhookEvents, scale: 86_400),
         seconds("webhookPollInterval", \.webhooks.pollInterval),
         seconds("webhookTimeout", \.webhooks.timeout),
         seconds("webhookRetryBase", \.webhooks.retryBase),
