@@ -23,14 +23,16 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 rm -f "$out"/receipt-key.pem "$out"/pin-key "$out"/bioauth.sqlite*
 # A service client for the service endpoints (the hooks use its credentials), made in the database the server will use.
 credentials=$("$binary" admin service create schemathesis --scope sessions:introspect --scope payees:write \
-    --scope payments:write --database "$out/bioauth.sqlite")
+    --scope payments:write --scope webhooks:write --database "$out/bioauth.sqlite")
 export BIOAUTH_SERVICE_CLIENT_ID=$(awk '/^client_id:/ {print $2}' <<< "$credentials")
 export BIOAUTH_SERVICE_CLIENT_SECRET=$(awk '/^client_secret:/ {print $2}' <<< "$credentials")
 # The payee the hooks' accounts pay, registered as the bank would (a payment can only be to a registered payee).
 "$binary" admin payee register coffee-1 --name "Coffee Shop" --database "$out/bioauth.sqlite" > /dev/null
+# The webhook dispatcher is off (--webhook-poll-interval 0): the endpoints schemathesis registers are never called.
 "$binary" serve --host 127.0.0.1 --port "$port" --database "$out/bioauth.sqlite" --bcrypt-cost 4 \
     --receipt-key "$out/receipt-key.pem" --pin-key "$out/pin-key" --rp-id bioauth.local \
-    --signin-challenge-limit 1000000 --signin-client-limit 1000000 --service-token-request-limit 1000000 --log-level warning > "$out/server.log" 2>&1 &
+    --signin-challenge-limit 1000000 --signin-client-limit 1000000 --service-token-request-limit 1000000 \
+    --webhook-poll-interval 0 --log-level warning > "$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do

@@ -40,7 +40,11 @@ ISOLATED = {"DELETE /v1/sessions/current", "PUT /v1/me/password"}
 TOKEN_ENDPOINT = "POST /oauth/token"
 INTROSPECTION = "POST /oauth/introspect"
 SERVICE_PAYMENT = "POST /v1/service/payments"
-SERVICE = {TOKEN_ENDPOINT, INTROSPECTION, SERVICE_PAYMENT, "POST /v1/service/payees"}
+WEBHOOKS = {
+    "POST /v1/service/webhook-endpoints", "GET /v1/service/webhook-endpoints", "DELETE /v1/service/webhook-endpoints/{endpointId}",
+    "POST /v1/service/webhook-endpoints/{endpointId}/secret-rotations", "GET /v1/service/webhook-endpoints/{endpointId}/deliveries",
+}
+SERVICE = {TOKEN_ENDPOINT, INTROSPECTION, SERVICE_PAYMENT, "POST /v1/service/payees"} | WEBHOOKS
 REGISTERED_PAYEE = "st-coffee-1"
 CLIENT_ID = os.environ.get("BIOAUTH_SERVICE_CLIENT_ID", "")
 CLIENT_SECRET = os.environ.get("BIOAUTH_SERVICE_CLIENT_SECRET", "")

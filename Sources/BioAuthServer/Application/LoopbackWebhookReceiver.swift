@@ -6,7 +6,7 @@ import NIOHTTP1
 import NIOPosix
 
 /// A webhook receiver on 127.0.0.1 for tests and demos (`bioauth demo` prints what it receives): it checks each
-/// delivery's `BioAuth-Signature` with ``WebhookSignature`` and keeps what arrived. How it answers is up to you: 200 by
+/// delivery's `BioAuth-Signature` with `WebhookSignature` and keeps what arrived. How it answers is up to you: 200 by
 /// default, or scripted per request — another status, a delay, or closing the connection without an answer — and it can
 /// be stopped and started again on the same port to play a receiver that is down for a while.
 ///
