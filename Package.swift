@@ -85,6 +85,8 @@ let package = Package(
                 "BioAuthCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                // Operators' second factor (TOTP, RFC 6238).
+                .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),

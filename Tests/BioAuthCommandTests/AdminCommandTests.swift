@@ -126,6 +126,25 @@ struct AdminCommandTests {
         #expect(try await PayeeCommand.List.parse([]).execute(environment: environment) == "cafe-1  \"Café Zoë\"  unverified  by admin")
     }
 
+    @Test("operator create reads the password from standard input; list shows the role and the TOTP state; disable; bad input is a usage error")
+    func operators() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-operator-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["BIOAUTH_DATABASE": folder.appendingPathComponent("bioauth.sqlite").path, "BIOAUTH_BCRYPT_COST": "4"]
+        let made = try await OperatorCommand.Create.parse(["mei", "--role", "admin"]).execute(password: "correct horse battery", environment: environment)
+        #expect(made.hasPrefix("op_") && made.contains("operator mei (admin)"), "\(made)")
+        let listed = try await OperatorCommand.List.parse([]).execute(environment: environment)
+        #expect(listed.hasSuffix("mei  admin  TOTP not enrolled") && !listed.contains("correct horse"), "\(listed)")
+        #expect(throws: (any Error).self) { try OperatorCommand.Create.parse(["li", "--role", "root"]) }
+        let short = try OperatorCommand.Create.parse(["li", "--role", "viewer"])
+        let error = await #expect(throws: (any Error).self) { try await short.execute(password: "short", environment: environment) }
+        #expect(error.map { "\($0)".contains("at least 12 characters") } == true)
+        await #expect(throws: (any Error).self) { try await short.execute(password: nil, environment: environment) }
+        #expect(try await OperatorCommand.Disable.parse(["mei"]).execute(environment: environment) == "mei: disabled")
+        #expect(try await OperatorCommand.List.parse([]).execute(environment: environment).hasSuffix("mei  admin  disabled"))
+    }
+
     @Test("a bad retention value stops the command with a message naming it")
     func badValue() async throws {
         let command = try PurgeCommand.parse(["--database", ":memory:", "--audit-retention-days", "0"])

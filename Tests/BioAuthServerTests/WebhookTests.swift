@@ -147,9 +147,10 @@ struct WebhookTests {
         }
     }
 
-    @Test("a receiver that answers 500, closes the connection, then times out gets the event on the fourth try, on the backoff schedule")
-    func retries() async throws {
-        try await Self.withSetup { setup in
+    @Test("a receiver that answers 500, closes the connection, then times out gets the event on the fourth try, on the backoff schedule",
+          arguments: StorageBackend.available)
+    func retries(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend) { setup in
             let api = setup.api
             setup.receiver.script(.status(500), .close, .delayed(.seconds(2), status: 200))
             try await api.createAccount()
@@ -243,9 +244,10 @@ struct WebhookTests {
         }
     }
 
-    @Test("an instance that dies holding a delivery loses it to another when its lease ends: delivered, not lost")
-    func deadInstance() async throws {
-        try await Self.withSetup { setup in
+    @Test("an instance that dies holding a delivery loses it to another when its lease ends: delivered, not lost",
+          arguments: StorageBackend.available)
+    func deadInstance(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend) { setup in
             try await setup.api.createAccount()
             let tokens = try await setup.api.signIn()
             #expect(try await setup.api.register(TestKey(), token: tokens.access).status == 201)

@@ -124,7 +124,8 @@ public struct ServiceClients: Sendable {
 
     // MARK: Internals
 
-    private static let nameBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-".utf8)
+    /// The characters a service client's (and an operator's) name may hold.
+    static let nameBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-".utf8)
 
     /// The scopes, each known, without repeats, in a stable order.
     static func check(scopes: [String]) throws -> [String] {

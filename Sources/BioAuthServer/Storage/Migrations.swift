@@ -279,6 +279,17 @@ enum Migrations {
                 "CREATE INDEX IF NOT EXISTS payments_pending_expiry ON payments (expires_at) WHERE status = 'pending'",
             ]
         ),
+        (
+            12, "operators: the bank's support staff",
+            [
+                """
+                CREATE TABLE operators (
+                    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT NOT NULL, password_hash TEXT NOT NULL,
+                    totp_secret TEXT, totp_pending_secret TEXT, totp_last_step BIGINT, failed_attempts INTEGER NOT NULL,
+                    locked_until BIGINT, created_at BIGINT NOT NULL, created_by TEXT, disabled_at BIGINT)
+                """,
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

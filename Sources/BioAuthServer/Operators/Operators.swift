@@ -1,0 +1,237 @@
+import BioAuthCore
+import Foundation
+import HummingbirdBcrypt
+import HummingbirdOTP
+import SQLKit
+
+/// What an operator (the bank's support staff, not a customer) may do.
+public enum OperatorRole: String, Sendable, CaseIterable {
+    /// Reads customers, devices, sessions, payments and the audit log.
+    case viewer
+    /// Also revokes devices, ends sessions, unlocks accounts and PIN locks, cancels pending payments.
+    case support
+    /// Also manages operators, service clients, payees and webhook endpoints.
+    case admin
+}
+
+/// An operator as listed: never the password hash or the TOTP secret.
+public struct Operator: Sendable, Equatable {
+    /// `op_` and a UUID: what audit events name.
+    public let id: String
+    /// The sign-in name.
+    public let name: String
+    /// What the operator may do.
+    public let role: OperatorRole
+    /// Whether the TOTP second factor is enrolled (it is at the first sign-in).
+    public let totpEnrolled: Bool
+    /// Until when sign-in is refused after repeated failures, if it is.
+    public let lockedUntil: Date?
+    /// When the operator was made.
+    public let createdAt: Date
+    /// The operator who made this one, or nil for the command line.
+    public let createdBy: String?
+    /// When the operator was disabled, if it was.
+    public let disabledAt: Date?
+}
+
+/// Why an operator sign-in or change was refused.
+public enum OperatorError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The name, password or code is wrong (which one is not said).
+    case invalidCredentials
+    /// Too many failures in a row; sign-in is refused until then.
+    case locked(until: Date)
+    /// The operator is disabled.
+    case disabled
+    /// A name that is not 1-64 of `A-Z a-z 0-9 . _ -`, taken, or unknown; a password shorter than 12 characters or longer
+    /// than 72 bytes.
+    case invalid(String)
+
+    /// What went wrong, for the command line and logs.
+    public var description: String {
+        switch self {
+        case .invalidCredentials: "the name, password or code is wrong"
+        case .locked(let until): "too many failed sign-ins; locked until \(until)"
+        case .disabled: "the operator is disabled"
+        case .invalid(let message): message
+        }
+    }
+}
+
+/// The bank's operators: made with `bioauth admin operator create` (the first one) and signing in with a password and a
+/// TOTP second factor (RFC 6238: 6 digits, 30 s, SHA-1, as authenticator apps expect), enrolled at the first sign-in.
+///
+/// Five failures in a row (a wrong password or a wrong code) lock sign-in for 15 minutes. A code is accepted in the
+/// step before, at or after the current one, and never twice: a code seen once is refused afterwards.
+public struct Operators: Sendable {
+    /// What ``signIn(name:password:code:)`` asks for next.
+    public enum SignIn: Sendable, Equatable {
+        /// The password was right and no second factor is enrolled yet: show `secret` and `uri` (an `otpauth://` URI for a
+        /// QR code), then sign in again with a code from the app to enroll it.
+        case enrollTOTP(secret: String, uri: String)
+        /// The password was right; send a code from the authenticator app.
+        case codeRequired
+        /// Signed in.
+        case signedIn(Operator)
+    }
+
+    /// Failures in a row that lock sign-in.
+    public static let maxFailures = 5
+    /// How long sign-in stays locked.
+    public static let lockDuration: TimeInterval = 15 * 60
+
+    let database: any DatabaseExecutor
+    let clock: any WallClock
+    let random: any RandomSource
+    let bcryptCost: Int
+
+    /// The operators in `database`; passwords hashed with bcrypt at `bcryptCost`.
+    public init(
+        database: any DatabaseExecutor, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(), bcryptCost: Int = 12
+    ) {
+        self.database = database
+        self.clock = clock
+        self.random = random
+        self.bcryptCost = bcryptCost
+    }
+
+    /// Makes an operator. The password is at least 12 characters (and at most 72 bytes, bcrypt's limit).
+    public func create(name: String, role: OperatorRole, password: String, createdBy: String? = nil) async throws -> Operator {
+        guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ ServiceClients.nameBytes.contains($0) }) else {
+            throw OperatorError.invalid("an operator's name must be 1-64 characters of A-Z a-z 0-9 . _ -")
+        }
+        guard password.count >= 12, password.utf8.count <= 72 else {
+            throw OperatorError.invalid("an operator's password must be at least 12 characters and at most 72 bytes")
+        }
+        let hash = Bcrypt.hash(password, cost: UInt8(bcryptCost))
+        let id = "op_" + random.newRandomID()
+        let now = clock.now
+        try await database.transaction { db in
+            guard try await db.raw("SELECT id FROM operators WHERE name = \(bind: name)").first() == nil else {
+                throw OperatorError.invalid("there is already an operator named \(name)")
+            }
+            try await db.raw(
+                """
+                INSERT INTO operators (id, name, role, password_hash, totp_secret, totp_pending_secret, totp_last_step, failed_attempts,
+                    locked_until, created_at, created_by, disabled_at)
+                VALUES (\(bind: id), \(bind: name), \(bind: role.rawValue), \(bind: hash), NULL, NULL, NULL, 0, NULL,
+                    \(bind: now.millisecondsSince1970), \(bind: createdBy), NULL)
+                """
+            ).run()
+        }
+        return Operator(
+            id: id, name: name, role: role, totpEnrolled: false, lockedUntil: nil, createdAt: now, createdBy: createdBy, disabledAt: nil)
+    }
+
+    /// Every operator, by name.
+    public func list() async throws -> [Operator] {
+        try await database.transaction { db in
+            try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM operators ORDER BY name").all().map(Self.operator)
+        }
+    }
+
+    /// Disables an operator: sign-in is refused from now on.
+    public func disable(name: String) async throws {
+        let now = clock.now.millisecondsSince1970
+        try await database.transaction { db in
+            guard try await db.raw("UPDATE operators SET disabled_at = \(bind: now) WHERE name = \(bind: name) AND disabled_at IS NULL RETURNING id").first() != nil
+            else { throw OperatorError.invalid("there is no enabled operator named \(name)") }
+        }
+    }
+
+    /// One step of signing in: the password, then (with `code`) the TOTP code. Without an enrolled second factor, the
+    /// first right password gives a new secret to enroll, and the next sign-in with the password and a code from it
+    /// enrolls it. Every failure counts toward the lock; a success clears the count.
+    public func signIn(name: String, password: String, code: String?) async throws -> SignIn {
+        let now = clock.now
+        let found = try await database.transaction { db in
+            try await db.raw(
+                "SELECT \(unsafeRaw: Self.columns), password_hash, totp_secret, totp_pending_secret, totp_last_step FROM operators WHERE name = \(bind: name)"
+            ).first()
+        }
+        // A name that does not exist costs a bcrypt check too, so the time does not say which names exist.
+        guard let row = found else {
+            _ = Bcrypt.hash(password, cost: UInt8(bcryptCost))
+            throw OperatorError.invalidCredentials
+        }
+        let account = try Self.operator(row)
+        guard account.disabledAt == nil else { throw OperatorError.disabled }
+        if let until = account.lockedUntil, until > now { throw OperatorError.locked(until: until) }
+        guard Bcrypt.verify(password, hash: try row.decode(column: "password_hash", as: String.self)) else {
+            throw try await fail(account, now: now)
+        }
+        let enrolled = try row.decode(column: "totp_secret", as: String?.self)
+        let pending = try row.decode(column: "totp_pending_secret", as: String?.self)
+        let lastStep = try row.decode(column: "totp_last_step", as: Int64?.self) ?? -1
+        guard let secret = enrolled ?? pending, let code else {
+            if enrolled != nil { return .codeRequired }
+            let secret = pending ?? Self.newTOTPSecret(random)
+            if pending == nil {
+                try await database.transaction { db in
+                    try await db.raw("UPDATE operators SET totp_pending_secret = \(bind: secret) WHERE id = \(bind: account.id)").run()
+                }
+            }
+            return .enrollTOTP(secret: secret, uri: TOTP(secret: secret).createAuthenticatorURL(label: "BioAuth:\(account.name)", issuer: "BioAuth"))
+        }
+        guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(account, now: now) }
+        try await database.transaction { db in
+            try await db.raw(
+                """
+                UPDATE operators SET totp_secret = \(bind: secret), totp_pending_secret = NULL, totp_last_step = \(bind: step),
+                    failed_attempts = 0, locked_until = NULL WHERE id = \(bind: account.id)
+                """
+            ).run()
+        }
+        return .signedIn(Operator(
+            id: account.id, name: account.name, role: account.role, totpEnrolled: true, lockedUntil: nil, createdAt: account.createdAt,
+            createdBy: account.createdBy, disabledAt: nil))
+    }
+
+    // MARK: Internals
+
+    /// Counts a failure, locking at ``maxFailures``; returns the error to throw.
+    private func fail(_ account: Operator, now: Date) async throws -> OperatorError {
+        let until = now.addingTimeInterval(Self.lockDuration)
+        // Both expressions read the row as it was: the failure that reaches the limit locks and starts the count again.
+        let locked = try await database.transaction { db in
+            try await db.raw(
+                """
+                UPDATE operators SET
+                    failed_attempts = CASE WHEN failed_attempts + 1 >= \(bind: Self.maxFailures) THEN 0 ELSE failed_attempts + 1 END,
+                    locked_until = CASE WHEN failed_attempts + 1 >= \(bind: Self.maxFailures) THEN \(bind: until.millisecondsSince1970) ELSE NULL END
+                WHERE id = \(bind: account.id) RETURNING locked_until
+                """
+            ).first()?.decode(column: "locked_until", as: Int64?.self)
+        }
+        return locked == nil ? .invalidCredentials : .locked(until: until)
+    }
+
+    /// The time step (unix time / 30) in which `code` is the TOTP of `secret`, looking one step either side of `date`.
+    static func matchingStep(_ code: String, secret: String, at date: Date) -> Int64? {
+        guard code.utf8.count == 6, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(code) else { return nil }
+        let totp = TOTP(secret: secret)
+        let step = Int64(date.timeIntervalSince1970 / 30)
+        for candidate in [step - 1, step, step + 1] where totp.compute(date: Date(timeIntervalSince1970: Double(candidate) * 30)) == value {
+            return candidate
+        }
+        return nil
+    }
+
+    /// A new TOTP secret: 32 characters of the base32 alphabet (160 bits), used as the HMAC key's bytes.
+    static func newTOTPSecret(_ random: any RandomSource) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        return String(random.bytes(32).map { alphabet[Int($0) & 31] })
+    }
+
+    private static let columns = "id, name, role, failed_attempts, locked_until, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
+
+    private static func `operator`(_ row: any SQLRow) throws -> Operator {
+        Operator(
+            id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+            role: OperatorRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .viewer,
+            totpEnrolled: try row.decode(column: "enrolled", as: Bool.self),
+            lockedUntil: try row.decode(column: "locked_until", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            createdBy: try row.decode(column: "created_by", as: String?.self),
+            disabledAt: try row.decode(column: "disabled_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
+    }
+}

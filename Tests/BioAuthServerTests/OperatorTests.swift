@@ -1,0 +1,108 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import Testing
+
+@testable import BioAuthServer
+
+/// Operators sign in with a password and a TOTP second factor enrolled at the first sign-in; failures lock sign-in.
+@Suite("Operators")
+struct OperatorTests {
+    /// RFC 6238's TOTP (SHA-1, 6 digits, 30 s), written here apart from the server's, to check it.
+    static func totp(_ secret: String, at date: Date) -> String {
+        let step = UInt64(date.timeIntervalSince1970 / 30).bigEndian
+        let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: withUnsafeBytes(of: step) { Data($0) }, using: SymmetricKey(data: Data(secret.utf8))))
+        let offset = Int(mac[19] & 0x0F)
+        let value = (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])) % 1_000_000
+        return String(format: "%06u", value)
+    }
+
+    @Test("RFC 6238's SHA-1 vectors: the code of each time is found in its step, and not two steps away")
+    func rfcVectors() {
+        let secret = "12345678901234567890"
+        for (time, code) in [(59.0, "287082"), (1_111_111_109, "081804"), (1_234_567_890, "005924"), (2_000_000_000, "279037")] {
+            let date = Date(timeIntervalSince1970: time)
+            #expect(Self.totp(secret, at: date) == code)
+            #expect(Operators.matchingStep(code, secret: secret, at: date) == Int64(time / 30))
+            #expect(Operators.matchingStep(code, secret: secret, at: date.addingTimeInterval(30)) == Int64(time / 30), "one step late is accepted")
+            #expect(Operators.matchingStep(code, secret: secret, at: date.addingTimeInterval(90)) == nil, "three steps late is not")
+        }
+        #expect(Operators.matchingStep("28708", secret: secret, at: Date(timeIntervalSince1970: 59)) == nil)
+        #expect(Operators.matchingStep("２８７０８２", secret: secret, at: Date(timeIntervalSince1970: 59)) == nil, "ASCII digits only")
+    }
+
+    @Test("first sign-in enrolls TOTP from an otpauth URI; then password and code; a code is never accepted twice",
+          arguments: StorageBackend.available)
+    func enrollAndSignIn(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let made = try await operators.create(name: "mei.support", role: .support, password: "correct horse battery")
+            #expect(made.id.hasPrefix("op_") && !made.totpEnrolled)
+            await #expect(throws: OperatorError.invalidCredentials) { try await operators.signIn(name: "mei.support", password: "wrong password!", code: nil) }
+            await #expect(throws: OperatorError.invalidCredentials) { try await operators.signIn(name: "nobody", password: "correct horse battery", code: nil) }
+
+            guard case .enrollTOTP(let secret, let uri) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil) else {
+                Issue.record("no enrollment offered")
+                return
+            }
+            #expect(secret.count == 32 && uri.hasPrefix("otpauth://totp/BioAuth:mei.support?secret=") && uri.contains("issuer=BioAuth"), "\(uri)")
+            #expect(try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil) == .enrollTOTP(secret: secret, uri: uri),
+                    "the same secret until it is enrolled")
+            await #expect(throws: OperatorError.invalidCredentials) {
+                try await operators.signIn(name: "mei.support", password: "correct horse battery", code: "000000")
+            }
+            let code = Self.totp(secret, at: api.clock.now)
+            guard case .signedIn(let signedIn) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: code) else {
+                Issue.record("not signed in")
+                return
+            }
+            #expect(signedIn.role == .support && signedIn.totpEnrolled)
+            #expect(try await operators.list().map(\.totpEnrolled) == [true])
+            #expect(try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil) == .codeRequired)
+            await #expect(throws: OperatorError.invalidCredentials, "a used code is refused") {
+                try await operators.signIn(name: "mei.support", password: "correct horse battery", code: code)
+            }
+            api.clock.advance(by: 30)
+            let next = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: Self.totp(secret, at: api.clock.now))
+            #expect(next == .signedIn(signedIn))
+        }
+    }
+
+    @Test("five failures lock sign-in for 15 minutes, right password and code included; a disabled operator is refused")
+    func lockout() async throws {
+        try await TestServer.run { api in
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            _ = try await operators.create(name: "li.admin", role: .admin, password: "correct horse battery")
+            guard case .enrollTOTP(let secret, _) = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: nil) else {
+                Issue.record("no enrollment offered")
+                return
+            }
+            for attempt in 1...5 {
+                let error = await #expect(throws: OperatorError.self) { try await operators.signIn(name: "li.admin", password: "guess \(attempt) guess", code: nil) }
+                #expect(attempt < 5 ? error == .invalidCredentials : error == .locked(until: api.clock.now.addingTimeInterval(900)))
+            }
+            await #expect(throws: OperatorError.locked(until: api.clock.now.addingTimeInterval(900))) {
+                try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(secret, at: api.clock.now))
+            }
+            api.clock.advance(by: 901)
+            if case .signedIn = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(secret, at: api.clock.now)) {
+            } else {
+                Issue.record("not signed in after the lock ran out")
+            }
+            try await operators.disable(name: "li.admin")
+            await #expect(throws: OperatorError.disabled) { try await operators.signIn(name: "li.admin", password: "correct horse battery", code: nil) }
+        }
+    }
+
+    @Test("a short password, a bad or taken name, are refused and nothing is stored")
+    func refusals() async throws {
+        try await TestServer.run { api in
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            await #expect(throws: OperatorError.self) { try await operators.create(name: "wang", role: .viewer, password: "short pass") }
+            await #expect(throws: OperatorError.self) { try await operators.create(name: "wang wei", role: .viewer, password: "correct horse battery") }
+            _ = try await operators.create(name: "wang", role: .viewer, password: "correct horse battery")
+            await #expect(throws: OperatorError.self) { try await operators.create(name: "wang", role: .admin, password: "correct horse battery") }
+            #expect(try await operators.list().map(\.role) == [.viewer])
+        }
+    }
+}
