@@ -145,6 +145,39 @@ struct AdminCommandTests {
         #expect(try await OperatorCommand.List.parse([]).execute(environment: environment).hasSuffix("mei  admin  disabled"))
     }
 
+    @Test("customer show prints the account, devices and timeline; unlock by an operator with a reason is in the timeline; a viewer is refused")
+    func customerSupport() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-customer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("bioauth.sqlite").path
+        let environment = ["BIOAUTH_DATABASE": database, "BIOAUTH_BCRYPT_COST": "4"]
+        var configuration = ServerConfiguration()
+        configuration.databasePath = database
+        configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        let server = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
+        let api = BioAuthAPI(serverURL: server.url)
+        let account = try await api.createAccount(username: "alice", password: "correct horse")
+        for _ in 0..<5 { _ = try? await api.signIn(username: "alice", password: "wrong", installationID: "p") }
+        await server.stop()
+        _ = try await OperatorCommand.Create.parse(["mei", "--role", "support"]).execute(password: "correct horse battery", environment: environment)
+        _ = try await OperatorCommand.Create.parse(["vic", "--role", "viewer"]).execute(password: "correct horse battery", environment: environment)
+
+        let shown = try await CustomerCommand.Show.parse(["alice"]).execute(environment: environment)
+        #expect(shown.hasPrefix("alice  \(account.id)") && shown.contains("password: locked until") && shown.contains("account_locked"), "\(shown)")
+        let viewer = try CustomerCommand.Unlock.parse(["alice", "--operator", "vic", "--reason", "checked"])
+        let error = await #expect(throws: (any Error).self) { try await viewer.execute(environment: environment) }
+        #expect(error.map { "\($0)".contains("viewers only read") } == true)
+        #expect(throws: (any Error).self, "a reason is required") { try CustomerCommand.Unlock.parse(["alice", "--operator", "mei"]) }
+        let unlocked = try await CustomerCommand.Unlock.parse(["alice", "--operator", "mei", "--reason", "Identity checked on call 4712"])
+            .execute(environment: environment)
+        #expect(unlocked == "alice: unlocked")
+        let after = try await CustomerCommand.Show.parse([account.id]).execute(environment: environment)
+        #expect(after.contains("password: not locked") && after.contains("account_unlocked  success  by op_") && after.contains("Identity checked on call 4712"), "\(after)")
+    }
+
     @Test("a bad retention value stops the command with a message naming it")
     func badValue() async throws {
         let command = try PurgeCommand.parse(["--database", ":memory:", "--audit-retention-days", "0"])

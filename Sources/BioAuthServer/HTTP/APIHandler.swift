@@ -292,7 +292,8 @@ struct APIHandler: APIProtocol {
         return .ok(.init(body: .json(.init(events: page.events.map { event in
             .init(
                 eventId: event.id, occurredAt: event.occurredAt, kind: event.kind, outcome: event.succeeded ? .success : .failure,
-                accountId: event.accountID, deviceId: event.deviceID, sessionId: event.sessionID, code: event.code)
+                accountId: event.accountID, deviceId: event.deviceID, sessionId: event.sessionID, code: event.code,
+                operatorId: event.operatorID, reason: event.reason)
         }, next: page.next?.text))))
     }
 

@@ -27,6 +27,9 @@ enum AuditKind: String, Sendable {
     case webhookEndpointCreated = "webhook_endpoint_created"
     case webhookEndpointDeleted = "webhook_endpoint_deleted"
     case webhookSecretRotated = "webhook_secret_rotated"
+    case sessionsEnded = "sessions_ended"
+    case accountUnlocked = "account_unlocked"
+    case paymentPINUnlocked = "payment_pin_unlocked"
 }
 
 /// One row of the audit log.
@@ -39,33 +42,40 @@ struct AuditEvent: Sendable, Equatable {
     var deviceID: String?
     var sessionID: String?
     var code: String?
+    /// The operator who did it, for a support action.
+    var operatorID: String? = nil
+    /// The operator's reason, for a support action.
+    var reason: String? = nil
 }
 
 extension BioAuthService {
     /// Appends an event in the current transaction. Events carry ids and codes, never secrets.
     func audit(
         _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
-        client: String? = nil, code: String? = nil, on db: any SQLDatabase
+        client: String? = nil, code: String? = nil, operator: SupportAction? = nil, on db: any SQLDatabase
     ) async throws {
         let insert = database.dialect == .postgres ? Self.insertAuditEventPostgres : Self.insertAuditEventSQLite
         try await db.run(
-            insert(newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code, client))
+            insert(
+                newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code, client,
+                `operator`?.operatorID, `operator`?.reason))
         logger.info(
             "audit", metadata: ["kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")",
-                                "account": "\(account ?? "-")", "client": "\(client ?? "-")", "code": "\(code ?? "-")"])
+                                "account": "\(account ?? "-")", "client": "\(client ?? "-")", "code": "\(code ?? "-")",
+                                "operator": "\(`operator`?.operatorID ?? "-")"])
     }
 
     // SQLite runs one transaction at a time, so MAX + 1 (in the INSERT itself) gives a gapless order; PostgreSQL
     // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
     private static let insertAuditEventSQLite = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id) \
-        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason) \
+        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """)
     private static let insertAuditEventPostgres = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id) \
-        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason) \
+        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """)
 
     /// A page of the account's own events, newest first: at most `limit`, older than `before` when given, and the
@@ -73,7 +83,7 @@ extension BioAuthService {
     func auditEvents(account: String, limit: Int, before: AuditCursor? = nil) async throws -> (events: [AuditEvent], next: AuditCursor?) {
         try await database.transaction { db in
             var query = db.select()
-                .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code")
+                .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code", "operator_id", "reason")
                 .from("audit_events")
                 .where("account_id", .equal, account)
             if let before {
@@ -97,7 +107,9 @@ extension BioAuthService {
                     accountID: try row.decode(column: "account_id", as: String?.self),
                     deviceID: try row.decode(column: "device_id", as: String?.self),
                     sessionID: try row.decode(column: "session_id", as: String?.self),
-                    code: try row.decode(column: "code", as: String?.self))
+                    code: try row.decode(column: "code", as: String?.self),
+                    operatorID: try row.decode(column: "operator_id", as: String?.self),
+                    reason: try row.decode(column: "reason", as: String?.self))
             }
             guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
             let next = AuditCursor(

@@ -200,12 +200,12 @@ extension BioAuthService {
     /// The device of a key id, on every sign-in and payment.
     private static let deviceByKeyID = FixedSQL("SELECT \(deviceColumns.joined(separator: ", ")) FROM devices WHERE key_id = ? LIMIT 1")
 
-    private func devicesQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
+    func devicesQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
         db.select().columns(Self.deviceColumns.map { SQLColumn($0) }).from("devices")
     }
 
     /// A device row; its key parsed once per server, not on every request (``SignatureInputs``).
-    private func device(_ row: any SQLRow) throws -> DeviceInfo {
+    func device(_ row: any SQLRow) throws -> DeviceInfo {
         guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)),
             let publicKey = try? signatureInputs.key(x963Representation: keyBytes),
             let kind = BiometryKind(rawValue: try row.decode(column: "biometry_kind", as: String.self))

@@ -280,8 +280,10 @@ enum Migrations {
             ]
         ),
         (
-            12, "operators: the bank's support staff",
+            12, "operators: the bank's support staff, and who did what, why, in the audit log",
             [
+                "ALTER TABLE audit_events ADD COLUMN operator_id TEXT",
+                "ALTER TABLE audit_events ADD COLUMN reason TEXT",
                 """
                 CREATE TABLE operators (
                     id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT NOT NULL, password_hash TEXT NOT NULL,

@@ -1,0 +1,323 @@
+import BioAuthCore
+import CoreMetrics
+import Foundation
+import Logging
+import SQLKit
+
+/// Who does a support action and why: written into the audit event, which the customer sees in `GET /v1/audit`.
+struct SupportAction: Sendable {
+    let operatorID: String
+    let reason: String
+}
+
+/// Why a support request was refused.
+public enum SupportError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The operator is unknown, disabled, or their role does not allow the action.
+    case notAllowed(String)
+    /// No such customer, device or payment.
+    case notFound(String)
+    /// The reason is missing or unfit (1-500 characters, no control characters), or the payment is no longer pending.
+    case invalid(String)
+
+    /// What went wrong, for the command line and the console.
+    public var description: String {
+        switch self {
+        case .notAllowed(let text), .notFound(let text), .invalid(let text): text
+        }
+    }
+}
+
+/// What an operator sees of a customer: the account and its locks, devices, live sessions, recent payments and the
+/// security timeline (audit events). Never a password hash, token, PIN hash or key.
+public struct CustomerRecord: Sendable {
+    /// A device key bound to the account.
+    public struct Device: Sendable {
+        /// The device id.
+        public let id: String
+        /// The name the phone gave itself.
+        public let name: String
+        /// `faceID`, `touchID` or `opticID`.
+        public let biometryKind: String
+        /// `apple-appattest` when App Attest backed the key, else `none`.
+        public let attestation: String
+        /// When it was registered.
+        public let createdAt: Date
+        /// When its key last signed in or paid.
+        public let lastUsedAt: Date?
+        /// When it was revoked, if it was.
+        public let revokedAt: Date?
+    }
+    /// A live session.
+    public struct Session: Sendable {
+        /// The session id.
+        public let id: String
+        /// The app installation it belongs to.
+        public let installationID: String
+        /// `password` or `biometric`.
+        public let method: String
+        /// The device whose key opened it, for a biometric sign-in.
+        public let deviceID: String?
+        /// When it began.
+        public let createdAt: Date
+    }
+    /// A payment, as the server stores it (a pending one past its expiry shows as expired).
+    public struct Payment: Sendable {
+        /// The payment id.
+        public let id: String
+        /// The amount (nil only for a currency no longer known).
+        public let amount: Money?
+        /// The registered payee's id.
+        public let payeeID: String
+        /// The name the prompt showed.
+        public let payeeName: String
+        /// `pending`, `authorized`, `cancelled`, `expired` or `locked`.
+        public let status: String
+        /// When it was asked for.
+        public let createdAt: Date
+    }
+    /// An audit event of the account.
+    public struct Event: Sendable {
+        /// When it happened.
+        public let occurredAt: Date
+        /// What happened (docs/PROTOCOL.md lists the kinds).
+        public let kind: String
+        /// Whether it succeeded.
+        public let succeeded: Bool
+        /// The problem code of a failure.
+        public let code: String?
+        /// The operator who did it, for a support action.
+        public let operatorID: String?
+        /// The operator's reason, for a support action.
+        public let reason: String?
+    }
+
+    /// The account id.
+    public let accountID: String
+    /// The username.
+    public let username: String
+    /// When the account was made.
+    public let createdAt: Date
+    /// Until when password sign-in is locked, if it is.
+    public let lockedUntil: Date?
+    /// Until when PIN payments are locked, if they are.
+    public let pinLockedUntil: Date?
+    /// Every device, newest first, revoked ones included.
+    public let devices: [Device]
+    /// The live sessions, newest first.
+    public let sessions: [Session]
+    /// The 20 most recent.
+    public let payments: [Payment]
+    /// The 50 most recent, newest first.
+    public let events: [Event]
+}
+
+/// The support actions and the customer view, shared by `bioauth admin customer` and the operator console. Each action
+/// names the operator and a reason; both go into the audit event the customer sees. `viewer` operators may only read.
+///
+/// ```swift
+/// let desk = try await SupportDesk.open(database: database, configuration: configuration)
+/// let record = try await desk.customer("alice")
+/// try await desk.revokeDevice(record.devices[0].id, operator: "mei", reason: "Phone reported stolen (call 4711)")
+/// await desk.close()
+/// ```
+public struct SupportDesk: Sendable {
+    let service: BioAuthService
+    private let passwords: PasswordHasher?
+
+    init(service: BioAuthService) {
+        self.service = service
+        self.passwords = nil
+    }
+
+    /// A desk over `database` with the server's `configuration` (its lock and lifetime settings). It signs nothing, so it
+    /// loads no receipt or PIN key; close it when done.
+    public static func open(
+        database: any DatabaseExecutor, configuration: ServerConfiguration, clock: any WallClock = SystemClock(),
+        logger: Logger = Logger(label: "bioauth-support")
+    ) async throws -> SupportDesk {
+        var configuration = configuration
+        configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
+        let metrics = ServerMetrics(factory: NOOPMetricsHandler.instance)
+        let passwords = try await PasswordHasher.start(cost: configuration.bcryptCost, threads: 1, metrics: metrics)
+        let service = BioAuthService(
+            configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), passwords: passwords,
+            receipts: try ReceiptSigner.load(path: ":memory:"), pins: try PINSealer.load(path: ":memory:"), logger: logger, metrics: metrics)
+        return SupportDesk(service: service, passwords: passwords)
+    }
+
+    private init(service: BioAuthService, passwords: PasswordHasher) {
+        self.service = service
+        self.passwords = passwords
+    }
+
+    /// Stops what ``open(database:configuration:clock:logger:)`` started (not the database).
+    public func close() async {
+        try? await passwords?.shutdown()
+    }
+
+    // MARK: Reading
+
+    /// The customer with this username or account id.
+    public func customer(_ query: String) async throws -> CustomerRecord {
+        guard (1...64).contains(query.utf8.count) else { throw SupportError.notFound("no customer \(query)") }
+        let service = self.service
+        let now = service.now
+        let record = try await service.database.transaction { db in
+            guard let account = try await db.raw(
+                "SELECT id, username, created_at, locked_until FROM accounts WHERE id = \(bind: query) OR username = \(bind: query)"
+            ).first() else { throw SupportError.notFound("no customer with the username or account id \(query)") }
+            let id = try account.decode(column: "id", as: String.self)
+            let time = { (value: Int64?) in value.map(Date.init(millisecondsSince1970:)).flatMap { $0 > now ? $0 : nil } }
+            let pinLock = try await db.raw("SELECT locked_until FROM payment_pins WHERE account_id = \(bind: id)").first()?
+                .decode(column: "locked_until", as: Int64?.self)
+            let devices = try await service.devicesQuery(on: db).where("account_id", .equal, id).orderBy("created_at", .descending).all()
+                .map(service.device).map { device in
+                    CustomerRecord.Device(
+                        id: device.id, name: device.name, biometryKind: device.biometryKind.rawValue, attestation: device.attestation,
+                        createdAt: device.createdAt, lastUsedAt: device.lastUsedAt, revokedAt: device.revokedAt)
+                }
+            let sessions = try await db.raw(
+                """
+                SELECT id, installation_id, method, device_id, created_at FROM sessions
+                WHERE account_id = \(bind: id) AND ended_at IS NULL ORDER BY created_at DESC
+                """
+            ).all().map { row in
+                CustomerRecord.Session(
+                    id: try row.decode(column: "id", as: String.self), installationID: try row.decode(column: "installation_id", as: String.self),
+                    method: try row.decode(column: "method", as: String.self), deviceID: try row.decode(column: "device_id", as: String?.self),
+                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
+            }
+            let payments = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
+                .where("account_id", .equal, id).orderBy("created_at", .descending).limit(20).all()
+                .map { try BioAuthService.payment($0).effective(at: now) }.map { payment in
+                    CustomerRecord.Payment(
+                        id: payment.id, amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
+                        payeeID: payment.payeeID, payeeName: payment.payeeName, status: payment.status.rawValue, createdAt: payment.createdAt)
+                }
+            return CustomerRecord(
+                accountID: id, username: try account.decode(column: "username", as: String.self),
+                createdAt: Date(millisecondsSince1970: try account.decode(column: "created_at", as: Int64.self)),
+                lockedUntil: time(try account.decode(column: "locked_until", as: Int64?.self)), pinLockedUntil: time(pinLock),
+                devices: devices, sessions: sessions, payments: payments, events: [])
+        }
+        return record.withEvents(try await service.auditEvents(account: record.accountID, limit: 50).events)
+    }
+
+    // MARK: Acting
+
+    /// Revokes the device: its key is refused from now on and its sessions end. Nothing changes for a revoked device.
+    public func revokeDevice(_ deviceID: String, operator name: String, reason: String) async throws {
+        let action = try await authorize(name, reason: reason)
+        let service = self.service
+        try await service.commit { db -> Void in
+            guard Validation.isIssuedID(deviceID),
+                let device = try await service.devicesQuery(on: db).where("id", .equal, deviceID).first().map(service.device)
+            else { throw SupportError.notFound("no device \(deviceID)") }
+            guard device.revokedAt == nil else { return }
+            try await db.update("devices").set("revoked_at", to: service.now.millisecondsSince1970).where("id", .equal, device.id).run()
+            try await service.endSessions(
+                account: device.accountID, installationID: device.installationID, device: device.id, reason: "device_revoked", on: db)
+            try await service.audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, operator: action, on: db)
+            try await service.emit(.deviceRevoked, .init(device: device), on: db)
+        }
+    }
+
+    /// Ends every live session of the customer (they sign in again; their devices stay registered).
+    public func endSessions(customer: String, operator name: String, reason: String) async throws {
+        let action = try await authorize(name, reason: reason)
+        let account = try await accountID(customer)
+        let service = self.service
+        try await service.commit { db -> Void in
+            try await service.endSessions(account: account, reason: "ended_by_operator", on: db)
+            try await service.audit(.sessionsEnded, succeeded: true, account: account, operator: action, on: db)
+        }
+    }
+
+    /// Lifts a password lock (and the count of wrong passwords).
+    public func unlockAccount(customer: String, operator name: String, reason: String) async throws {
+        let action = try await authorize(name, reason: reason)
+        let account = try await accountID(customer)
+        let service = self.service
+        try await service.commit { db -> Void in
+            try await db.raw("UPDATE accounts SET failed_password_attempts = 0, locked_until = NULL WHERE id = \(bind: account)").run()
+            try await service.audit(.accountUnlocked, succeeded: true, account: account, operator: action, on: db)
+        }
+    }
+
+    /// Lifts a PIN lock (and the count of wrong PINs).
+    public func clearPINLock(customer: String, operator name: String, reason: String) async throws {
+        let action = try await authorize(name, reason: reason)
+        let account = try await accountID(customer)
+        let service = self.service
+        try await service.commit { db -> Void in
+            try await db.raw("UPDATE payment_pins SET failed_attempts = 0, locked_until = NULL WHERE account_id = \(bind: account)").run()
+            try await service.audit(.paymentPINUnlocked, succeeded: true, account: account, operator: action, on: db)
+        }
+    }
+
+    /// Cancels a pending payment (`payment.cancelled` is sent as when the customer cancels).
+    public func cancelPayment(_ paymentID: String, operator name: String, reason: String) async throws {
+        let action = try await authorize(name, reason: reason)
+        let service = self.service
+        try await service.commit { db -> Void in
+            guard Validation.isIssuedID(paymentID),
+                let row = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
+                    .where("id", .equal, paymentID).first()
+            else { throw SupportError.notFound("no payment \(paymentID)") }
+            var payment = try BioAuthService.payment(row)
+            guard payment.effective(at: service.now).status == .pending else {
+                throw SupportError.invalid("the payment is \(payment.effective(at: service.now).status.rawValue), not pending")
+            }
+            try await db.update("payments").set("status", to: PaymentInfo.Status.cancelled.rawValue)
+                .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
+            payment.status = .cancelled
+            try await service.audit(.paymentCancelled, succeeded: true, account: payment.accountID, operator: action, on: db)
+            try await service.emit(.paymentCancelled, .init(payment: payment), on: db)
+        }
+    }
+
+    // MARK: Internals
+
+    /// The operator named `name`, if enabled and allowed to act (support or admin), with a fit reason.
+    private func authorize(_ name: String, reason: String) async throws -> SupportAction {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty, Validation.isDisplayable(reason, maxCharacters: 500) else {
+            throw SupportError.invalid("a reason is required: 1-500 characters without control characters")
+        }
+        let found = try await service.database.transaction { db in
+            try await db.raw("SELECT id, role, disabled_at FROM operators WHERE name = \(bind: name)").first()
+        }
+        guard let found, try found.decode(column: "disabled_at", as: Int64?.self) == nil else {
+            throw SupportError.notAllowed("no enabled operator named \(name)")
+        }
+        guard let role = OperatorRole(rawValue: try found.decode(column: "role", as: String.self)), role != .viewer else {
+            throw SupportError.notAllowed("\(name) is a viewer: viewers only read")
+        }
+        return SupportAction(operatorID: try found.decode(column: "id", as: String.self), reason: reason)
+    }
+
+    /// The account id of the customer with this username or account id.
+    private func accountID(_ customer: String) async throws -> String {
+        guard (1...64).contains(customer.utf8.count),
+            let id = try await service.database.transaction({ db in
+                try await db.raw("SELECT id FROM accounts WHERE id = \(bind: customer) OR username = \(bind: customer)").first()?
+                    .decode(column: "id", as: String.self)
+            })
+        else { throw SupportError.notFound("no customer with the username or account id \(customer)") }
+        return id
+    }
+}
+
+extension CustomerRecord {
+    fileprivate func withEvents(_ events: [AuditEvent]) -> CustomerRecord {
+        CustomerRecord(
+            accountID: accountID, username: username, createdAt: createdAt, lockedUntil: lockedUntil, pinLockedUntil: pinLockedUntil,
+            devices: devices, sessions: sessions, payments: payments,
+            events: events.map { event in
+                Event(
+                    occurredAt: event.occurredAt, kind: event.kind, succeeded: event.succeeded, code: event.code, operatorID: event.operatorID,
+                    reason: event.reason)
+            })
+    }
+}

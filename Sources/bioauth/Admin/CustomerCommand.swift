@@ -1,0 +1,151 @@
+import ArgumentParser
+import BioAuthCore
+import BioAuthServer
+import Foundation
+
+/// `bioauth admin customer`: what the bank's support staff look up and do for a customer who calls, from the command
+/// line (the operator console does the same). Every action names the operator and a reason; both go into the audit
+/// event the customer sees.
+struct CustomerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "customer",
+        abstract: "Look up a customer; revoke a device, end sessions, unlock, clear a PIN lock, cancel a pending payment (audited with a reason).",
+        subcommands: [Show.self, RevokeDevice.self, EndSessions.self, Unlock.self, ClearPINLock.self, CancelPayment.self]
+    )
+
+    /// Who acts and why: required by every action.
+    struct Accountability: ParsableArguments {
+        @Option(help: "The operator taking the action (an enabled support or admin operator).") var `operator`: String
+        @Option(help: "Why, as told to the customer: 1-500 characters, recorded in their audit log.") var reason: String
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The customer's account and locks, devices, live sessions, recent payments and security timeline.")
+        @Argument(help: "A username or an account id.") var customer: String
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            let record = try await admin.withDesk(environment: environment) { try await $0.customer(customer) }
+            return CustomerCommand.describe(record)
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct RevokeDevice: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke-device", abstract: "Revokes a device: its key is refused and its sessions end.")
+        @Argument(help: "The device id.") var deviceID: String
+        @OptionGroup var who: Accountability
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withDesk(environment: environment) { try await $0.revokeDevice(deviceID, operator: who.operator, reason: who.reason) }
+            return "device \(deviceID) revoked"
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct EndSessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "end-sessions", abstract: "Ends all the customer's sessions; they sign in again.")
+        @Argument(help: "A username or an account id.") var customer: String
+        @OptionGroup var who: Accountability
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withDesk(environment: environment) { try await $0.endSessions(customer: customer, operator: who.operator, reason: who.reason) }
+            return "\(customer): every session ended"
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Lifts a password lock.")
+        @Argument(help: "A username or an account id.") var customer: String
+        @OptionGroup var who: Accountability
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withDesk(environment: environment) { try await $0.unlockAccount(customer: customer, operator: who.operator, reason: who.reason) }
+            return "\(customer): unlocked"
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct ClearPINLock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "clear-pin-lock", abstract: "Lifts a payment PIN lock.")
+        @Argument(help: "A username or an account id.") var customer: String
+        @OptionGroup var who: Accountability
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withDesk(environment: environment) { try await $0.clearPINLock(customer: customer, operator: who.operator, reason: who.reason) }
+            return "\(customer): PIN lock cleared"
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct CancelPayment: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "cancel-payment", abstract: "Cancels a pending payment.")
+        @Argument(help: "The payment id.") var paymentID: String
+        @OptionGroup var who: Accountability
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withDesk(environment: environment) { try await $0.cancelPayment(paymentID, operator: who.operator, reason: who.reason) }
+            return "payment \(paymentID) cancelled"
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    /// The customer as text: one section per kind, times in UTC.
+    static func describe(_ record: CustomerRecord) -> String {
+        let time = { (date: Date) in (try? InternetDateTime().encode(date)) ?? "\(date)" }
+        var lines = ["\(record.username)  \(record.accountID)  since \(time(record.createdAt))"]
+        lines.append("  password: " + (record.lockedUntil.map { "locked until \(time($0))" } ?? "not locked"))
+        lines.append("  PIN: " + (record.pinLockedUntil.map { "locked until \(time($0))" } ?? "not locked"))
+        lines.append("devices (\(record.devices.count)):")
+        for device in record.devices {
+            let state = device.revokedAt.map { "revoked \(time($0))" } ?? "active"
+            lines.append("  \(device.id)  \(device.biometryKind)  \"\(device.name)\"  App Attest: \(device.attestation == "apple-appattest" ? "yes" : "no")  registered \(time(device.createdAt))  last used \(device.lastUsedAt.map(time) ?? "never")  \(state)")
+        }
+        lines.append("live sessions (\(record.sessions.count)):")
+        for session in record.sessions {
+            lines.append("  \(session.id)  \(session.method)\(session.deviceID.map { " (device \($0))" } ?? "")  installation \(session.installationID)  since \(time(session.createdAt))")
+        }
+        lines.append("payments (\(record.payments.count), newest first):")
+        for payment in record.payments {
+            let amount = payment.amount.map { "\($0.decimalString) \($0.currency.code)" } ?? "?"
+            lines.append("  \(payment.id)  \(amount) to \"\(payment.payeeName)\" (\(payment.payeeID))  \(payment.status)  \(time(payment.createdAt))")
+        }
+        lines.append("security timeline (newest first):")
+        for event in record.events {
+            var line = "  \(time(event.occurredAt))  \(event.kind)  \(event.succeeded ? "success" : "failure")"
+            if let code = event.code { line += "  \(code)" }
+            if let id = event.operatorID { line += "  by \(id): \(event.reason ?? "")" }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension AdminOptions {
+    /// Runs `body` with a support desk over the database; a refused request is a usage error with its reason.
+    func withDesk<R>(environment: [String: String], _ body: (SupportDesk) async throws -> R) async throws -> R {
+        try await withDatabase(environment: environment) { executor, configuration in
+            let desk = try await SupportDesk.open(database: executor, configuration: configuration)
+            do {
+                let result = try await body(desk)
+                await desk.close()
+                return result
+            } catch let error as SupportError {
+                await desk.close()
+                throw ValidationError(error.description)
+            } catch {
+                await desk.close()
+                throw error
+            }
+        }
+    }
+}

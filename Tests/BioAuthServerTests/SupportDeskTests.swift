@@ -1,0 +1,93 @@
+import BioAuthCore
+import Foundation
+import Testing
+
+@testable import BioAuthServer
+
+/// The support actions operators take for a customer who calls: each works as the customer then notices, each is in
+/// the customer's own audit log with the operator and the reason, and a viewer can take none of them.
+@Suite("Support desk")
+struct SupportDeskTests {
+    static func desk(_ api: API) async throws -> SupportDesk {
+        let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+        _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
+        _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery")
+        return try await SupportDesk.open(database: api.database, configuration: api.service.configuration, clock: api.clock)
+    }
+
+    @Test("'my phone was stolen': the device is revoked, its biometric sign-in refused, and the customer's audit log says who and why",
+          arguments: StorageBackend.available)
+    func stolenPhone(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let desk = try await Self.desk(api)
+            let key = TestKey()
+            let (tokens, deviceID) = try await api.enrolled(key)
+            let pending = try #require(try await api.createPayment(token: tokens.access)["paymentId"])
+            let before = try await desk.customer("alice")
+            #expect(before.devices.map(\.id) == [deviceID] && before.devices[0].revokedAt == nil && before.sessions.count == 1)
+            #expect(before.payments.map(\.id) == [pending] && before.payments[0].amount == Money(minorUnits: 8800, currency: .cny))
+            #expect(try await desk.customer(before.accountID).username == "alice", "found by account id too")
+
+            let snapshot = try await api.snapshot()
+            await #expect(throws: SupportError.notAllowed("vic is a viewer: viewers only read")) {
+                try await desk.revokeDevice(deviceID, operator: "vic", reason: "Phone stolen")
+            }
+            await #expect(throws: SupportError.self, "a reason is required") { try await desk.revokeDevice(deviceID, operator: "mei", reason: "  ") }
+            await #expect(throws: SupportError.self, "an unknown operator") { try await desk.revokeDevice(deviceID, operator: "eve", reason: "Phone stolen") }
+            await #expect(throws: SupportError.notFound("no device 01a2aaaa-0000-7000-8000-000000000000")) {
+                try await desk.revokeDevice("01a2aaaa-0000-7000-8000-000000000000", operator: "mei", reason: "Phone stolen")
+            }
+            #expect(try await api.snapshot() == snapshot, "a refused action changes nothing")
+
+            try await desk.revokeDevice(deviceID, operator: "mei", reason: "Phone reported stolen on call 4711")
+            let refused = try await api.call(.post, "/v1/sessions/biometric/challenges", json: ["keyId": key.keyID])
+            #expect(refused.code == "device_revoked", "the phone's Face ID sign-in is refused: \(refused.raw)")
+            #expect(try await api.call(.get, "/v1/me", token: tokens.access).code == "session_ended", "the phone's session ended")
+
+            let fresh = try await api.signIn()
+            let audit = try await api.call(.get, "/v1/audit", token: fresh.access)
+            let revoked = try #require((audit.json["events"] as? [[String: Any]])?.first { $0["kind"] as? String == "device_revoked" })
+            #expect((revoked["operatorId"] as? String)?.hasPrefix("op_") == true && revoked["reason"] as? String == "Phone reported stolen on call 4711")
+            let after = try await desk.customer("alice")
+            #expect(after.devices[0].revokedAt != nil && after.events.contains { $0.kind == "device_revoked" && $0.reason != nil })
+            await desk.close()
+        }
+    }
+
+    @Test("'I'm locked out': unlocking lifts the password lock and the PIN lock; 'did my payment go through?': a pending one is cancelled")
+    func lockedOut() async throws {
+        try await TestServer.run { api in
+            let desk = try await Self.desk(api)
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            #expect(try await api.setPIN(token: tokens.access).status == 204)
+            for _ in 0..<5 { _ = try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": "wrong!", "installationId": "p"]) }
+            #expect(try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": "correct horse", "installationId": "p"]).code == "account_locked")
+            #expect(try await desk.customer("alice").lockedUntil != nil)
+            try await desk.unlockAccount(customer: "alice", operator: "mei", reason: "Identity checked on call 4712")
+            let back = try await api.signIn(installation: "phone-2")
+            #expect(try await desk.customer("alice").lockedUntil == nil)
+
+            let payment = try #require(try await api.createPayment(token: back.access)["paymentId"])
+            for _ in 0..<5 { _ = try await api.call(.post, "/v1/payments/\(payment)/pin-authorization", json: ["pin": "111112"], token: back.access) }
+            #expect(try await desk.customer("alice").pinLockedUntil != nil)
+            try await desk.clearPINLock(customer: "alice", operator: "mei", reason: "Identity checked on call 4712")
+            let other = try #require(try await api.createPayment(token: back.access, amountMinor: 100)["paymentId"])
+            let paid = try await api.call(.post, "/v1/payments/\(other)/pin-authorization", json: ["pin": "258046"], token: back.access)
+            #expect(paid["status"] == "authorized", "\(paid.raw)")
+
+            let third = try #require(try await api.createPayment(token: back.access, amountMinor: 200)["paymentId"])
+            try await desk.cancelPayment(third, operator: "mei", reason: "Customer did not start it")
+            #expect(try await api.call(.get, "/v1/payments/\(third)", token: back.access)["status"] == "cancelled")
+            await #expect(throws: SupportError.invalid("the payment is cancelled, not pending")) {
+                try await desk.cancelPayment(third, operator: "mei", reason: "again")
+            }
+            try await desk.endSessions(customer: "alice", operator: "mei", reason: "Customer asked to sign out everywhere")
+            #expect(try await api.call(.get, "/v1/me", token: back.access).code == "session_ended")
+            let kinds = try await desk.customer("alice").events.filter { $0.operatorID != nil }.map(\.kind)
+            #expect(kinds == ["sessions_ended", "payment_cancelled", "payment_pin_unlocked", "account_unlocked"])
+            await #expect(throws: SupportError.self) { try await desk.customer("nobody") }
+            await desk.close()
+        }
+    }
+}
