@@ -38,6 +38,7 @@ let package = Package(
         // Server metrics: recorded through swift-metrics, exported in Prometheus's text format.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // Documentation: `swift package generate-documentation` (DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // Tests only: property-based tests of the encoders.
@@ -85,8 +86,9 @@ let package = Package(
                 "BioAuthCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                // Operators' second factor (TOTP, RFC 6238).
+                // Operators' second factor (TOTP, RFC 6238), and the operator console's templates.
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
+                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
@@ -108,7 +110,7 @@ let package = Package(
                 // The server runs on Linux and macOS; swift-prometheus needs iOS 16, which the client products do not.
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux, .macOS])),
             ],
-            resources: [.copy("openapi.yaml")],
+            resources: [.copy("openapi.yaml"), .copy("Console/Templates")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .executableTarget(
@@ -145,6 +147,8 @@ let package = Package(
                 "bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -107,7 +107,7 @@ extension ServerSettingsTests {
             "--token-retention-days", "1", "--audit-retention-days", "1", "--idempotency-key-retention-hours", "1",
             "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",
             "--webhook-poll-interval", "1", "--webhook-timeout", "1", "--webhook-retry-base", "1", "--webhook-retry-window-hours", "1",
-            "--webhook-rotation-overlap-hours", "1", "--webhook-retention-days", "1",
+            "--webhook-rotation-overlap-hours", "1", "--webhook-retention-days", "1", "--console",
         ]
         let flags = try ServeCommand.parse(arguments).flags
         let keys = Set(ServerSettings.all.map(\.key))

@@ -1,5 +1,5 @@
 import BioAuthCore
-import Crypto
+import BioAuthTesting
 import Foundation
 import Testing
 
@@ -8,14 +8,11 @@ import Testing
 /// Operators sign in with a password and a TOTP second factor enrolled at the first sign-in; failures lock sign-in.
 @Suite("Operators")
 struct OperatorTests {
-    /// RFC 6238's TOTP (SHA-1, 6 digits, 30 s), written here apart from the server's, to check it.
-    static func totp(_ secret: String, at date: Date) -> String {
-        let step = UInt64(date.timeIntervalSince1970 / 30).bigEndian
-        let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: withUnsafeBytes(of: step) { Data($0) }, using: SymmetricKey(data: Data(secret.utf8))))
-        let offset = Int(mac[19] & 0x0F)
-        let value = (UInt32(mac[offset] & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])) % 1_000_000
-        return String(format: "%06u", value)
-    }
+    static func totp(typed: String, at date: Date) -> String { AuthenticatorApp(typed: typed)?.code(at: date) ?? "" }
+
+    static func totp(_ secret: String, at date: Date) -> String { AuthenticatorApp(key: Data(secret.utf8)).code(at: date) }
+
+    static func base32(_ text: String) -> Data { AuthenticatorApp(typed: text)?.key ?? Data() }
 
     @Test("RFC 6238's SHA-1 vectors: the code of each time is found in its step, and not two steps away")
     func rfcVectors() {
@@ -45,13 +42,14 @@ struct OperatorTests {
                 Issue.record("no enrollment offered")
                 return
             }
-            #expect(secret.count == 32 && uri.hasPrefix("otpauth://totp/BioAuth:mei.support?secret=") && uri.contains("issuer=BioAuth"), "\(uri)")
+            #expect(uri == "otpauth://totp/BioAuth:mei.support?secret=\(secret)&issuer=BioAuth", "the key to type is the URI's: \(uri)")
+            #expect(Self.base32(secret).count == 32, "a 256-bit key")
             #expect(try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil) == .enrollTOTP(secret: secret, uri: uri),
                     "the same secret until it is enrolled")
             await #expect(throws: OperatorError.invalidCredentials) {
                 try await operators.signIn(name: "mei.support", password: "correct horse battery", code: "000000")
             }
-            let code = Self.totp(secret, at: api.clock.now)
+            let code = Self.totp(typed: secret, at: api.clock.now)
             guard case .signedIn(let signedIn) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: code) else {
                 Issue.record("not signed in")
                 return
@@ -63,7 +61,7 @@ struct OperatorTests {
                 try await operators.signIn(name: "mei.support", password: "correct horse battery", code: code)
             }
             api.clock.advance(by: 30)
-            let next = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: Self.totp(secret, at: api.clock.now))
+            let next = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now))
             #expect(next == .signedIn(signedIn))
         }
     }
@@ -82,10 +80,10 @@ struct OperatorTests {
                 #expect(attempt < 5 ? error == .invalidCredentials : error == .locked(until: api.clock.now.addingTimeInterval(900)))
             }
             await #expect(throws: OperatorError.locked(until: api.clock.now.addingTimeInterval(900))) {
-                try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(secret, at: api.clock.now))
+                try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now))
             }
             api.clock.advance(by: 901)
-            if case .signedIn = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(secret, at: api.clock.now)) {
+            if case .signedIn = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now)) {
             } else {
                 Issue.record("not signed in after the lock ran out")
             }

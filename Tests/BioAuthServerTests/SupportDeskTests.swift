@@ -54,6 +54,18 @@ struct SupportDeskTests {
         }
     }
 
+    @Test("the operator console is off unless enabled: its pages are not served")
+    func consoleOffByDefault() async throws {
+        try await TestServer.run { api in
+            let page = try await api.call(.get, "/console/sign-in")
+            #expect(page.status == 404 && page.code == "not_found")
+        }
+        try await TestServer.run(configure: { $0.consoleEnabled = true }) { api in
+            let page = try await api.call(.get, "/console/sign-in")
+            #expect(page.status == 200 && page.raw.contains("Operator sign-in") && page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+        }
+    }
+
     @Test("'I'm locked out': unlocking lifts the password lock and the PIN lock; 'did my payment go through?': a pending one is cancelled")
     func lockedOut() async throws {
         try await TestServer.run { api in

@@ -99,6 +99,10 @@ public enum BioAuthServerApplication {
             on: router, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
             middlewares: [ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware()])
 
+        if configuration.consoleEnabled {
+            try await Console.load(service: service).register(on: router)
+        }
+
         var services: [any Service] = [ResourceCloser(database: database, passwords: passwords, logger: logger)]
         if configuration.retention.interval > 0 {
             let retention = Retention(database: database, configuration: configuration, clock: clock, metrics: metrics)

@@ -83,6 +83,8 @@ public struct ServerConfiguration: Sendable {
     public var retention = RetentionPolicy()
     /// How webhook events are delivered and retried.
     public var webhooks = WebhookPolicy()
+    /// Whether the operator console is served under `/console` (off by default).
+    public var consoleEnabled = false
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}

@@ -65,8 +65,9 @@ public enum OperatorError: Error, Equatable, Sendable, CustomStringConvertible {
 public struct Operators: Sendable {
     /// What ``signIn(name:password:code:)`` asks for next.
     public enum SignIn: Sendable, Equatable {
-        /// The password was right and no second factor is enrolled yet: show `secret` and `uri` (an `otpauth://` URI for a
-        /// QR code), then sign in again with a code from the app to enroll it.
+        /// The password was right and no second factor is enrolled yet: show `secret` (the key to type into an
+        /// authenticator app, base32) and `uri` (the same as an `otpauth://` URI, for a QR code), then sign in again with a
+        /// code from the app to enroll it.
         case enrollTOTP(secret: String, uri: String)
         /// The password was right; send a code from the authenticator app.
         case codeRequired
@@ -170,7 +171,9 @@ public struct Operators: Sendable {
                     try await db.raw("UPDATE operators SET totp_pending_secret = \(bind: secret) WHERE id = \(bind: account.id)").run()
                 }
             }
-            return .enrollTOTP(secret: secret, uri: TOTP(secret: secret).createAuthenticatorURL(label: "BioAuth:\(account.name)", issuer: "BioAuth"))
+            let uri = TOTP(secret: secret).createAuthenticatorURL(label: "BioAuth:\(account.name)", issuer: "BioAuth")
+            let typed = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
+            return .enrollTOTP(secret: typed, uri: uri)
         }
         guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(account, now: now) }
         try await database.transaction { db in

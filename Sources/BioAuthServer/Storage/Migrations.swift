@@ -290,6 +290,11 @@ enum Migrations {
                     totp_secret TEXT, totp_pending_secret TEXT, totp_last_step BIGINT, failed_attempts INTEGER NOT NULL,
                     locked_until BIGINT, created_at BIGINT NOT NULL, created_by TEXT, disabled_at BIGINT)
                 """,
+                """
+                CREATE TABLE operator_sessions (
+                    token_hash TEXT PRIMARY KEY, operator_id TEXT NOT NULL REFERENCES operators (id), csrf_token TEXT NOT NULL,
+                    created_at BIGINT NOT NULL, last_seen_at BIGINT NOT NULL, ended_at BIGINT)
+                """,
             ]
         ),
     ]

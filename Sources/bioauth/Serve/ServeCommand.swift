@@ -135,6 +135,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var webhooks: WebhookOptions
 
+    @Flag(help: "Serve the operator console under /console (operators: bioauth admin operator create).")
+    var console = false
+
     @Flag(
         name: .customLong("app-attest-allow-pin"),
         help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused).")
@@ -173,6 +176,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("retentionInterval", retentionInterval),
             ("appAttest", appAttest), ("appAttestAppIds", appAttestAppIDs.isEmpty ? nil : appAttestAppIDs.joined(separator: ",")),
             ("appAttestEnvironment", appAttestEnvironment), ("appAttestAllowPin", appAttestAllowPIN ? "true" : nil),
+            ("console", console ? "true" : nil),
         ]
         for (key, value) in given { flags[key] = value }
         return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }

@@ -160,6 +160,10 @@ enum ServerSettings {
             default: throw Reason(text: "must be production, development or both")
             }
         }, show: { $0.appAttest.environments.count == 2 ? "both" : $0.appAttest.environments.first == .development ? "development" : "production" }),
+        Setting(key: "console", apply: { configuration, text throws(Reason) in
+            guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
+            configuration.consoleEnabled = value
+        }, show: { String($0.consoleEnabled) }),
         Setting(key: "appAttestAllowPin", apply: { configuration, text throws(Reason) in
             guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
             configuration.appAttest.allowsPINPaymentsUnderRequire = value

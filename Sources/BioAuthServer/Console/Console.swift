@@ -1,0 +1,287 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+
+/// The operator console: server-rendered HTML under `/console` (off unless ``ServerConfiguration/consoleEnabled``), no
+/// JavaScript. Operators sign in with a password and a TOTP code (``Operators``), find a customer and act for them
+/// through ``SupportDesk``, each action with a reason.
+///
+/// Every response carries a strict Content-Security-Policy (no script at all, styles from the console only), refuses
+/// framing and caching; every form that changes something carries the session's CSRF token, and a request whose
+/// `Origin` is another site is refused. Roles are checked on the server for every request. Text is HTML-escaped by the
+/// templates (`{{…}}`), so a name like `<script>` shows as text.
+struct Console: Sendable {
+    let service: BioAuthService
+    let templates: MustacheLibrary
+    let stylesheet: ByteBuffer
+
+    private var sessions: ConsoleSessions { ConsoleSessions(service: service) }
+    private var desk: SupportDesk { SupportDesk(service: service) }
+
+    /// Loads the templates bundled with the server.
+    static func load(service: BioAuthService) async throws -> Console {
+        guard let folder = Bundle.module.url(forResource: "Templates", withExtension: nil) else {
+            throw ConfigurationError(message: "the console's templates are missing from the build")
+        }
+        let templates = try await MustacheLibrary(directory: folder.path)
+        let css = try Data(contentsOf: folder.appendingPathComponent("console.css"))
+        return Console(service: service, templates: templates, stylesheet: ByteBuffer(bytes: css))
+    }
+
+    /// Adds the console's routes.
+    func register(on router: Router<BioAuthRequestContext>) {
+        let console = self
+        router.get("/console") { _, _ in Self.redirect("/console/customers") }
+        router.get("/console/static/console.css") { _, _ in
+            var headers = Self.securityHeaders
+            headers[.contentType] = "text/css; charset=utf-8"
+            headers[.cacheControl] = "public, max-age=3600"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: console.stylesheet))
+        }
+        router.get("/console/sign-in") { _, _ in console.signInPage(name: "", enroll: nil, error: nil, status: .ok) }
+        router.post("/console/sign-in") { request, _ in try await console.signIn(request) }
+        router.post("/console/sign-out") { request, _ in
+            try await console.acting(request) { _, _ in
+                try await console.sessions.end(request.cookies[ConsoleSessions.cookieName]?.value)
+                var response = Self.redirect("/console/sign-in")
+                response.headers[.setCookie] = "\(ConsoleSessions.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict"
+                return response
+            }
+        }
+        router.get("/console/customers") { request, _ in try await console.customers(request) }
+        router.get("/console/customers/{account}") { request, context in
+            try await console.customer(request, account: try context.parameters.require("account"))
+        }
+        router.post("/console/customers/{account}/devices/{device}/revoke") { request, context in
+            let account = try context.parameters.require("account"), device = try context.parameters.require("device")
+            return try await console.act(request, account: account, done: "revoked") { name, reason in
+                try await console.desk.revokeDevice(device, operator: name, reason: reason)
+            }
+        }
+        router.post("/console/customers/{account}/end-sessions") { request, context in
+            let account = try context.parameters.require("account")
+            return try await console.act(request, account: account, done: "sessions-ended") { name, reason in
+                try await console.desk.endSessions(customer: account, operator: name, reason: reason)
+            }
+        }
+        router.post("/console/customers/{account}/unlock") { request, context in
+            let account = try context.parameters.require("account")
+            return try await console.act(request, account: account, done: "unlocked") { name, reason in
+                try await console.desk.unlockAccount(customer: account, operator: name, reason: reason)
+            }
+        }
+        router.post("/console/customers/{account}/clear-pin-lock") { request, context in
+            let account = try context.parameters.require("account")
+            return try await console.act(request, account: account, done: "pin-unlocked") { name, reason in
+                try await console.desk.clearPINLock(customer: account, operator: name, reason: reason)
+            }
+        }
+        router.post("/console/customers/{account}/payments/{payment}/cancel") { request, context in
+            let account = try context.parameters.require("account"), payment = try context.parameters.require("payment")
+            return try await console.act(request, account: account, done: "cancelled") { name, reason in
+                try await console.desk.cancelPayment(payment, operator: name, reason: reason)
+            }
+        }
+    }
+
+    // MARK: Pages
+
+    private func signInPage(name: String, enroll: (secret: String, uri: String)?, error: String?, status: HTTPResponse.Status) -> Response {
+        var view: [String: Any] = ["name": name]
+        if let enroll { view["enroll"] = ["secret": enroll.secret, "uri": enroll.uri] }
+        let content = templates.render(view, withTemplate: "sign-in") ?? ""
+        return page(title: "Sign in", content: content, session: nil, error: error, status: status)
+    }
+
+    private func signIn(_ request: Request) async throws -> Response {
+        guard sameOrigin(request) else { return forbidden("This form was sent from another site.", session: nil) }
+        let form = try await Self.form(request)
+        let name = form["name"] ?? "", password = form["password"] ?? ""
+        let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
+        let operators = Operators(
+            database: service.database, clock: service.clock, random: service.random, bcryptCost: service.configuration.bcryptCost)
+        do {
+            switch try await operators.signIn(name: name, password: password, code: code) {
+            case .enrollTOTP(let secret, let uri):
+                return signInPage(name: name, enroll: (secret, uri), error: nil, status: .ok)
+            case .codeRequired:
+                return signInPage(name: name, enroll: nil, error: "Enter the 6-digit code from your authenticator app.", status: .ok)
+            case .signedIn(let signedIn):
+                let token = try await sessions.start(for: signedIn)
+                var response = Self.redirect("/console/customers")
+                response.headers[.setCookie] = "\(ConsoleSessions.cookieName)=\(token); Path=/; Secure; HttpOnly; SameSite=Strict"
+                return response
+            }
+        } catch let error as OperatorError {
+            let message =
+                switch error {
+                case .locked: "Too many failed sign-ins. Try again in 15 minutes."
+                default: "The name, password or code is wrong."
+                }
+            return signInPage(name: name, enroll: nil, error: message, status: .unauthorized)
+        }
+    }
+
+    private func customers(_ request: Request) async throws -> Response {
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        let query = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespaces) ?? ""
+        if !query.isEmpty {
+            do {
+                let record = try await desk.customer(query)
+                return Self.redirect("/console/customers/\(Self.pathSafe(record.accountID))")
+            } catch is SupportError {
+                let content = templates.render(["query": query, "notFound": true], withTemplate: "customers") ?? ""
+                return page(title: "Customers", content: content, session: session, status: .notFound)
+            }
+        }
+        return page(title: "Customers", content: templates.render(["query": ""], withTemplate: "customers") ?? "", session: session)
+    }
+
+    private func customer(_ request: Request, account: String) async throws -> Response {
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        let record: CustomerRecord
+        do {
+            record = try await desk.customer(account)
+        } catch is SupportError {
+            return page(title: "Not found", content: "<h1>No such customer</h1>", session: session, status: .notFound)
+        }
+        let canAct = session.operator.role != .viewer
+        let time = { (date: Date?) in date.flatMap { try? InternetDateTime().encode($0) } ?? "–" }
+        var view: [String: Any] = [
+            "username": record.username, "accountID": record.accountID, "createdAt": time(record.createdAt), "csrf": session.csrfToken,
+            "canAct": canAct, "hasSessions": !record.sessions.isEmpty,
+            "devices": record.devices.map { device -> [String: Any] in
+                [
+                    "id": device.id, "name": device.name, "biometryKind": device.biometryKind,
+                    "attested": device.attestation == "apple-appattest" ? "yes" : "no", "createdAt": time(device.createdAt),
+                    "lastUsedAt": time(device.lastUsedAt), "state": device.revokedAt.map { "revoked \(time($0))" } ?? "active",
+                    "canRevoke": canAct && device.revokedAt == nil,
+                ]
+            },
+            "sessions": record.sessions.map { session -> [String: Any] in
+                ["id": session.id, "method": session.method, "installationID": session.installationID, "createdAt": time(session.createdAt)]
+            },
+            "payments": record.payments.map { payment -> [String: Any] in
+                [
+                    "id": payment.id, "amount": payment.amount.map { "\($0.decimalString) \($0.currency.code)" } ?? "?", "payeeName": payment.payeeName,
+                    "payeeID": payment.payeeID, "status": payment.status, "createdAt": time(payment.createdAt),
+                    "canCancel": canAct && payment.status == "pending",
+                ]
+            },
+            "events": record.events.map { event -> [String: Any] in
+                var row: [String: Any] = [
+                    "occurredAt": time(event.occurredAt), "kind": event.kind, "outcome": event.succeeded ? "success" : (event.code ?? "failure"),
+                    "reason": event.reason ?? "",
+                ]
+                if let id = event.operatorID { row["operatorID"] = id }
+                return row
+            },
+        ]
+        // Absent values are left out: the templates' sections test for presence.
+        if let until = record.lockedUntil { view["lockedUntil"] = time(until) }
+        if let until = record.pinLockedUntil { view["pinLockedUntil"] = time(until) }
+        let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes[$0] }
+        return page(title: record.username, content: templates.render(view, withTemplate: "customer") ?? "", session: session, flash: flash)
+    }
+
+    /// A support action from a form: the session, the CSRF token, the origin and the role are checked, then `body` runs
+    /// with the operator's name and the reason; afterwards the customer's page is shown again.
+    private func act(
+        _ request: Request, account: String, done: String, _ body: @Sendable (String, String) async throws -> Void
+    ) async throws -> Response {
+        try await acting(request) { session, form in
+            guard session.operator.role != .viewer else { return forbidden("Viewers can only read.", session: session) }
+            do {
+                try await body(session.operator.name, form["reason"] ?? "")
+            } catch let error as SupportError {
+                return page(title: "Not done", content: "<h1>Not done</h1>", session: session, error: error.description, status: .unprocessableContent)
+            }
+            return Self.redirect("/console/customers/\(Self.pathSafe(account))?done=\(done)")
+        }
+    }
+
+    /// Runs `body` for a form post of a signed-in operator whose CSRF token and origin are right; 403 otherwise.
+    private func acting(_ request: Request, _ body: (ConsoleSessions.Session, [String: String]) async throws -> Response) async throws -> Response {
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard sameOrigin(request) else { return forbidden("This form was sent from another site.", session: session) }
+        let form = try await Self.form(request)
+        guard let token = form["csrf"], Self.constantTimeEqual(token, session.csrfToken) else {
+            return forbidden("This form has expired or was not sent from the console. Open the page again.", session: session)
+        }
+        return try await body(session, form)
+    }
+
+    // MARK: Responses
+
+    private func page(
+        title: String, content: String, session: ConsoleSessions.Session?, flash: String? = nil, error: String? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
+        var view: [String: Any] = ["title": title, "content": content]
+        if let session { view["operator"] = ["name": session.operator.name, "role": session.operator.role.rawValue, "csrf": session.csrfToken] }
+        if let flash { view["flash"] = flash }
+        if let error { view["error"] = error }
+        let html = templates.render(view, withTemplate: "page") ?? ""
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    private func forbidden(_ message: String, session: ConsoleSessions.Session?) -> Response {
+        page(title: "Refused", content: "<h1>Refused</h1>", session: session, error: message, status: .forbidden)
+    }
+
+    private static func redirect(_ location: String) -> Response {
+        var headers = securityHeaders
+        headers[.location] = location
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// No script, no framing, no caching of pages with customer data, no referrer to other sites (`same-origin`: with
+    /// `no-referrer` a browser sends `Origin: null`, and the origin check could not tell the console from another site).
+    static let securityHeaders: HTTPFields = [
+        .contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        HTTPField.Name("X-Frame-Options")!: "DENY", .cacheControl: "no-store", HTTPField.Name("Referrer-Policy")!: "same-origin",
+        .xContentTypeOptions: "nosniff",
+    ]
+
+    /// What a finished action says, by a fixed key (no text from the request is echoed).
+    private static let flashes = [
+        "revoked": "The device is revoked.", "sessions-ended": "Every session ended.", "unlocked": "The account is unlocked.",
+        "pin-unlocked": "The PIN lock is cleared.", "cancelled": "The payment is cancelled.",
+    ]
+
+    // MARK: Requests
+
+    /// A form post's fields (`application/x-www-form-urlencoded`), at most 16 KiB.
+    private static func form(_ request: Request) async throws -> [String: String] {
+        var request = request
+        let body = try await request.collectBody(upTo: 16_384)
+        var components = URLComponents()
+        components.percentEncodedQuery = String(buffer: body).replacingOccurrences(of: "+", with: "%20")
+        var fields: [String: String] = [:]
+        for item in components.queryItems ?? [] where fields[item.name] == nil { fields[item.name] = item.value ?? "" }
+        return fields
+    }
+
+    /// Whether the request's `Origin` (when a browser sent one) is this server's own.
+    private func sameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin] else { return true }
+        guard let host = request.head.authority else { return false }
+        return origin == "http://\(host)" || origin == "https://\(host)"
+    }
+
+    private static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// An id as it may appear in a path we redirect to (ids are UUIDs; anything else is dropped).
+    private static func pathSafe(_ id: String) -> String {
+        String(id.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" }.prefix(64))
+    }
+}
