@@ -111,6 +111,11 @@ struct ConsoleBrowserTests {
                 #expect(after.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !after.contains("<script>alert"), "the reason is escaped")
                 #expect(await !browser.alertIsOpen)
                 try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-after-revoke.png"))
+                // The switch to Simplified Chinese.
+                try await browser.click("a[lang=zh-Hans]")
+                _ = try await browser.element("html[lang=zh-Hans]")
+                #expect(try await browser.source.contains("安全时间线"))
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-zh.png"))
             }
             // The customer's phone: its Face ID sign-in is refused now.
             let refused = await #expect(throws: (any Error).self) { _ = try await scene.api.signInChallenge(keyID: DevicePublicKey(scene.key.publicKey).keyID) }

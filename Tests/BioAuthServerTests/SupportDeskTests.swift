@@ -63,6 +63,11 @@ struct SupportDeskTests {
         try await TestServer.run(configure: { $0.consoleEnabled = true }) { api in
             let page = try await api.call(.get, "/console/sign-in")
             #expect(page.status == 200 && page.raw.contains("Operator sign-in") && page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+            // English and Simplified Chinese: by Accept-Language, and by the switch, which is remembered in a cookie.
+            let chinese = try await api.call(.get, "/console/sign-in", headers: [.acceptLanguage: "zh-CN,zh;q=0.9,en;q=0.8"])
+            #expect(chinese.raw.contains("运营人员登录") && chinese.raw.contains(#"<html lang="zh-Hans">"#), "\(chinese.raw)")
+            let switched = try await api.call(.get, "/console/sign-in?lang=en", headers: [.acceptLanguage: "zh-CN"])
+            #expect(switched.raw.contains("Operator sign-in") && switched.headers[.setCookie]?.hasPrefix("__Host-bioauth-console-lang=en;") == true)
         }
     }
 

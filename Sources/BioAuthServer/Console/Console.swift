@@ -41,7 +41,7 @@ struct Console: Sendable {
             headers[.cacheControl] = "public, max-age=3600"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: console.stylesheet))
         }
-        router.get("/console/sign-in") { _, _ in console.signInPage(name: "", enroll: nil, error: nil, status: .ok) }
+        router.get("/console/sign-in") { request, _ in console.signInPage(request, name: "", enroll: nil, error: nil, status: .ok) }
         router.post("/console/sign-in") { request, _ in try await console.signIn(request) }
         router.post("/console/sign-out") { request, _ in
             try await console.acting(request) { _, _ in
@@ -89,15 +89,18 @@ struct Console: Sendable {
 
     // MARK: Pages
 
-    private func signInPage(name: String, enroll: (secret: String, uri: String)?, error: String?, status: HTTPResponse.Status) -> Response {
-        var view: [String: Any] = ["name": name]
+    private func signInPage(
+        _ request: Request, name: String, enroll: (secret: String, uri: String)?, error: String?, status: HTTPResponse.Status
+    ) -> Response {
+        let language = Self.language(request)
+        var view: [String: Any] = ["name": name, "t": language.text]
         if let enroll { view["enroll"] = ["secret": enroll.secret, "uri": enroll.uri] }
         let content = templates.render(view, withTemplate: "sign-in") ?? ""
-        return page(title: "Sign in", content: content, session: nil, error: error, status: status)
+        return page(request, title: language["signIn"], content: content, session: nil, error: error.map { language[$0] }, status: status)
     }
 
     private func signIn(_ request: Request) async throws -> Response {
-        guard sameOrigin(request) else { return forbidden("This form was sent from another site.", session: nil) }
+        guard sameOrigin(request) else { return forbidden(request, "error.origin", session: nil) }
         let form = try await Self.form(request)
         let name = form["name"] ?? "", password = form["password"] ?? ""
         let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
@@ -106,9 +109,9 @@ struct Console: Sendable {
         do {
             switch try await operators.signIn(name: name, password: password, code: code) {
             case .enrollTOTP(let secret, let uri):
-                return signInPage(name: name, enroll: (secret, uri), error: nil, status: .ok)
+                return signInPage(request, name: name, enroll: (secret, uri), error: nil, status: .ok)
             case .codeRequired:
-                return signInPage(name: name, enroll: nil, error: "Enter the 6-digit code from your authenticator app.", status: .ok)
+                return signInPage(request, name: name, enroll: nil, error: "error.code", status: .ok)
             case .signedIn(let signedIn):
                 let token = try await sessions.start(for: signedIn)
                 var response = Self.redirect("/console/customers")
@@ -118,10 +121,10 @@ struct Console: Sendable {
         } catch let error as OperatorError {
             let message =
                 switch error {
-                case .locked: "Too many failed sign-ins. Try again in 15 minutes."
-                default: "The name, password or code is wrong."
+                case .locked: "error.locked"
+                default: "error.credentials"
                 }
-            return signInPage(name: name, enroll: nil, error: message, status: .unauthorized)
+            return signInPage(request, name: name, enroll: nil, error: message, status: .unauthorized)
         }
     }
 
@@ -133,11 +136,12 @@ struct Console: Sendable {
                 let record = try await desk.customer(query)
                 return Self.redirect("/console/customers/\(Self.pathSafe(record.accountID))")
             } catch is SupportError {
-                let content = templates.render(["query": query, "notFound": true], withTemplate: "customers") ?? ""
-                return page(title: "Customers", content: content, session: session, status: .notFound)
+                let content = templates.render(["query": query, "notFound": true, "t": Self.language(request).text], withTemplate: "customers") ?? ""
+                return page(request, title: Self.language(request)["customers"], content: content, session: session, status: .notFound)
             }
         }
-        return page(title: "Customers", content: templates.render(["query": ""], withTemplate: "customers") ?? "", session: session)
+        let content = templates.render(["query": "", "t": Self.language(request).text], withTemplate: "customers") ?? ""
+        return page(request, title: Self.language(request)["customers"], content: content, session: session)
     }
 
     private func customer(_ request: Request, account: String) async throws -> Response {
@@ -146,18 +150,20 @@ struct Console: Sendable {
         do {
             record = try await desk.customer(account)
         } catch is SupportError {
-            return page(title: "Not found", content: "<h1>No such customer</h1>", session: session, status: .notFound)
+            let language = Self.language(request)
+            return page(request, title: language["notFound"], content: "<h1>\(language["notFound"])</h1>", session: session, status: .notFound)
         }
         let canAct = session.operator.role != .viewer
+        let language = Self.language(request)
         let time = { (date: Date?) in date.flatMap { try? InternetDateTime().encode($0) } ?? "–" }
         var view: [String: Any] = [
             "username": record.username, "accountID": record.accountID, "createdAt": time(record.createdAt), "csrf": session.csrfToken,
-            "canAct": canAct, "hasSessions": !record.sessions.isEmpty,
+            "canAct": canAct, "hasSessions": !record.sessions.isEmpty, "t": language.text,
             "devices": record.devices.map { device -> [String: Any] in
                 [
                     "id": device.id, "name": device.name, "biometryKind": device.biometryKind,
-                    "attested": device.attestation == "apple-appattest" ? "yes" : "no", "createdAt": time(device.createdAt),
-                    "lastUsedAt": time(device.lastUsedAt), "state": device.revokedAt.map { "revoked \(time($0))" } ?? "active",
+                    "attested": language[device.attestation == "apple-appattest" ? "yes" : "no"], "createdAt": time(device.createdAt),
+                    "lastUsedAt": time(device.lastUsedAt), "state": device.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
                     "canRevoke": canAct && device.revokedAt == nil,
                 ]
             },
@@ -183,8 +189,8 @@ struct Console: Sendable {
         // Absent values are left out: the templates' sections test for presence.
         if let until = record.lockedUntil { view["lockedUntil"] = time(until) }
         if let until = record.pinLockedUntil { view["pinLockedUntil"] = time(until) }
-        let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes[$0] }
-        return page(title: record.username, content: templates.render(view, withTemplate: "customer") ?? "", session: session, flash: flash)
+        let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes.contains($0) ? language["done.\($0)"] : nil }
+        return page(request, title: record.username, content: templates.render(view, withTemplate: "customer") ?? "", session: session, flash: flash)
     }
 
     /// A support action from a form: the session, the CSRF token, the origin and the role are checked, then `body` runs
@@ -193,11 +199,14 @@ struct Console: Sendable {
         _ request: Request, account: String, done: String, _ body: @Sendable (String, String) async throws -> Void
     ) async throws -> Response {
         try await acting(request) { session, form in
-            guard session.operator.role != .viewer else { return forbidden("Viewers can only read.", session: session) }
+            guard session.operator.role != .viewer else { return forbidden(request, "error.viewer", session: session) }
             do {
                 try await body(session.operator.name, form["reason"] ?? "")
             } catch let error as SupportError {
-                return page(title: "Not done", content: "<h1>Not done</h1>", session: session, error: error.description, status: .unprocessableContent)
+                let language = Self.language(request)
+                return page(
+                    request, title: language["notDone"], content: "<h1>\(language["notDone"])</h1>", session: session, error: error.description,
+                    status: .unprocessableContent)
             }
             return Self.redirect("/console/customers/\(Self.pathSafe(account))?done=\(done)")
         }
@@ -206,10 +215,10 @@ struct Console: Sendable {
     /// Runs `body` for a form post of a signed-in operator whose CSRF token and origin are right; 403 otherwise.
     private func acting(_ request: Request, _ body: (ConsoleSessions.Session, [String: String]) async throws -> Response) async throws -> Response {
         guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
-        guard sameOrigin(request) else { return forbidden("This form was sent from another site.", session: session) }
+        guard sameOrigin(request) else { return forbidden(request, "error.origin", session: session) }
         let form = try await Self.form(request)
         guard let token = form["csrf"], Self.constantTimeEqual(token, session.csrfToken) else {
-            return forbidden("This form has expired or was not sent from the console. Open the page again.", session: session)
+            return forbidden(request, "error.csrf", session: session)
         }
         return try await body(session, form)
     }
@@ -217,21 +226,36 @@ struct Console: Sendable {
     // MARK: Responses
 
     private func page(
-        title: String, content: String, session: ConsoleSessions.Session?, flash: String? = nil, error: String? = nil,
+        _ request: Request, title: String, content: String, session: ConsoleSessions.Session?, flash: String? = nil, error: String? = nil,
         status: HTTPResponse.Status = .ok
     ) -> Response {
-        var view: [String: Any] = ["title": title, "content": content]
+        let language = Self.language(request)
+        var view: [String: Any] = ["title": title, "content": content, "t": language.text, "lang": language.rawValue]
         if let session { view["operator"] = ["name": session.operator.name, "role": session.operator.role.rawValue, "csrf": session.csrfToken] }
         if let flash { view["flash"] = flash }
         if let error { view["error"] = error }
         let html = templates.render(view, withTemplate: "page") ?? ""
         var headers = Self.securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
+        headers[.contentLanguage] = language.rawValue
+        // The switch's choice is remembered for the next pages.
+        if request.uri.queryParameters.get("lang").flatMap(ConsoleLanguage.init(rawValue:)) != nil {
+            headers[.setCookie] = "\(ConsoleLanguage.cookieName)=\(language.rawValue); Path=/; Secure; HttpOnly; SameSite=Strict"
+        }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    private func forbidden(_ message: String, session: ConsoleSessions.Session?) -> Response {
-        page(title: "Refused", content: "<h1>Refused</h1>", session: session, error: message, status: .forbidden)
+    /// A refusal page saying `key`'s sentence.
+    private func forbidden(_ request: Request, _ key: String, session: ConsoleSessions.Session?) -> Response {
+        let language = Self.language(request)
+        return page(request, title: language["refused"], content: "<h1>\(language["refused"])</h1>", session: session, error: language[key], status: .forbidden)
+    }
+
+    /// The request's language (``ConsoleLanguage/of(query:cookie:acceptLanguage:)``).
+    private static func language(_ request: Request) -> ConsoleLanguage {
+        ConsoleLanguage.of(
+            query: request.uri.queryParameters.get("lang"), cookie: request.cookies[ConsoleLanguage.cookieName]?.value,
+            acceptLanguage: request.headers[.acceptLanguage])
     }
 
     private static func redirect(_ location: String) -> Response {
@@ -248,11 +272,8 @@ struct Console: Sendable {
         .xContentTypeOptions: "nosniff",
     ]
 
-    /// What a finished action says, by a fixed key (no text from the request is echoed).
-    private static let flashes = [
-        "revoked": "The device is revoked.", "sessions-ended": "Every session ended.", "unlocked": "The account is unlocked.",
-        "pin-unlocked": "The PIN lock is cleared.", "cancelled": "The payment is cancelled.",
-    ]
+    /// The actions whose result a page says, by a fixed key (no text from the request is echoed).
+    private static let flashes: Set<String> = ["revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled"]
 
     // MARK: Requests
 
