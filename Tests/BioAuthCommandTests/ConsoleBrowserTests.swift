@@ -111,6 +111,13 @@ struct ConsoleBrowserTests {
                 #expect(after.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !after.contains("<script>alert"), "the reason is escaped")
                 #expect(await !browser.alertIsOpen)
                 try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-after-revoke.png"))
+                // Payments search: the pending payment to Tom & Jerry's, with its customer.
+                try await browser.go("\(scene.origin)/console/payments?status=pending")
+                _ = try await browser.element("select[name=status]")
+                let found = try await browser.source
+                #expect(found.contains(scene.paymentID) && found.contains(">alice</a>"), "the search found the payment")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("payments.png"))
+                try await browser.go("\(scene.origin)/console/customers/\(try await Self.accountID(browser, scene))")
                 // The switch to Simplified Chinese.
                 try await browser.click("a[lang=zh-Hans]")
                 _ = try await browser.element("html[lang=zh-Hans]")
@@ -161,6 +168,13 @@ struct ConsoleBrowserTests {
             let devices = try await scene.api.signInChallenge(keyID: DevicePublicKey(scene.key.publicKey).keyID)
             #expect(!devices.id.isEmpty, "nothing was revoked")
         }
+    }
+
+    /// The account id the customer's link on the payments page points to.
+    static func accountID(_ browser: WebDriver, _ scene: Scene) async throws -> String {
+        let page = try await browser.source
+        guard let range = page.range(of: #"/console/customers/[0-9a-f-]{36}"#, options: .regularExpression) else { return "" }
+        return String(page[range].dropFirst("/console/customers/".count))
     }
 
     static func post(_ url: String, form: String, cookie: String, origin: String, http: HTTPClient) async throws

@@ -54,6 +54,38 @@ struct SupportDeskTests {
         }
     }
 
+    @Test("payments search: by state as the customer sees it, payee id or part of its name, dates and amounts; wildcards are literal",
+          arguments: StorageBackend.available)
+    func paymentSearch(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let desk = try await Self.desk(api)
+            try await api.registerPayeeIfValid("tom-1", name: "Tom & Jerry's")
+            try await api.createAccount()
+            let alice = try await api.signIn()
+            let early = try #require(try await api.createPayment(token: alice.access, amountMinor: 500, payeeID: "tom-1", payeeName: nil)["paymentId"])
+            api.clock.advance(by: 400)  // the first payment expires unattended
+            let alice2 = try await api.signIn(installation: "phone-2")
+            let coffee = try #require(try await api.createPayment(token: alice2.access, amountMinor: 8800)["paymentId"])
+            api.clock.advance(by: 1)
+            let tom = try #require(try await api.createPayment(token: alice2.access, amountMinor: 1200, payeeID: "tom-1", payeeName: nil)["paymentId"])
+            try await desk.cancelPayment(tom, operator: "mei", reason: "Customer did not start it")
+
+            let ids = { (search: SupportDesk.PaymentSearch) in try await desk.payments(search).map(\.payment.id) }
+            #expect(try await ids(.init()) == [tom, coffee, early], "newest first")
+            #expect(try await ids(.init(status: "expired")) == [early], "a pending payment past its expiry is expired")
+            #expect(try await ids(.init(status: "pending")) == [coffee])
+            #expect(try await ids(.init(status: "cancelled")) == [tom])
+            #expect(try await ids(.init(payee: "tom-1")) == [tom, early])
+            #expect(try await ids(.init(payee: "JERRY")) == [tom, early], "part of the name, any case")
+            #expect(try await ids(.init(payee: "%")) == [], "a wildcard is matched literally")
+            #expect(try await ids(.init(minAmountMinor: 1000, maxAmountMinor: 9000)) == [tom, coffee])
+            #expect(try await ids(.init(until: api.clock.now.addingTimeInterval(-200))) == [early])
+            await #expect(throws: SupportError.self, "an unknown state is refused") { try await desk.payments(.init(status: "coffee")) }
+            #expect(try await desk.payments(.init(status: "pending")).map(\.username) == ["alice"])
+            await desk.close()
+        }
+    }
+
     @Test("the operator console is off unless enabled: its pages are not served")
     func consoleOffByDefault() async throws {
         try await TestServer.run { api in

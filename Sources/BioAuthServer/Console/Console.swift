@@ -52,6 +52,7 @@ struct Console: Sendable {
             }
         }
         router.get("/console/customers") { request, _ in try await console.customers(request) }
+        router.get("/console/payments") { request, _ in try await console.payments(request) }
         router.get("/console/customers/{account}") { request, context in
             try await console.customer(request, account: try context.parameters.require("account"))
         }
@@ -142,6 +143,48 @@ struct Console: Sendable {
         }
         let content = templates.render(["query": "", "t": Self.language(request).text], withTemplate: "customers") ?? ""
         return page(request, title: Self.language(request)["customers"], content: content, session: session)
+    }
+
+    private func payments(_ request: Request) async throws -> Response {
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        let language = Self.language(request)
+        let query = request.uri.queryParameters
+        let given = { (name: String) -> String in query.get(name)?.trimmingCharacters(in: .whitespaces) ?? "" }
+        let day = DateFormatter()
+        day.locale = Locale(identifier: "en_US_POSIX")
+        day.timeZone = TimeZone(identifier: "UTC")
+        day.dateFormat = "yyyy-MM-dd"
+        var view: [String: Any] = [
+            "t": language.text, "payee": given("payee"), "from": given("from"), "until": given("until"), "min": given("min"), "max": given("max"),
+            "statuses": ["pending", "authorized", "cancelled", "expired", "locked"].map { ["value": $0, "selected": $0 == given("status")] },
+        ]
+        var error: String?
+        var search = SupportDesk.PaymentSearch(status: given("status").isEmpty ? nil : given("status"), payee: given("payee"))
+        for (name, apply) in [
+            ("from", { (text: String) -> Bool in day.date(from: text).map { search.from = $0 } != nil }),
+            ("until", { (text: String) -> Bool in day.date(from: text).map { search.until = $0 } != nil }),
+            ("min", { (text: String) -> Bool in Int64(text).map { search.minAmountMinor = $0 } != nil }),
+            ("max", { (text: String) -> Bool in Int64(text).map { search.maxAmountMinor = $0 } != nil }),
+        ] where !given(name).isEmpty && !apply(given(name)) {
+            error = "\(language["error.search"]) \(name)"
+        }
+        if error == nil {
+            do {
+                let time = { (date: Date) in (try? InternetDateTime().encode(date)) ?? "–" }
+                view["results"] = try await desk.payments(search).map { found -> [String: Any] in
+                    [
+                        "id": found.payment.id, "accountID": found.accountID, "username": found.username,
+                        "amount": found.payment.amount.map { "\($0.decimalString) \($0.currency.code)" } ?? "?",
+                        "payeeName": found.payment.payeeName, "payeeID": found.payment.payeeID, "status": found.payment.status,
+                        "createdAt": time(found.payment.createdAt),
+                    ]
+                }
+            } catch let refused as SupportError {
+                error = "\(language["error.search"]) \(refused.description)"
+            }
+        }
+        let content = templates.render(view, withTemplate: "payments") ?? ""
+        return page(request, title: language["paymentSearch"], content: content, session: session, error: error, status: error == nil ? .ok : .badRequest)
     }
 
     private func customer(_ request: Request, account: String) async throws -> Response {

@@ -49,6 +49,9 @@ enum ConsoleLanguage: String, Sendable {
         "error.origin": "This form was sent from another site.",
         "error.csrf": "This form has expired or was not sent from the console. Open the page again.",
         "refused": "Refused", "notDone": "Not done", "notFound": "No such customer",
+        "paymentSearch": "Find payments", "any": "any", "from": "From", "until": "Until", "amountMinor": "Amount (minor units)",
+        "amountHint": "Amounts in minor units: 8800 is ¥88.00. Dates in UTC; until is exclusive. At most 100 payments, newest first.",
+        "customer": "Customer", "error.search": "A filter is not valid:",
     ]
 
     private static let chineseText: [String: String] = [
@@ -69,5 +72,8 @@ enum ConsoleLanguage: String, Sendable {
         "error.credentials": "用户名、密码或验证码错误。", "error.locked": "登录失败次数过多，请 15 分钟后再试。",
         "error.code": "请输入身份验证器应用中的 6 位验证码。", "error.viewer": "只读角色不能执行操作。", "error.origin": "此表单来自其他网站。",
         "error.csrf": "此表单已过期或并非来自控制台，请重新打开页面。", "refused": "已拒绝", "notDone": "未完成", "notFound": "没有此客户",
+        "paymentSearch": "查找支付", "any": "全部", "from": "起始日期", "until": "截止日期", "amountMinor": "金额（最小货币单位）",
+        "amountHint": "金额以最小货币单位计：8800 即 ¥88.00。日期为 UTC，截止日期不含当天。最多显示 100 笔，最新的在前。",
+        "customer": "客户", "error.search": "筛选条件无效：",
     ]
 }

@@ -204,6 +204,87 @@ public struct SupportDesk: Sendable {
         return record.withEvents(try await service.auditEvents(account: record.accountID, limit: 50).events)
     }
 
+    /// What the payments search looks for; every part is optional.
+    public struct PaymentSearch: Sendable, Equatable {
+        /// `pending`, `authorized`, `cancelled`, `expired` or `locked` (a pending payment past its expiry is expired).
+        public var status: String?
+        /// A payee id (exactly) or part of a payee's name (any case).
+        public var payee: String?
+        /// Created at or after.
+        public var from: Date?
+        /// Created before.
+        public var until: Date?
+        /// The smallest amount, in minor units (8800 is ¥88.00).
+        public var minAmountMinor: Int64?
+        /// The largest amount, in minor units.
+        public var maxAmountMinor: Int64?
+
+        /// A search; nothing given finds the newest payments.
+        public init(
+            status: String? = nil, payee: String? = nil, from: Date? = nil, until: Date? = nil, minAmountMinor: Int64? = nil,
+            maxAmountMinor: Int64? = nil
+        ) {
+            self.status = status
+            self.payee = payee
+            self.from = from
+            self.until = until
+            self.minAmountMinor = minAmountMinor
+            self.maxAmountMinor = maxAmountMinor
+        }
+    }
+
+    /// A payment the search found, with its customer.
+    public struct FoundPayment: Sendable {
+        /// The payment.
+        public let payment: CustomerRecord.Payment
+        /// Its customer's account id.
+        public let accountID: String
+        /// Its customer's username.
+        public let username: String
+    }
+
+    /// The payments matching `search`, newest first, at most `limit` (1-200).
+    public func payments(_ search: PaymentSearch, limit: Int = 100) async throws -> [FoundPayment] {
+        guard (1...200).contains(limit) else { throw SupportError.invalid("limit is 1-200") }
+        let status = try search.status.map { text in
+            guard let status = PaymentInfo.Status(rawValue: text) else {
+                throw SupportError.invalid("status is pending, authorized, cancelled, expired or locked")
+            }
+            return status
+        }
+        let service = self.service
+        let at = service.now
+        return try await service.database.transaction { db in
+            var query = db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
+            if let status { query = query.where(BioAuthService.statusCondition(status, now: at.millisecondsSince1970)) }
+            if let payee = search.payee?.trimmingCharacters(in: .whitespaces), !payee.isEmpty {
+                guard payee.utf8.count <= 64 else { throw SupportError.invalid("a payee is at most 64 bytes") }
+                // LIKE's wildcards in what the operator typed are matched literally.
+                let escaped = payee.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+                query = query.where("(payee_id = \(bind: payee) OR LOWER(payee_name) LIKE \(bind: "%" + escaped + "%") ESCAPE '\\')" as SQLQueryString)
+            }
+            if let from = search.from { query = query.where("created_at", .greaterThanOrEqual, from.millisecondsSince1970) }
+            if let until = search.until { query = query.where("created_at", .lessThan, until.millisecondsSince1970) }
+            if let minimum = search.minAmountMinor { query = query.where("amount_minor", .greaterThanOrEqual, minimum) }
+            if let maximum = search.maxAmountMinor { query = query.where("amount_minor", .lessThanOrEqual, maximum) }
+            let payments = try await query.orderBy("created_at", .descending).orderBy("id", .descending).limit(limit).all()
+                .map { try BioAuthService.payment($0).effective(at: at) }
+            var usernames: [String: String] = [:]
+            for account in Set(payments.map(\.accountID)) {
+                usernames[account] = try await db.raw("SELECT username FROM accounts WHERE id = \(bind: account)").first()?
+                    .decode(column: "username", as: String.self)
+            }
+            return payments.map { payment in
+                FoundPayment(
+                    payment: CustomerRecord.Payment(
+                        id: payment.id, amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
+                        payeeID: payment.payeeID, payeeName: payment.payeeName, status: payment.status.rawValue, createdAt: payment.createdAt),
+                    accountID: payment.accountID, username: usernames[payment.accountID] ?? "")
+            }
+        }
+    }
+
     // MARK: Acting
 
     /// Revokes the device: its key is refused from now on and its sessions end. Nothing changes for a revoked device.

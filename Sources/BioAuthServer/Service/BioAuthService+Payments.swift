@@ -143,16 +143,18 @@ extension BioAuthService {
         let at = now, now = at.millisecondsSince1970
         return try await database.transaction { db in
             var query = paymentsQuery(on: db).where("account_id", .equal, session.accountID)
-            switch status {
-            case .pending?: query = query.where("status", .equal, "pending").where("expires_at", .greaterThan, now)
-            case .expired?:
-                query = query.where { group in
-                    group.where("status", .equal, "expired").orWhere { $0.where("status", .equal, "pending").where("expires_at", .lessThanOrEqual, now) }
-                }
-            case let other?: query = query.where("status", .equal, other.rawValue)
-            case nil: break
-            }
+            if let status { query = query.where(Self.statusCondition(status, now: now)) }
             return try await query.orderBy("created_at", .descending).limit(limit).all().map { try Self.payment($0).effective(at: at) }
+        }
+    }
+
+    /// The rows of payments in `status` as a client sees it at `now` (milliseconds): a pending payment past its expiry is
+    /// expired.
+    static func statusCondition(_ status: PaymentInfo.Status, now: Int64) -> SQLQueryString {
+        switch status {
+        case .pending: "(status = 'pending' AND expires_at > \(bind: now))"
+        case .expired: "(status = 'expired' OR (status = 'pending' AND expires_at <= \(bind: now)))"
+        default: "status = \(bind: status.rawValue)"
         }
     }
 
