@@ -59,6 +59,13 @@ struct ConsoleBrowserTests {
                 signature: try key.signature(for: payload.bytes).derRepresentation, accessToken: tokens.accessToken)
             let payment = try await api.createPayment(
                 amount: Money(minorUnits: 8800, currency: .cny), payeeID: "tom-1", idempotencyKey: "o-1", accessToken: tokens.accessToken)
+            // A little history for the overview: two wrong passwords, and a Face ID sign-in.
+            for _ in 0..<2 { _ = try? await api.signIn(username: "alice", password: "wrong horse", installationID: "phone-2") }
+            let login = try await api.signInChallenge(keyID: publicKey.keyID)
+            let loginPayload = try SignedPayload(
+                purpose: .login, relyingPartyID: login.relyingPartyID, challenge: login.challenge, keyID: publicKey.keyID, counter: 1)
+            _ = try await api.signInWithBiometrics(
+                challengeID: login.id, keyID: publicKey.keyID, counter: 1, signature: try key.signature(for: loginPayload.bytes).derRepresentation)
             // Chromium keeps a Secure cookie from http://localhost (WebDriver maps localhost to 127.0.0.1 only: on ::1 the
             // same port number may be another test's server). The test's own HTTP requests go to 127.0.0.1.
             let origin = "http://localhost:\(server.url.port ?? 0)"
@@ -91,8 +98,13 @@ struct ConsoleBrowserTests {
         try await Self.withScene { scene, http in
             try await WebDriver.run(http: http) { browser in
                 try await Self.signIn(browser, scene.origin, name: "mei", screenshot: true)
-                let landed = try await browser.waitForURL(endingWith: "/console/customers")
-                #expect(landed.hasSuffix("/console/customers"), "signed in and sent to the customer search: \(landed)")
+                let landed = try await browser.waitForURL(endingWith: "/console/overview")
+                #expect(landed.hasSuffix("/console/overview"), "signed in and sent to the overview: \(landed)")
+                _ = try await browser.element("svg rect")
+                let overview = try await browser.source
+                #expect(overview.contains("password_sign_in") == false && overview.contains("<svg"), "the chart is drawn")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("overview.png"))
+                try await browser.go("\(scene.origin)/console/customers")
                 try await browser.type("input[name=q]", "alice")
                 try await browser.click("form[action='/console/customers'] button[type=submit]")
                 _ = try await browser.element("form[action$='/revoke']")  // the customer's page
@@ -136,7 +148,7 @@ struct ConsoleBrowserTests {
             var cookie = "", csrf = "", account = ""
             try await WebDriver.run(http: http) { browser in
                 try await Self.signIn(browser, scene.origin, name: "vic")
-                try await browser.waitForURL(endingWith: "/console/customers")
+                try await browser.waitForURL(endingWith: "/console/overview")
                 try await browser.go("\(scene.origin)/console/customers?q=alice")
                 _ = try await browser.element("table")
                 let page = try await browser.source

@@ -86,6 +86,29 @@ struct SupportDeskTests {
         }
     }
 
+    @Test("the overview counts sign-ins by method and hour, and failures by problem code, over the last 24 hours")
+    func overview() async throws {
+        try await TestServer.run { api in
+            let desk = try await Self.desk(api)
+            let key = TestKey()
+            _ = try await api.enrolled(key)  // one password sign-in
+            api.clock.advance(by: 3600)
+            #expect(try await api.biometricSignIn(key, counter: 1).status == 201)
+            _ = try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": "wrong!", "installationId": "p"])
+            _ = try await api.call(.post, "/v1/sessions", json: ["username": "nobody", "password": "wrong!", "installationId": "p"])
+            let overview = try await desk.overview(hours: 24)
+            #expect(overview.hours.count == 24 && overview.hours.last?.start ?? .distantPast <= api.clock.now)
+            #expect(overview.hours.map(\.password).reduce(0, +) == 1 && overview.hours.map(\.biometric).reduce(0, +) == 1)
+            #expect(overview.hours.last?.biometric == 1 && overview.hours.last?.failures ?? 0 >= 1, "this hour: \(String(describing: overview.hours.last))")
+            #expect(overview.failuresByCode.first?.code == "invalid_credentials")
+            let chart = Console.chart(overview, language: .english)
+            #expect(chart.hasPrefix("<svg") && chart.contains("#1d4ed8") && !chart.contains("<script") && !chart.contains("style="))
+            api.clock.advance(by: 25 * 3600)
+            #expect(try await desk.overview(hours: 24).hours.allSatisfy { $0.password + $0.biometric + $0.failures == 0 }, "a day later")
+            await desk.close()
+        }
+    }
+
     @Test("the operator console is off unless enabled: its pages are not served")
     func consoleOffByDefault() async throws {
         try await TestServer.run { api in

@@ -52,6 +52,9 @@ enum ConsoleLanguage: String, Sendable {
         "paymentSearch": "Find payments", "any": "any", "from": "From", "until": "Until", "amountMinor": "Amount (minor units)",
         "amountHint": "Amounts in minor units: 8800 is ¥88.00. Dates in UTC; until is exclusive. At most 100 payments, newest first.",
         "customer": "Customer", "error.search": "A filter is not valid:",
+        "overview": "Overview", "signInsByHour": "Sign-ins in the last 24 hours (UTC), by hour", "totals": "In all:",
+        "biometricLegend": "Face ID / Touch ID / Optic ID", "passwordLegend": "password", "failuresLegend": "failed",
+        "failuresByCode": "Failures in the last 24 hours, by problem code", "count": "Count", "noFailures": "No failures.",
     ]
 
     private static let chineseText: [String: String] = [
@@ -75,5 +78,8 @@ enum ConsoleLanguage: String, Sendable {
         "paymentSearch": "查找支付", "any": "全部", "from": "起始日期", "until": "截止日期", "amountMinor": "金额（最小货币单位）",
         "amountHint": "金额以最小货币单位计：8800 即 ¥88.00。日期为 UTC，截止日期不含当天。最多显示 100 笔，最新的在前。",
         "customer": "客户", "error.search": "筛选条件无效：",
+        "overview": "概览", "signInsByHour": "最近 24 小时的登录（UTC，按小时）", "totals": "合计：",
+        "biometricLegend": "面容 ID / 触控 ID / 视控 ID", "passwordLegend": "密码", "failuresLegend": "失败",
+        "failuresByCode": "最近 24 小时的失败（按问题代码）", "count": "次数", "noFailures": "没有失败。",
     ]
 }

@@ -285,6 +285,68 @@ public struct SupportDesk: Sendable {
         }
     }
 
+    /// Sign-ins and failures over the last hours, for the console's overview.
+    public struct Overview: Sendable, Equatable {
+        /// One hour's sign-ins.
+        public struct Hour: Sendable, Equatable {
+            /// When the hour began.
+            public let start: Date
+            /// Successful sign-ins with a password.
+            public var password = 0
+            /// Successful sign-ins with a device key (Face ID, Touch ID, Optic ID).
+            public var biometric = 0
+            /// Failed sign-ins of either kind.
+            public var failures = 0
+        }
+        /// How many failures had one problem code.
+        public struct CodeCount: Sendable, Equatable {
+            /// The problem code.
+            public let code: String
+            /// How many.
+            public let count: Int
+        }
+        /// The hours, oldest first; the last is the current one.
+        public let hours: [Hour]
+        /// Failures (any audited kind) by problem code, most first, at most 20.
+        public let failuresByCode: [CodeCount]
+    }
+
+    /// Sign-ins by method and failures by problem code over the last `hours` (1-168), counted by the database.
+    public func overview(hours: Int = 24) async throws -> Overview {
+        guard (1...168).contains(hours) else { throw SupportError.invalid("hours is 1-168") }
+        let now = service.now.millisecondsSince1970
+        let hour: Int64 = 3_600_000
+        let first = (now / hour - Int64(hours - 1)) * hour
+        return try await service.database.transaction { db in
+            var buckets = (0..<hours).map { Overview.Hour(start: Date(millisecondsSince1970: first + Int64($0) * hour)) }
+            let rows = try await db.raw(
+                """
+                SELECT (occurred_at - \(bind: first)) / \(bind: hour) AS bucket, kind, outcome, COUNT(*) AS n FROM audit_events
+                WHERE occurred_at >= \(bind: first) AND kind IN ('password_sign_in', 'biometric_sign_in') GROUP BY 1, 2, 3
+                """
+            ).all()
+            for row in rows {
+                let index = Int(try row.decode(column: "bucket", as: Int64.self))
+                guard buckets.indices.contains(index) else { continue }
+                let count = try row.decode(column: "n", as: Int.self)
+                if try row.decode(column: "outcome", as: String.self) != "success" {
+                    buckets[index].failures += count
+                } else if try row.decode(column: "kind", as: String.self) == "password_sign_in" {
+                    buckets[index].password += count
+                } else {
+                    buckets[index].biometric += count
+                }
+            }
+            let codes = try await db.raw(
+                """
+                SELECT code, COUNT(*) AS n FROM audit_events WHERE occurred_at >= \(bind: first) AND outcome = 'failure' AND code IS NOT NULL
+                GROUP BY code ORDER BY n DESC, code LIMIT 20
+                """
+            ).all().map { Overview.CodeCount(code: try $0.decode(column: "code", as: String.self), count: try $0.decode(column: "n", as: Int.self)) }
+            return Overview(hours: buckets, failuresByCode: codes)
+        }
+    }
+
     // MARK: Acting
 
     /// Revokes the device: its key is refused from now on and its sessions end. Nothing changes for a revoked device.
