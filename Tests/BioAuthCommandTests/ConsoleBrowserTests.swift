@@ -42,6 +42,7 @@ struct ConsoleBrowserTests {
             let operators = Operators(database: database, bcryptCost: 4)
             _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
             _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery")
+            _ = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
             _ = try await PayeeRegistry(database: database).register(id: "tom-1", name: "Tom & Jerry's")
         }
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
@@ -187,6 +188,48 @@ struct ConsoleBrowserTests {
         let page = try await browser.source
         guard let range = page.range(of: #"/console/customers/[0-9a-f-]{36}"#, options: .regularExpression) else { return "" }
         return String(page[range].dropFirst("/console/customers/".count))
+    }
+
+    @Test("an admin creates an operator and registers a payee in the browser; a support operator can't open or post the admin page")
+    func administration() async throws {
+        try await Self.withScene { scene, http in
+            try await WebDriver.run(http: http) { browser in
+                try await Self.signIn(browser, scene.origin, name: "ada")
+                try await browser.waitForURL(endingWith: "/console/overview")
+                try await browser.click("a[href='/console/admin']")
+                try await browser.type("form[action='/console/admin/operators'] input[name=name]", "neo")
+                try await browser.type("form[action='/console/admin/operators'] input[name=password]", "another horse battery")
+                try await browser.click("form[action='/console/admin/operators'] button[type=submit]")
+                try await browser.waitForSource(containing: "The operator is created.")
+                try await browser.type("form[action='/console/admin/payees'] input[name=payeeId]", "tea-9")
+                try await browser.type("form[action='/console/admin/payees'] input[name=name]", "Tea House")
+                try await browser.click("form[action='/console/admin/payees'] button[type=submit]")
+                let page = try await browser.waitForSource(containing: "The payee is registered.")
+                #expect(page.contains("neo") && page.contains("Tea House") && page.contains("tea-9"), "the new operator and payee are listed")
+                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("admin.png"))
+            }
+            var cookie = "", csrf = ""
+            try await WebDriver.run(http: http) { browser in
+                try await Self.signIn(browser, scene.origin, name: "mei")
+                try await browser.waitForURL(endingWith: "/console/overview")
+                let page = try await browser.source
+                #expect(!page.contains("/console/admin"), "no admin link for support")
+                csrf = try #require(page.range(of: #"name="csrf" value="([^"]+)""#, options: .regularExpression).map {
+                    String(page[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
+                })
+                cookie = try await browser.cookie(named: "__Host-bioauth-console")
+            }
+            #expect(try await Self.get("\(scene.direct)/console/admin", cookie: cookie, http: http).status == 403)
+            let byHand = try await Self.post(
+                "\(scene.direct)/console/admin/operators", form: "csrf=\(csrf)&name=eve&role=admin&password=correct+horse+battery",
+                cookie: cookie, origin: scene.direct, http: http)
+            #expect(byHand.status == 403 && byHand.body.contains("Only admins"))
+            // The customer pays the payee the admin registered, under its registered name.
+            let tokens = try await scene.api.signIn(username: "alice", password: "correct horse", installationID: "phone-3")
+            let tea = try await scene.api.createPayment(
+                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "tea-9", idempotencyKey: "o-2", accessToken: tokens.accessToken)
+            #expect(tea.payeeName == "Tea House")
+        }
     }
 
     static func post(_ url: String, form: String, cookie: String, origin: String, http: HTTPClient) async throws

@@ -103,6 +103,17 @@ final class WebDriver: @unchecked Sendable {
         }
     }
 
+    /// Waits up to 10 s until the page holds `text`; the page then.
+    @discardableResult
+    func waitForSource(containing text: String) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let page = try await source
+            if page.contains(text) || ContinuousClock.now >= deadline { return page }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// Waits up to 10 s until the page's address ends with `suffix`; the address then.
     @discardableResult
     func waitForURL(endingWith suffix: String) async throws -> String {

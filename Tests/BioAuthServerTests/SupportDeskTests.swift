@@ -109,6 +109,43 @@ struct SupportDeskTests {
         }
     }
 
+    @Test("only an admin creates and disables operators and registers payees; each is audited with the admin's id")
+    func administration() async throws {
+        try await TestServer.run { api in
+            let desk = try await Self.desk(api)
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let ada = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
+            let mei = try #require(try await operators.list().first { $0.name == "mei" })
+            await #expect(throws: SupportError.notAllowed("only admins can do this")) {
+                try await desk.createOperator(name: "eve", role: .admin, password: "correct horse battery", by: mei)
+            }
+            let neo = try await desk.createOperator(name: "neo", role: .viewer, password: "correct horse battery", by: ada)
+            #expect(neo.createdBy == ada.id)
+            await #expect(throws: SupportError.invalid("an admin cannot disable themself")) { try await desk.disableOperator(name: "ada", by: ada) }
+            try await desk.disableOperator(name: "neo", by: ada)
+            try await desk.registerPayee(id: "tea-9", name: "Tea House", verified: true, by: ada)
+            await #expect(throws: SupportError.self, "a look-alike name") { try await desk.registerPayee(id: "tea-8", name: "Теа House", verified: true, by: ada) }
+            #expect(try await PayeeRegistry(database: api.database).list().map(\.registeredBy) == [ada.id])
+            let audited = try await api.database.transaction { db in
+                try await db.raw("SELECT kind, operator_id FROM audit_events WHERE operator_id IS NOT NULL ORDER BY sequence").all().map {
+                    "\(try $0.decode(column: "kind", as: String.self)) \(try $0.decode(column: "operator_id", as: String.self))"
+                }
+            }
+            #expect(audited == ["operator_created \(ada.id)", "operator_disabled \(ada.id)", "payee_registered \(ada.id)"])
+            // A service client disabled from the console: its credentials stop working at once.
+            let bank = try await ServiceClients(database: api.database, clock: api.clock).create(name: "core-banking", scopes: ["webhooks:write"])
+            let token = try #require(try await api.serviceToken(bank)["access_token"])
+            _ = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": "https://bank.example/hooks", "events": ["payment.authorized"]], token: token)
+            #expect(try await desk.webhookEndpoints().map(\.url) == ["https://bank.example/hooks"])
+            await #expect(throws: SupportError.self) { try await desk.disableServiceClient(bank.clientID, by: mei) }
+            try await desk.disableServiceClient(bank.clientID, by: ada)
+            #expect(try await api.call(.get, "/v1/service/webhook-endpoints", token: token).code == "invalid_service_token")
+            #expect(try await api.serviceToken(bank).code == "invalid_client")
+            await #expect(throws: SupportError.self, "an unknown client") { try await desk.disableServiceClient("svc_nobody", by: ada) }
+            await desk.close()
+        }
+    }
+
     @Test("the operator console is off unless enabled: its pages are not served")
     func consoleOffByDefault() async throws {
         try await TestServer.run { api in

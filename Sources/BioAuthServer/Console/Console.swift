@@ -54,6 +54,40 @@ struct Console: Sendable {
         }
         router.get("/console/customers") { request, _ in try await console.customers(request) }
         router.get("/console/payments") { request, _ in try await console.payments(request) }
+        router.get("/console/admin") { request, _ in try await console.admin(request) }
+        router.post("/console/admin/operators") { request, _ in
+            try await console.administering(request, done: "operator-created") { session, form in
+                let role = OperatorRole(rawValue: form["role"] ?? "") ?? .viewer
+                do {
+                    _ = try await console.desk.createOperator(
+                        name: form["name"] ?? "", role: role, password: form["password"] ?? "", by: session.operator)
+                } catch let error as OperatorError {
+                    throw SupportError.invalid(error.description)
+                }
+            }
+        }
+        router.post("/console/admin/operators/{name}/disable") { request, context in
+            let name = try context.parameters.require("name")
+            return try await console.administering(request, done: "operator-disabled") { session, _ in
+                do {
+                    try await console.desk.disableOperator(name: name, by: session.operator)
+                } catch let error as OperatorError {
+                    throw SupportError.invalid(error.description)
+                }
+            }
+        }
+        router.post("/console/admin/service-clients/{client}/disable") { request, context in
+            let client = try context.parameters.require("client")
+            return try await console.administering(request, done: "client-disabled") { session, _ in
+                try await console.desk.disableServiceClient(client, by: session.operator)
+            }
+        }
+        router.post("/console/admin/payees") { request, _ in
+            try await console.administering(request, done: "payee-registered") { session, form in
+                try await console.desk.registerPayee(
+                    id: form["payeeId"] ?? "", name: form["name"] ?? "", verified: form["unverified"] == nil, by: session.operator)
+            }
+        }
         router.get("/console/customers/{account}") { request, context in
             try await console.customer(request, account: try context.parameters.require("account"))
         }
@@ -144,6 +178,54 @@ struct Console: Sendable {
         }
         let content = templates.render(["query": "", "t": Self.language(request).text], withTemplate: "customers") ?? ""
         return page(request, title: Self.language(request)["customers"], content: content, session: session)
+    }
+
+    /// Operators, payees and service clients, for admins.
+    private func admin(_ request: Request) async throws -> Response {
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard session.operator.role == .admin else { return forbidden(request, "error.admin", session: session) }
+        let language = Self.language(request)
+        let time = { (date: Date) in (try? InternetDateTime().encode(date)) ?? "–" }
+        let operators = try await Operators(database: service.database, clock: service.clock).list()
+        let payees = try await PayeeRegistry(database: service.database, clock: service.clock).list()
+        let clients = try await ServiceClients(database: service.database, clock: service.clock, random: service.random).list()
+        let view: [String: Any] = [
+            "t": language.text, "csrf": session.csrfToken,
+            "operators": operators.map { item -> [String: Any] in
+                [
+                    "id": item.id, "name": item.name, "role": item.role.rawValue, "createdAt": time(item.createdAt),
+                    "state": item.disabledAt != nil ? language["disabled"] : item.totpEnrolled ? language["active"] : language["totpPending"],
+                    "canDisable": item.disabledAt == nil && item.name != session.operator.name,
+                ]
+            },
+            "payees": payees.map { ["id": $0.id, "name": $0.name, "verification": $0.verification.rawValue, "registeredBy": $0.registeredBy] },
+            "clients": clients.map { client -> [String: Any] in
+                [
+                    "id": client.id, "name": client.name, "scopes": client.scopes.joined(separator: " "),
+                    "state": client.disabledAt != nil ? language["disabled"] : language["active"], "canDisable": client.disabledAt == nil,
+                ]
+            },
+            "endpoints": try await desk.webhookEndpoints().map { endpoint -> [String: Any] in
+                ["id": endpoint.id, "clientID": endpoint.clientID, "url": endpoint.url, "events": endpoint.events.joined(separator: " ")]
+            },
+        ]
+        let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes.contains($0) ? language["done.\($0)"] : nil }
+        return page(request, title: language["administration"], content: templates.render(view, withTemplate: "admin") ?? "", session: session, flash: flash)
+    }
+
+    /// An admin's form post: session, origin, CSRF token and the admin role checked, then `body`; back to the admin page.
+    private func administering(
+        _ request: Request, done: String, _ body: @Sendable (ConsoleSessions.Session, [String: String]) async throws -> Void
+    ) async throws -> Response {
+        try await acting(request) { session, form in
+            guard session.operator.role == .admin else { return forbidden(request, "error.admin", session: session) }
+            do {
+                try await body(session, form)
+            } catch let error as SupportError {
+                return notDone(request, error, session: session)
+            }
+            return Self.redirect("/console/admin?done=\(done)")
+        }
     }
 
     private func overview(_ request: Request) async throws -> Response {
@@ -304,10 +386,7 @@ struct Console: Sendable {
             do {
                 try await body(session.operator.name, form["reason"] ?? "")
             } catch let error as SupportError {
-                let language = Self.language(request)
-                return page(
-                    request, title: language["notDone"], content: "<h1>\(language["notDone"])</h1>", session: session, error: error.description,
-                    status: .unprocessableContent)
+                return notDone(request, error, session: session)
             }
             return Self.redirect("/console/customers/\(Self.pathSafe(account))?done=\(done)")
         }
@@ -332,7 +411,10 @@ struct Console: Sendable {
     ) -> Response {
         let language = Self.language(request)
         var view: [String: Any] = ["title": title, "content": content, "t": language.text, "lang": language.rawValue]
-        if let session { view["operator"] = ["name": session.operator.name, "role": session.operator.role.rawValue, "csrf": session.csrfToken] }
+        if let session {
+            view["operator"] = ["name": session.operator.name, "role": session.operator.role.rawValue, "csrf": session.csrfToken]
+            view["isAdmin"] = session.operator.role == .admin
+        }
         if let flash { view["flash"] = flash }
         if let error { view["error"] = error }
         let html = templates.render(view, withTemplate: "page") ?? ""
@@ -344,6 +426,14 @@ struct Console: Sendable {
             headers[.setCookie] = "\(ConsoleLanguage.cookieName)=\(language.rawValue); Path=/; Secure; HttpOnly; SameSite=Strict"
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The page for an action the desk refused, saying why.
+    private func notDone(_ request: Request, _ error: SupportError, session: ConsoleSessions.Session) -> Response {
+        let language = Self.language(request)
+        return page(
+            request, title: language["notDone"], content: "<h1>\(language["notDone"])</h1>", session: session, error: error.description,
+            status: .unprocessableContent)
     }
 
     /// A refusal page saying `key`'s sentence.
@@ -374,7 +464,10 @@ struct Console: Sendable {
     ]
 
     /// The actions whose result a page says, by a fixed key (no text from the request is echoed).
-    private static let flashes: Set<String> = ["revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled"]
+    private static let flashes: Set<String> = [
+        "revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created", "operator-disabled", "payee-registered",
+        "client-disabled",
+    ]
 
     // MARK: Requests
 

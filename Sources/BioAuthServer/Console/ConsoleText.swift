@@ -55,6 +55,17 @@ enum ConsoleLanguage: String, Sendable {
         "overview": "Overview", "signInsByHour": "Sign-ins in the last 24 hours (UTC), by hour", "totals": "In all:",
         "biometricLegend": "Face ID / Touch ID / Optic ID", "passwordLegend": "password", "failuresLegend": "failed",
         "failuresByCode": "Failures in the last 24 hours, by problem code", "count": "Count", "noFailures": "No failures.",
+        "administration": "Administration", "operators": "Operators", "role": "Role", "disable": "Disable", "initialPassword": "Initial password",
+        "createOperator": "Create operator", "disabled": "disabled", "totpPending": "TOTP not enrolled",
+        "operatorHint": "The new operator enrolls their TOTP second factor at their first sign-in; give them the password in person.",
+        "payees": "Payees", "verification": "Verification", "registeredBy": "Registered by", "noPayees": "No payees.",
+        "unverified": "not verified by the bank", "registerPayee": "Register or rename", "serviceClients": "Service clients", "client": "Client",
+        "scopes": "Scopes", "noClients": "No service clients.",
+        "clientsHint": "Service clients are made and their secrets rotated with bioauth admin service, so a secret never shows in a browser.",
+        "error.admin": "Only admins can do this.", "done.operator-created": "The operator is created.",
+        "done.operator-disabled": "The operator is disabled.", "done.payee-registered": "The payee is registered.",
+        "done.client-disabled": "The service client is disabled: its secrets and tokens stopped working.",
+        "webhookEndpoints": "Webhook endpoints", "endpoint": "Endpoint", "events": "Events", "noEndpoints": "No webhook endpoints.",
     ]
 
     private static let chineseText: [String: String] = [
@@ -81,5 +92,14 @@ enum ConsoleLanguage: String, Sendable {
         "overview": "概览", "signInsByHour": "最近 24 小时的登录（UTC，按小时）", "totals": "合计：",
         "biometricLegend": "面容 ID / 触控 ID / 视控 ID", "passwordLegend": "密码", "failuresLegend": "失败",
         "failuresByCode": "最近 24 小时的失败（按问题代码）", "count": "次数", "noFailures": "没有失败。",
+        "administration": "管理", "operators": "运营人员", "role": "角色", "disable": "停用", "initialPassword": "初始密码",
+        "createOperator": "创建运营人员", "disabled": "已停用", "totpPending": "未设置动态验证码",
+        "operatorHint": "新运营人员在首次登录时设置动态验证码；请当面告知其密码。", "payees": "收款方", "verification": "核验",
+        "registeredBy": "登记者", "noPayees": "没有收款方。", "unverified": "银行未核验", "registerPayee": "登记或改名",
+        "serviceClients": "服务客户端", "client": "客户端", "scopes": "权限范围", "noClients": "没有服务客户端。",
+        "clientsHint": "服务客户端通过 bioauth admin service 创建和轮换密钥，密钥不会出现在浏览器中。", "error.admin": "只有管理员可以执行此操作。",
+        "done.operator-created": "运营人员已创建。", "done.operator-disabled": "运营人员已停用。", "done.payee-registered": "收款方已登记。",
+        "done.client-disabled": "服务客户端已停用：其密钥和令牌已失效。", "webhookEndpoints": "Webhook 端点", "endpoint": "端点",
+        "events": "事件", "noEndpoints": "没有 Webhook 端点。",
     ]
 }

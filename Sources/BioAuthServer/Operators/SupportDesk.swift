@@ -420,6 +420,93 @@ public struct SupportDesk: Sendable {
         }
     }
 
+    // MARK: Administering (admins only)
+
+    /// Makes an operator on behalf of the signed-in admin `by`; audited with the admin's id.
+    public func createOperator(name: String, role: OperatorRole, password: String, by admin: Operator) async throws -> Operator {
+        try Self.requireAdmin(admin)
+        let service = self.service
+        let made = try await Operators(
+            database: service.database, clock: service.clock, random: service.random, bcryptCost: service.configuration.bcryptCost
+        ).create(name: name, role: role, password: password, createdBy: admin.id)
+        try await service.commit { db -> Void in
+            try await service.audit(
+                .operatorCreated, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: "\(made.id) \(role.rawValue)"), on: db)
+        }
+        return made
+    }
+
+    /// Disables an operator on behalf of `admin` (not themself); their console sessions end at their next request.
+    public func disableOperator(name: String, by admin: Operator) async throws {
+        try Self.requireAdmin(admin)
+        guard name != admin.name else { throw SupportError.invalid("an admin cannot disable themself") }
+        let service = self.service
+        try await Operators(database: service.database, clock: service.clock).disable(name: name)
+        try await service.commit { db -> Void in
+            try await service.audit(.operatorDisabled, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: name), on: db)
+        }
+    }
+
+    /// Registers or renames a payee on behalf of `admin`, recorded as registered by the admin's id and audited.
+    public func registerPayee(id: String, name: String, verified: Bool, by admin: Operator) async throws {
+        try Self.requireAdmin(admin)
+        let service = self.service
+        let now = service.now
+        do {
+            try await service.commit { db -> Void in
+                _ = try await PayeeRegistry.register(
+                    id: id, name: name, verification: verified ? "verified" : "unverified", by: admin.id, at: now, on: db)
+                try await service.audit(.payeeRegistered, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: id), on: db)
+            }
+        } catch let error as APIError {
+            throw SupportError.invalid(error.detail)
+        }
+    }
+
+    /// Disables a service client on behalf of `admin`: its secrets and tokens stop working at once. Audited.
+    public func disableServiceClient(_ clientID: String, by admin: Operator) async throws {
+        try Self.requireAdmin(admin)
+        let service = self.service
+        do {
+            try await ServiceClients(database: service.database, clock: service.clock, random: service.random).disable(clientID: clientID)
+        } catch let error as ConfigurationError {
+            throw SupportError.notFound(error.message)
+        }
+        try await service.commit { db -> Void in
+            try await service.audit(
+                .serviceClientDisabled, succeeded: true, account: nil, client: clientID, operator: SupportAction(operatorID: admin.id, reason: clientID),
+                on: db)
+        }
+    }
+
+    /// A live webhook endpoint, as an admin lists them (never its secret).
+    public struct WebhookEndpointSummary: Sendable {
+        /// The endpoint id.
+        public let id: String
+        /// The service client that registered it.
+        public let clientID: String
+        /// Where events go.
+        public let url: String
+        /// The events it asked for.
+        public let events: [String]
+    }
+
+    /// Every live webhook endpoint, of every service client, oldest first.
+    public func webhookEndpoints() async throws -> [WebhookEndpointSummary] {
+        try await service.database.transaction { db in
+            try await db.raw("SELECT id, client_id, url, events FROM webhook_endpoints WHERE deleted_at IS NULL ORDER BY created_at, id").all().map { row in
+                WebhookEndpointSummary(
+                    id: try row.decode(column: "id", as: String.self), clientID: try row.decode(column: "client_id", as: String.self),
+                    url: try row.decode(column: "url", as: String.self),
+                    events: try row.decode(column: "events", as: String.self).split(separator: " ").map(String.init))
+            }
+        }
+    }
+
+    private static func requireAdmin(_ operator: Operator) throws {
+        guard `operator`.role == .admin, `operator`.disabledAt == nil else { throw SupportError.notAllowed("only admins can do this") }
+    }
+
     // MARK: Internals
 
     /// The operator named `name`, if enabled and allowed to act (support or admin), with a fit reason.

@@ -30,6 +30,9 @@ enum AuditKind: String, Sendable {
     case sessionsEnded = "sessions_ended"
     case accountUnlocked = "account_unlocked"
     case paymentPINUnlocked = "payment_pin_unlocked"
+    case operatorCreated = "operator_created"
+    case operatorDisabled = "operator_disabled"
+    case serviceClientDisabled = "service_client_disabled"
 }
 
 /// One row of the audit log.
