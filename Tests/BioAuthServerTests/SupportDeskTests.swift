@@ -146,6 +146,39 @@ struct SupportDeskTests {
         }
     }
 
+    @Test("a console session ends after 15 idle minutes, 8 hours after sign-in however busy, at sign-out, and when its operator is disabled")
+    func consoleSessionLifetime() async throws {
+        try await TestServer.run { api in
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let mei = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
+            let sessions = ConsoleSessions(service: api.service)
+
+            let idle = try await sessions.start(for: mei)
+            #expect(try await sessions.session(idle)?.operator.id == mei.id)
+            api.clock.advance(by: 15 * 60 + 1)
+            #expect(try await sessions.session(idle) == nil, "idle for more than 15 minutes")
+
+            let busy = try await sessions.start(for: mei)
+            var elapsed: TimeInterval = 0
+            while elapsed + 840 < 8 * 3600 {
+                api.clock.advance(by: 840)
+                elapsed += 840
+                #expect(try await sessions.session(busy) != nil, "a request every 14 minutes keeps it alive")
+            }
+            api.clock.advance(by: 8 * 3600 - elapsed + 1)
+            #expect(try await sessions.session(busy) == nil, "8 hours after sign-in, however busy")
+
+            let ended = try await sessions.start(for: mei)
+            try await sessions.end(ended)
+            #expect(try await sessions.session(ended) == nil, "signed out")
+            #expect(try await sessions.session("not-a-token-but-long-enough-to-look-up") == nil)
+
+            let live = try await sessions.start(for: mei)
+            try await operators.disable(name: "mei")
+            #expect(try await sessions.session(live) == nil, "the operator is disabled")
+        }
+    }
+
     @Test("the operator console is off unless enabled: its pages are not served")
     func consoleOffByDefault() async throws {
         try await TestServer.run { api in

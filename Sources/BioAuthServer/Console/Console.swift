@@ -169,8 +169,8 @@ struct Console: Sendable {
         let query = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespaces) ?? ""
         if !query.isEmpty {
             do {
-                let record = try await desk.customer(query)
-                return Self.redirect("/console/customers/\(Self.pathSafe(record.accountID))")
+                // Only the id is needed here; the customer's page loads the rest.
+                return Self.redirect("/console/customers/\(Self.pathSafe(try await desk.accountID(query)))")
             } catch is SupportError {
                 let content = templates.render(["query": query, "notFound": true, "t": Self.language(request).text], withTemplate: "customers") ?? ""
                 return page(request, title: Self.language(request)["customers"], content: content, session: session, status: .notFound)

@@ -271,9 +271,11 @@ public struct SupportDesk: Sendable {
             let payments = try await query.orderBy("created_at", .descending).orderBy("id", .descending).limit(limit).all()
                 .map { try BioAuthService.payment($0).effective(at: at) }
             var usernames: [String: String] = [:]
-            for account in Set(payments.map(\.accountID)) {
-                usernames[account] = try await db.raw("SELECT username FROM accounts WHERE id = \(bind: account)").first()?
-                    .decode(column: "username", as: String.self)
+            let accounts = Array(Set(payments.map(\.accountID)))
+            if !accounts.isEmpty {
+                for row in try await db.select().columns("id", "username").from("accounts").where("id", .in, accounts).all() {
+                    usernames[try row.decode(column: "id", as: String.self)] = try row.decode(column: "username", as: String.self)
+                }
             }
             return payments.map { payment in
                 FoundPayment(
@@ -528,7 +530,7 @@ public struct SupportDesk: Sendable {
     }
 
     /// The account id of the customer with this username or account id.
-    private func accountID(_ customer: String) async throws -> String {
+    func accountID(_ customer: String) async throws -> String {
         guard (1...64).contains(customer.utf8.count),
             let id = try await service.database.transaction({ db in
                 try await db.raw("SELECT id FROM accounts WHERE id = \(bind: customer) OR username = \(bind: customer)").first()?
