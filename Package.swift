@@ -14,7 +14,7 @@ let package = Package(
         .executable(name: "bioauth", targets: ["bioauth"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.5.2"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -104,6 +104,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                // Passkeys: RSA (RS256, PS256) credential and attestation keys.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 // Webhook deliveries to the bank's receivers.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -155,6 +155,42 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The service client has as many webhook endpoints as allowed (20) (422).
     public static let webhookEndpointLimit = ProblemCode(rawValue: "webhook_endpoint_limit")
 
+    // MARK: Passkeys (WebAuthn): 400 for a malformed credential, 403 for one that fails a check
+
+    /// clientDataJSON, the attestation object or the authenticator data does not parse.
+    public static let passkeyMalformed = ProblemCode(rawValue: "passkey_malformed")
+    /// clientDataJSON's `type` is not `webauthn.create` (registration) or `webauthn.get` (sign-in).
+    public static let passkeyTypeMismatch = ProblemCode(rawValue: "passkey_type_mismatch")
+    /// clientDataJSON's `challenge` is not the challenge the server issued for this ceremony.
+    public static let passkeyChallengeMismatch = ProblemCode(rawValue: "passkey_challenge_mismatch")
+    /// clientDataJSON's `origin` is not a configured origin, or the ceremony ran in a cross-origin frame.
+    public static let passkeyOriginMismatch = ProblemCode(rawValue: "passkey_origin_mismatch")
+    /// clientDataJSON's `tokenBinding` has a status other than `present` or `supported`.
+    public static let passkeyTokenBinding = ProblemCode(rawValue: "passkey_token_binding")
+    /// rpIdHash is not SHA-256 of the configured relying party id.
+    public static let passkeyRPIDMismatch = ProblemCode(rawValue: "passkey_rp_id_mismatch")
+    /// The authenticator did not report user presence.
+    public static let passkeyUserNotPresent = ProblemCode(rawValue: "passkey_user_not_present")
+    /// The authenticator did not verify the user (biometric, PIN or passcode), which BioAuth requires.
+    public static let passkeyUserNotVerified = ProblemCode(rawValue: "passkey_user_not_verified")
+    /// The backed-up flag is set on a credential that is not backup-eligible, or backup eligibility changed.
+    public static let passkeyBackupFlags = ProblemCode(rawValue: "passkey_backup_flags")
+    /// The credential's algorithm is not one the server accepts.
+    public static let passkeyUnsupportedAlgorithm = ProblemCode(rawValue: "passkey_unsupported_algorithm")
+    /// The credential public key is not a valid COSE key of its algorithm.
+    public static let passkeyInvalidPublicKey = ProblemCode(rawValue: "passkey_invalid_public_key")
+    /// The attestation statement format is not one the server knows.
+    public static let passkeyAttestationFormat = ProblemCode(rawValue: "passkey_attestation_format")
+    /// The attestation statement is malformed, its signature does not verify, or its certificate breaks a rule
+    /// of its format.
+    public static let passkeyAttestationInvalid = ProblemCode(rawValue: "passkey_attestation_invalid")
+    /// The deployment requires attestation from listed roots and this credential's does not lead to one.
+    public static let passkeyAttestationUntrusted = ProblemCode(rawValue: "passkey_attestation_untrusted")
+    /// The assertion's signature does not verify with the stored credential key.
+    public static let passkeyInvalidSignature = ProblemCode(rawValue: "passkey_invalid_signature")
+    /// The signature counter did not increase (a cloned authenticator or a replay).
+    public static let passkeyCounterReplayed = ProblemCode(rawValue: "passkey_counter_replayed")
+
     // MARK: The secure environment check (App Attest), all 403
 
     /// The deployment requires App Attest and the request carries no attestation or assertion, or the device
