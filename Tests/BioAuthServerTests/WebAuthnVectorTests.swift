@@ -1,6 +1,7 @@
 import BioAuthCore
 import Foundation
 import Testing
+import HTTPTypes
 import X509
 
 @testable import BioAuthServer
@@ -187,6 +188,20 @@ struct WebAuthnVectorTests {
         } else {
             let error = #expect(throws: WebAuthnError.self) { try verify() }
             #expect(error?.problem == Self.expectedCode(expected["error"] as! String), "\(error.map(String.init(describing:)) ?? "")")
+        }
+    }
+}
+
+extension WebAuthnVectorTests {
+    @Test("every passkey check's code is a 403 problem (400 for a malformed credential) and is documented in PROTOCOL.md")
+    func codes() throws {
+        let protocolText = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../docs/PROTOCOL.md"), encoding: .utf8)
+        for code in WebAuthnError.allCodes {
+            let status = APIError.status(of: ProblemCode(rawValue: code))
+            #expect(status == (code == "passkey_malformed" ? .badRequest : .forbidden), "\(code)")
+            let suffix = code.dropFirst("passkey_".count)
+            #expect(protocolText.contains("`\(code)`") || protocolText.contains("`\(suffix)`"), "\(code) is not in PROTOCOL.md")
         }
     }
 }

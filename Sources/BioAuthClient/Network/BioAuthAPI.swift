@@ -12,7 +12,7 @@ import OpenAPIURLSession
 /// let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: installation)
 /// ```
 public struct BioAuthAPI: Sendable {
-    private let client: Client
+    let client: Client
 
     /// An API client for the server at `serverURL`, over URLSession by default. `middlewares` see every
     /// request (the demo's `--verbose` uses one to print them).
@@ -283,12 +283,12 @@ public struct BioAuthAPI: Sendable {
 
     // MARK: Plumbing
 
-    private func authorized<T: Sendable>(_ accessToken: String, _ body: @Sendable () async throws -> T) async throws -> T {
+    func authorized<T: Sendable>(_ accessToken: String, _ body: @Sendable () async throws -> T) async throws -> T {
         try await BearerTokenMiddleware.$token.withValue(accessToken) { try await call(body) }
     }
 
     /// Turns transport and decoding failures into ``APIProblem``s.
-    private func call<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+    func call<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let problem as APIProblem {
@@ -302,14 +302,14 @@ public struct BioAuthAPI: Sendable {
         }
     }
 
-    private static func problem(_ status: Int, _ response: Components.Responses.Problem) -> APIProblem {
+    static func problem(_ status: Int, _ response: Components.Responses.Problem) -> APIProblem {
         switch response.body {
         case .applicationProblemJson(let problem):
             APIProblem(ProblemCode(rawValue: problem.code), status: status, detail: problem.detail ?? problem.title)
         }
     }
 
-    private static func tokens(_ tokens: Components.Schemas.SessionTokens) -> SessionTokens {
+    static func tokens(_ tokens: Components.Schemas.SessionTokens) -> SessionTokens {
         SessionTokens(
             sessionID: tokens.sessionId, accountID: tokens.accountId, accessToken: tokens.accessToken,
             accessTokenExpiresAt: tokens.accessTokenExpiresAt, refreshToken: tokens.refreshToken,

@@ -190,6 +190,15 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let passkeyInvalidSignature = ProblemCode(rawValue: "passkey_invalid_signature")
     /// The signature counter did not increase (a cloned authenticator or a replay).
     public static let passkeyCounterReplayed = ProblemCode(rawValue: "passkey_counter_replayed")
+    /// This deployment has no passkey origins configured, so the passkey endpoints are off (404).
+    public static let passkeysDisabled = ProblemCode(rawValue: "passkeys_disabled")
+    /// The account has no such passkey (404).
+    public static let passkeyNotFound = ProblemCode(rawValue: "passkey_not_found")
+    /// At sign-in: the credential is not registered, was revoked, or belongs to an account other than the one the
+    /// ceremony was started for (401).
+    public static let passkeyUnknownCredential = ProblemCode(rawValue: "passkey_unknown_credential")
+    /// The credential is registered already (409).
+    public static let passkeyAlreadyRegistered = ProblemCode(rawValue: "passkey_already_registered")
 
     // MARK: The secure environment check (App Attest), all 403
 

@@ -62,6 +62,8 @@ public enum BioAuthServerApplication {
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
         onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
+        var configuration = configuration
+        configuration.passkeys.defaultOrigin(port: configuration.port)
         try configuration.validate()
         let database = MeasuredDatabaseExecutor(base: database, metrics: metrics)
         guard let documentURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
@@ -101,6 +103,9 @@ public enum BioAuthServerApplication {
 
         if configuration.consoleEnabled {
             try await Console.load(service: service).register(on: router)
+        }
+        if configuration.passkeys.webPageEnabled {
+            try PasskeyWebPage.load().register(on: router)
         }
 
         var services: [any Service] = [ResourceCloser(database: database, passwords: passwords, logger: logger)]

@@ -26,16 +26,16 @@ public final class LoopbackServer: Sendable {
         self.task = task
     }
 
-    /// Starts the server; `configuration`'s host and port are replaced by loopback and a free port. `prepare` runs on the
+    /// Starts the server; `configuration`'s host and port are replaced by loopback and `port` (0: a free one). `prepare` runs on the
     /// migrated database before the server listens: the place to register payees or make a service client (with
     /// ``PayeeRegistry`` and ``ServiceClients``) on a database only this server can reach, such as `:memory:`.
     public static func start(
-        configuration: ServerConfiguration, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(),
+        configuration: ServerConfiguration, port: Int = 0, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(),
         logger: Logger, prepare: (any DatabaseExecutor) async throws -> Void = { _ in }
     ) async throws -> LoopbackServer {
         var configuration = configuration
         configuration.host = "127.0.0.1"
-        configuration.port = 0
+        configuration.port = port
         try configuration.validate()
         let database = try await openDatabase(configuration.databasePath, logger: logger)
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)

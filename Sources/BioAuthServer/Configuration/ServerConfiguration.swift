@@ -85,6 +85,8 @@ public struct ServerConfiguration: Sendable {
     public var webhooks = WebhookPolicy()
     /// Whether the operator console is served under `/console` (off by default).
     public var consoleEnabled = false
+    /// Passkeys: origins, relying party, attestation, and the web sign-in page (off by default).
+    public var passkeys = PasskeyPolicy()
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}
@@ -127,6 +129,9 @@ public struct ServerConfiguration: Sendable {
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
         try retention.validate()
         try webhooks.validate()
+        var passkeys = self.passkeys
+        passkeys.defaultOrigin(port: port)
+        try passkeys.validate()
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }
             for appID in appAttest.allowedAppIDs {

@@ -21,6 +21,16 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         // The secure environment check failed: the app or device is not trusted for this call.
         if code.rawValue.hasPrefix("app_attest_") { return .forbidden }
         return switch code {
+        // Passkeys: a credential that does not parse is malformed; one that fails a check is not trusted.
+        case .passkeyMalformed: .badRequest
+        case .passkeysDisabled, .passkeyNotFound: .notFound
+        case .passkeyUnknownCredential: .unauthorized
+        case .passkeyAlreadyRegistered: .conflict
+        case .passkeyTypeMismatch, .passkeyChallengeMismatch, .passkeyOriginMismatch, .passkeyTokenBinding, .passkeyRPIDMismatch,
+            .passkeyUserNotPresent, .passkeyUserNotVerified, .passkeyBackupFlags, .passkeyUnsupportedAlgorithm, .passkeyInvalidPublicKey,
+            .passkeyAttestationFormat, .passkeyAttestationInvalid, .passkeyAttestationUntrusted, .passkeyInvalidSignature,
+            .passkeyCounterReplayed:
+            .forbidden
         case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
             .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch,
             .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo, .invalidIdempotencyKey, .invalidPIN, .weakPIN,

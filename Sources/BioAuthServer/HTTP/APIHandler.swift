@@ -38,8 +38,9 @@ struct APIHandler: APIProtocol {
         let session = try await session()
         return .ok(.init(body: .json(.init(
             accountId: session.accountID, username: session.username, sessionId: session.sessionID,
-            installationId: session.installationID, signInMethod: session.method == .biometric ? .biometric : .password,
-            deviceId: session.deviceID))))
+            installationId: session.installationID,
+            signInMethod: Components.Schemas.Me.SignInMethodPayload(rawValue: session.method.rawValue) ?? .password,
+            deviceId: session.deviceID, passkeyId: session.passkeyID))))
     }
 
     func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {
@@ -112,6 +113,90 @@ struct APIHandler: APIProtocol {
     func revokeDevice(_ input: Operations.RevokeDevice.Input) async throws -> Operations.RevokeDevice.Output {
         try await service.revokeDevice(input.path.deviceId, session: try await session())
         return .noContent(.init())
+    }
+
+    // MARK: Passkeys
+
+    func createPasskeyRegistrationOptions(_ input: Operations.CreatePasskeyRegistrationOptions.Input) async throws
+        -> Operations.CreatePasskeyRegistrationOptions.Output
+    {
+        let options = try await service.passkeyRegistrationOptions(session: try await session())
+        return .created(.init(body: .json(.init(
+            challengeId: options.challengeID,
+            publicKey: .init(
+                rp: .init(id: options.relyingPartyID, name: options.relyingPartyName),
+                user: .init(id: Base64URL.encode(options.userHandle), name: options.username, displayName: options.username),
+                challenge: Base64URL.encode(options.challenge),
+                pubKeyCredParams: options.algorithms.map { .init(_type: .publicKey, alg: $0) },
+                timeout: Int(options.timeout * 1000),
+                excludeCredentials: options.exclude.map(Self.descriptor),
+                authenticatorSelection: .init(residentKey: .required, requireResidentKey: true, userVerification: .required),
+                attestation: options.attestation == "direct" ? .direct : Components.Schemas.PasskeyCreationOptions.PublicKeyPayload.AttestationPayload.none)))))
+    }
+
+    func registerPasskey(_ input: Operations.RegisterPasskey.Input) async throws -> Operations.RegisterPasskey.Output {
+        guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let session = try await session()
+        let credential = request.credential
+        let submission = PasskeyRegistrationSubmission(
+            challengeID: request.challengeId,
+            credentialID: try Validation.bytes(credential.rawId, field: "rawId", maxLength: WebAuthnAuthenticatorData.maxCredentialIDLength),
+            clientDataJSON: try Validation.bytes(credential.response.clientDataJSON, field: "clientDataJSON", maxLength: 4096),
+            attestationObject: try Validation.bytes(
+                credential.response.attestationObject, field: "attestationObject", maxLength: WebAuthnRelyingParty.maxAttestationObjectSize),
+            transports: credential.response.transports ?? [], name: request.name ?? "Passkey")
+        guard credential.id == credential.rawId else { throw APIError(.malformedRequest, "credential.id and credential.rawId differ.") }
+        return .created(.init(body: .json(Self.passkey(try await service.registerPasskey(submission, session: session)))))
+    }
+
+    func listPasskeys(_ input: Operations.ListPasskeys.Input) async throws -> Operations.ListPasskeys.Output {
+        let passkeys = try await service.passkeys(account: try await session().accountID)
+        return .ok(.init(body: .json(.init(passkeys: passkeys.map(Self.passkey)))))
+    }
+
+    func revokePasskey(_ input: Operations.RevokePasskey.Input) async throws -> Operations.RevokePasskey.Output {
+        try await service.revokePasskey(input.path.passkeyId, session: try await session())
+        return .noContent(.init())
+    }
+
+    func createPasskeySignInOptions(_ input: Operations.CreatePasskeySignInOptions.Input) async throws -> Operations.CreatePasskeySignInOptions.Output {
+        guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let options = try await service.passkeySignInOptions(username: request.username)
+        return .created(.init(body: .json(.init(
+            challengeId: options.challengeID,
+            publicKey: .init(
+                challenge: Base64URL.encode(options.challenge), rpId: options.relyingPartyID, timeout: Int(options.timeout * 1000),
+                userVerification: .required, allowCredentials: options.allow.map(Self.descriptor))))))
+    }
+
+    func signInWithPasskey(_ input: Operations.SignInWithPasskey.Input) async throws -> Operations.SignInWithPasskey.Output {
+        guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let credential = request.credential
+        let submission = PasskeyAssertionSubmission(
+            challengeID: request.challengeId,
+            credentialID: try Validation.bytes(credential.rawId, field: "rawId", maxLength: WebAuthnAuthenticatorData.maxCredentialIDLength),
+            clientDataJSON: try Validation.bytes(credential.response.clientDataJSON, field: "clientDataJSON", maxLength: 4096),
+            authenticatorData: try Validation.bytes(credential.response.authenticatorData, field: "authenticatorData", maxLength: 16 * 1024),
+            signature: try Validation.bytes(credential.response.signature, field: "signature", maxLength: 8 * 1024),
+            userHandle: try credential.response.userHandle.flatMap { $0.isEmpty ? nil : try Validation.bytes($0, field: "userHandle", maxLength: 64) },
+            installationID: request.installationId)
+        guard credential.id == credential.rawId else { throw APIError(.malformedRequest, "credential.id and credential.rawId differ.") }
+        let tokens = try await counted({ service.metrics.signIn(.passkey, outcome: $0) }) { try await service.signInWithPasskey(submission) }
+        return .created(.init(body: .json(Self.tokens(tokens))))
+    }
+
+    private static func descriptor(_ descriptor: PasskeyDescriptor) -> Components.Schemas.PasskeyCredentialDescriptor {
+        .init(_type: .publicKey, id: Base64URL.encode(descriptor.id), transports: descriptor.transports.isEmpty ? nil : descriptor.transports)
+    }
+
+    private static func passkey(_ passkey: PasskeyInfo) -> Components.Schemas.Passkey {
+        .init(
+            passkeyId: passkey.id, name: passkey.name, credentialId: Base64URL.encode(passkey.credentialID), algorithm: passkey.algorithm,
+            aaguid: passkey.aaguid, backupEligible: passkey.backupEligible, backedUp: passkey.backedUp,
+            attestationFormat: passkey.attestationFormat,
+            attestationType: Components.Schemas.Passkey.AttestationTypePayload(rawValue: passkey.attestationType) ?? .none,
+            attestationTrusted: passkey.attestationTrusted, transports: passkey.transports, createdAt: passkey.createdAt,
+            lastUsedAt: passkey.lastUsedAt, revokedAt: passkey.revokedAt)
     }
 
     // MARK: Payments
@@ -214,7 +299,8 @@ struct APIHandler: APIProtocol {
         return .ok(.init(body: .json(.init(
             active: found.active, tokenType: found.tokenType.flatMap { .init(rawValue: $0) }, sub: found.subject, username: found.username,
             sid: found.sessionID, exp: found.expiresAt.map { Int64($0.timeIntervalSince1970) }, iat: found.issuedAt.map { Int64($0.timeIntervalSince1970) },
-            clientId: found.clientID, scope: found.scope, amr: found.methods, deviceId: found.deviceID, appAttest: found.appAttested))))
+            clientId: found.clientID, scope: found.scope, amr: found.methods, deviceId: found.deviceID, appAttest: found.appAttested,
+            passkeyId: found.passkeyID))))
     }
 
     func registerPayee(_ input: Operations.RegisterPayee.Input) async throws -> Operations.RegisterPayee.Output {
@@ -293,7 +379,7 @@ struct APIHandler: APIProtocol {
             .init(
                 eventId: event.id, occurredAt: event.occurredAt, kind: event.kind, outcome: event.succeeded ? .success : .failure,
                 accountId: event.accountID, deviceId: event.deviceID, sessionId: event.sessionID, code: event.code,
-                operatorId: event.operatorID, reason: event.reason)
+                operatorId: event.operatorID, reason: event.reason, passkeyId: event.passkeyID)
         }, next: page.next?.text))))
     }
 

@@ -22,7 +22,7 @@ struct AcceptMiddleware: ServerMiddleware {
         switch operationID {
         case Operations.OpenAPIDocument.id: .init(type: "application", subtype: "yaml")
         case Operations.SignOut.id, Operations.ChangePassword.id, Operations.RevokeDevice.id, Operations.SetPaymentPIN.id,
-            Operations.DeleteWebhookEndpoint.id:
+            Operations.DeleteWebhookEndpoint.id, Operations.RevokePasskey.id:
             nil
         default: .json
         }

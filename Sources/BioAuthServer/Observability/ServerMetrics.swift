@@ -79,7 +79,7 @@ public final class ServerMetrics: Sendable {
     // MARK: Sign-ins, payments, challenges
 
     /// How a sign-in was attempted.
-    enum SignInMethod: String { case password, biometric, refresh }
+    enum SignInMethod: String { case password, biometric, passkey, refresh }
 
     /// A sign-in attempt's outcome: `success`, or the problem code it was refused with.
     func signIn(_ method: SignInMethod, outcome: String) {

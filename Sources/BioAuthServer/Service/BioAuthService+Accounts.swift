@@ -160,7 +160,7 @@ extension BioAuthService {
         return APIError(.invalidCredentials, "The username or the password is wrong.")
     }
 
-    private func lockedError(until: Date) -> APIError {
+    func lockedError(until: Date) -> APIError {
         let seconds = Int(until.timeIntervalSince(now).rounded(.up))
         return APIError(.accountLocked, "Too many wrong passwords. Try again in \(max(seconds, 1)) seconds.")
     }

@@ -33,6 +33,9 @@ enum AuditKind: String, Sendable {
     case operatorCreated = "operator_created"
     case operatorDisabled = "operator_disabled"
     case serviceClientDisabled = "service_client_disabled"
+    case passkeyRegistered = "passkey_registered"
+    case passkeySignIn = "passkey_sign_in"
+    case passkeyRevoked = "passkey_revoked"
 }
 
 /// One row of the audit log.
@@ -49,19 +52,21 @@ struct AuditEvent: Sendable, Equatable {
     var operatorID: String? = nil
     /// The operator's reason, for a support action.
     var reason: String? = nil
+    /// The passkey, for a passkey's registration, sign-in or revocation.
+    var passkeyID: String? = nil
 }
 
 extension BioAuthService {
     /// Appends an event in the current transaction. Events carry ids and codes, never secrets.
     func audit(
         _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
-        client: String? = nil, code: String? = nil, operator: SupportAction? = nil, on db: any SQLDatabase
+        client: String? = nil, code: String? = nil, operator: SupportAction? = nil, passkey: String? = nil, on db: any SQLDatabase
     ) async throws {
         let insert = database.dialect == .postgres ? Self.insertAuditEventPostgres : Self.insertAuditEventSQLite
         try await db.run(
             insert(
                 newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code, client,
-                `operator`?.operatorID, `operator`?.reason))
+                `operator`?.operatorID, `operator`?.reason, passkey))
         logger.info(
             "audit", metadata: ["kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")",
                                 "account": "\(account ?? "-")", "client": "\(client ?? "-")", "code": "\(code ?? "-")",
@@ -72,13 +77,13 @@ extension BioAuthService {
     // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
     private static let insertAuditEventSQLite = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason) \
-        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
+        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """)
     private static let insertAuditEventPostgres = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason) \
-        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
+        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """)
 
     /// A page of the account's own events, newest first: at most `limit`, older than `before` when given, and the
@@ -86,7 +91,7 @@ extension BioAuthService {
     func auditEvents(account: String, limit: Int, before: AuditCursor? = nil) async throws -> (events: [AuditEvent], next: AuditCursor?) {
         try await database.transaction { db in
             var query = db.select()
-                .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code", "operator_id", "reason")
+                .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code", "operator_id", "reason", "passkey_id")
                 .from("audit_events")
                 .where("account_id", .equal, account)
             if let before {
@@ -112,7 +117,8 @@ extension BioAuthService {
                     sessionID: try row.decode(column: "session_id", as: String?.self),
                     code: try row.decode(column: "code", as: String?.self),
                     operatorID: try row.decode(column: "operator_id", as: String?.self),
-                    reason: try row.decode(column: "reason", as: String?.self))
+                    reason: try row.decode(column: "reason", as: String?.self),
+                    passkeyID: try row.decode(column: "passkey_id", as: String?.self))
             }
             guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
             let next = AuditCursor(

@@ -30,6 +30,8 @@ struct TokenIntrospection: Sendable, Equatable {
     var methods: [String]?
     var deviceID: String?
     var appAttested: Bool?
+    /// The passkey of a passkey sign-in.
+    var passkeyID: String? = nil
 
     static let inactive = TokenIntrospection(active: false)
 }
@@ -120,24 +122,35 @@ extension BioAuthService {
         return try await database.transaction { db in
             if let row = try await db.raw(
                 """
-                SELECT s.id, s.account_id, s.method, s.device_id, s.ended_at, t.expires_at, t.issued_at, a.username,
-                    d.biometry_kind, (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested
+                SELECT s.id, s.account_id, s.method, s.device_id, s.passkey_id, s.ended_at, t.expires_at, t.issued_at, a.username,
+                    d.biometry_kind, (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested,
+                    p.backup_eligible
                 FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id
-                LEFT JOIN devices d ON d.id = s.device_id
+                LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN passkeys p ON p.id = s.passkey_id
                 WHERE t.token_hash = \(bind: hash)
                 """
             ).first() {
                 let expiresAt = Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))
                 guard try row.decode(column: "ended_at", as: Int64?.self) == nil, expiresAt > now else { return .inactive }
-                let biometric = try row.decode(column: "method", as: String.self) == SignInMethod.biometric.rawValue
+                let method = SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password
+                let biometric = method == .biometric
                 let kind = try row.decode(column: "biometry_kind", as: String?.self).flatMap(BiometryKind.init(rawValue:))
+                let methods: [String] =
+                    switch method {
+                    case .password: ["pwd"]
+                    case .biometric: Self.methods(of: kind)
+                    // A synced passkey's key lives in software on several devices; a device-bound one in hardware. User
+                    // verification (biometric, PIN or passcode) is always required, but the server cannot tell which.
+                    case .passkey: [try row.decode(column: "backup_eligible", as: Int?.self) == 0 ? "hwk" : "swk", "user"]
+                    }
                 return TokenIntrospection(
                     active: true, subject: try row.decode(column: "account_id", as: String.self),
                     username: try row.decode(column: "username", as: String.self), sessionID: try row.decode(column: "id", as: String.self),
                     expiresAt: expiresAt, issuedAt: try row.decode(column: "issued_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
-                    tokenType: "access_token", methods: biometric ? Self.methods(of: kind) : ["pwd"],
+                    tokenType: "access_token", methods: methods,
                     deviceID: try row.decode(column: "device_id", as: String?.self),
-                    appAttested: biometric ? try row.decode(column: "attested", as: Int.self) > 0 : nil)
+                    appAttested: biometric ? try row.decode(column: "attested", as: Int.self) > 0 : nil,
+                    passkeyID: try row.decode(column: "passkey_id", as: String?.self))
             }
             if let row = try await db.raw(
                 """

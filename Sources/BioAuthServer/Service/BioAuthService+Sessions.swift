@@ -15,6 +15,8 @@ struct IssuedTokens: Sendable {
 enum SignInMethod: String, Sendable {
     case password
     case biometric
+    /// A WebAuthn passkey (`POST /v1/sessions/passkey`).
+    case passkey
 }
 
 /// The session behind a valid access token.
@@ -25,6 +27,8 @@ struct AuthenticatedSession: Sendable {
     var installationID: String
     var deviceID: String?
     var method: SignInMethod
+    /// The passkey that signed in, for passkey sessions.
+    var passkeyID: String? = nil
 }
 
 extension BioAuthService {
@@ -48,7 +52,8 @@ extension BioAuthService {
             username: try row.decode(column: "username", as: String.self),
             installationID: try row.decode(column: "installation_id", as: String.self),
             deviceID: try row.decode(column: "device_id", as: String?.self),
-            method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password)
+            method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
+            passkeyID: try row.decode(column: "passkey_id", as: String?.self))
     }
 
     /// Rotates a refresh token. A token that was rotated before ends its whole session (reuse detection).
@@ -101,12 +106,12 @@ extension BioAuthService {
     // MARK: Internals
 
     /// Starts a session for `account` on `installationID`, ending the account's previous session there.
-    func startSession(account: String, installationID: String, method: SignInMethod, device: String?, on db: any SQLDatabase)
-        async throws -> IssuedTokens
-    {
+    func startSession(
+        account: String, installationID: String, method: SignInMethod, device: String?, passkey: String? = nil, on db: any SQLDatabase
+    ) async throws -> IssuedTokens {
         try await endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
         let sessionID = newID()
-        try await db.run(Self.insertSession(sessionID, account, installationID, device, method.rawValue, now.millisecondsSince1970))
+        try await db.run(Self.insertSession(sessionID, account, installationID, device, method.rawValue, now.millisecondsSince1970, passkey))
         return try await issueTokens(session: sessionID, account: account, on: db)
     }
 
@@ -124,14 +129,14 @@ extension BioAuthService {
     // The statements of every authenticated request and every sign-in (FixedSQL: no builder serialized per call).
     static let sessionByAccessToken = FixedSQL(
         """
-        SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.ended_at, t.expires_at, a.username \
+        SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.passkey_id, s.ended_at, t.expires_at, a.username \
         FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id \
         WHERE t.token_hash = ?
         """)
     private static let insertSession = FixedSQL(
         """
-        INSERT INTO sessions (id, account_id, installation_id, device_id, method, created_at, ended_at, end_reason) \
-        VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)
+        INSERT INTO sessions (id, account_id, installation_id, device_id, method, created_at, ended_at, end_reason, passkey_id) \
+        VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)
         """)
     private static let insertAccessToken = FixedSQL("INSERT INTO access_tokens (token_hash, session_id, expires_at, issued_at) VALUES (?, ?, ?, ?)")
     private static let insertRefreshToken = FixedSQL(

@@ -297,6 +297,32 @@ enum Migrations {
                 """,
             ]
         ),
+        (
+            13, "passkeys (WebAuthn credentials), their ceremonies' challenges, accounts' user handles, passkey sessions",
+            [
+                // A random 32-byte handle per account, made when its first passkey is: the authenticator stores it, so it
+                // must say nothing about the account (not its id, not its username).
+                "ALTER TABLE accounts ADD COLUMN user_handle TEXT",
+                "CREATE UNIQUE INDEX accounts_by_user_handle ON accounts (user_handle)",
+                """
+                CREATE TABLE passkeys (
+                    id TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts (id), credential_id TEXT NOT NULL UNIQUE,
+                    public_key TEXT NOT NULL, algorithm INTEGER NOT NULL, sign_count BIGINT NOT NULL, aaguid TEXT NOT NULL,
+                    backup_eligible INTEGER NOT NULL, backed_up INTEGER NOT NULL, user_verified INTEGER NOT NULL,
+                    attestation_format TEXT NOT NULL, attestation_type TEXT NOT NULL, attestation_trusted INTEGER NOT NULL,
+                    transports TEXT NOT NULL, name TEXT NOT NULL, created_at BIGINT NOT NULL, last_used_at BIGINT, revoked_at BIGINT)
+                """,
+                "CREATE INDEX passkeys_by_account ON passkeys (account_id)",
+                """
+                CREATE TABLE passkey_challenges (
+                    id TEXT PRIMARY KEY, ceremony TEXT NOT NULL, challenge TEXT NOT NULL, account_id TEXT, session_id TEXT,
+                    created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, consumed_at BIGINT)
+                """,
+                "CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at)",
+                "ALTER TABLE sessions ADD COLUMN passkey_id TEXT",
+                "ALTER TABLE audit_events ADD COLUMN passkey_id TEXT",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -135,6 +135,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var webhooks: WebhookOptions
 
+    @OptionGroup var passkeys: PasskeyOptions
+
     @Flag(help: "Serve the operator console under /console (operators: bioauth admin operator create).")
     var console = false
 
@@ -179,7 +181,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("console", console ? "true" : nil),
         ]
         for (key, value) in given { flags[key] = value }
-        return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }
+        return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }.merging(passkeys.flags) { $1 }
     }
 
     /// The configuration from the options, then the environment, then the config file, then the defaults.

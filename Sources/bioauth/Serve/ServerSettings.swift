@@ -164,6 +164,32 @@ enum ServerSettings {
             guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
             configuration.consoleEnabled = value
         }, show: { String($0.consoleEnabled) }),
+        list("passkeyOrigins", \.passkeys.origins),
+        Setting(key: "passkeyRpId", apply: { configuration, text throws(Reason) in
+            configuration.passkeys.relyingPartyID = text.isEmpty ? nil : text
+        }, show: { $0.passkeys.relyingPartyID ?? "" }),
+        text("passkeyRpName", \.passkeys.relyingPartyName),
+        Setting(key: "passkeyAttestation", apply: { configuration, text throws(Reason) in
+            switch text.lowercased() {
+            case "none": configuration.passkeys.requireTrustedAttestation = false
+            case "require": configuration.passkeys.requireTrustedAttestation = true
+            default: throw Reason(text: "must be none or require")
+            }
+        }, show: { $0.passkeys.requireTrustedAttestation ? "require" : "none" }),
+        Setting(key: "passkeyAttestationRoots", apply: { configuration, text throws(Reason) in
+            do { configuration.passkeys.attestationRoots = try PasskeyPolicy.attestationRoots(parsing: text) } catch let error as ConfigurationError {
+                throw Reason(text: error.message)
+            } catch {
+                throw Reason(text: "could not be read")
+            }
+        }, show: { policy in
+            policy.passkeys.attestationRoots.keys.sorted().map { "\($0)=\(policy.passkeys.attestationRoots[$0]?.count ?? 0) certificates" }
+                .joined(separator: ",")
+        }),
+        Setting(key: "passkeyWeb", apply: { configuration, text throws(Reason) in
+            guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
+            configuration.passkeys.webPageEnabled = value
+        }, show: { String($0.passkeys.webPageEnabled) }),
         Setting(key: "appAttestAllowPin", apply: { configuration, text throws(Reason) in
             guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
             configuration.appAttest.allowsPINPaymentsUnderRequire = value

@@ -1,0 +1,366 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+/// A registered passkey as the API and the console show it.
+struct PasskeyInfo: Sendable {
+    var id: String
+    var accountID: String
+    var credentialID: Data
+    var publicKey: Data
+    var algorithm: Int
+    var signCount: Int64
+    var aaguid: String
+    var backupEligible: Bool
+    var backedUp: Bool
+    var attestationFormat: String
+    var attestationType: String
+    var attestationTrusted: Bool
+    var transports: [String]
+    var name: String
+    var createdAt: Date
+    var lastUsedAt: Date?
+    var revokedAt: Date?
+}
+
+/// A credential descriptor for `excludeCredentials` and `allowCredentials`.
+struct PasskeyDescriptor: Sendable {
+    var id: Data
+    var transports: [String]
+}
+
+/// What `navigator.credentials.create()` needs (PublicKeyCredentialCreationOptions), with the challenge's id.
+struct PasskeyCreationOptions: Sendable {
+    var challengeID: String
+    var challenge: Data
+    var relyingPartyID: String
+    var relyingPartyName: String
+    var userHandle: Data
+    var username: String
+    var algorithms: [Int]
+    var exclude: [PasskeyDescriptor]
+    var timeout: TimeInterval
+    var attestation: String
+}
+
+/// What `navigator.credentials.get()` needs (PublicKeyCredentialRequestOptions), with the challenge's id.
+struct PasskeyRequestOptions: Sendable {
+    var challengeID: String
+    var challenge: Data
+    var relyingPartyID: String
+    var allow: [PasskeyDescriptor]
+    var timeout: TimeInterval
+}
+
+/// A registration response (RegistrationResponseJSON), decoded.
+struct PasskeyRegistrationSubmission: Sendable {
+    var challengeID: String
+    var credentialID: Data
+    var clientDataJSON: Data
+    var attestationObject: Data
+    var transports: [String]
+    var name: String
+}
+
+/// An authentication response (AuthenticationResponseJSON), decoded.
+struct PasskeyAssertionSubmission: Sendable {
+    var challengeID: String
+    var credentialID: Data
+    var clientDataJSON: Data
+    var authenticatorData: Data
+    var signature: Data
+    var userHandle: Data?
+    var installationID: String
+}
+
+extension BioAuthService {
+    /// The transports WebAuthn defines; others a browser reports are dropped.
+    static let passkeyTransports: Set<String> = ["usb", "nfc", "ble", "smart-card", "hybrid", "internal"]
+
+    private func requirePasskeys() throws {
+        guard configuration.passkeys.enabled else {
+            throw APIError(.passkeysDisabled, "This server has no passkey origins configured (--passkey-origins).")
+        }
+    }
+
+    private func passkeyError(_ error: WebAuthnError) -> APIError { APIError(error.problem, error.reason) }
+
+    // MARK: Registration
+
+    /// Options to create a passkey for the signed-in account: a single-use challenge bound to this session, the
+    /// account's user handle (made now if it has none), and its passkeys to exclude.
+    func passkeyRegistrationOptions(session: AuthenticatedSession) async throws -> PasskeyCreationOptions {
+        try requirePasskeys()
+        let policy = configuration.passkeys
+        return try await commit { db in
+            let handle = try await userHandle(account: session.accountID, on: db)
+            let exclude = try await passkeyRows(on: db).where("account_id", .equal, session.accountID).where("revoked_at", .is, SQLLiteral.null)
+                .all().map(passkey).map { PasskeyDescriptor(id: $0.credentialID, transports: $0.transports) }
+            let (id, challenge) = try await issuePasskeyChallenge(ceremony: "create", account: session.accountID, session: session.sessionID, on: db)
+            return PasskeyCreationOptions(
+                challengeID: id, challenge: challenge, relyingPartyID: policy.resolvedRelyingPartyID, relyingPartyName: policy.relyingPartyName,
+                userHandle: handle, username: session.username, algorithms: policy.relyingParty.algorithms.map(\.rawValue), exclude: exclude,
+                timeout: policy.ceremonyLifetime, attestation: policy.requireTrustedAttestation ? "direct" : "none")
+        }
+    }
+
+    /// Registers a passkey from the browser's response, for the session its challenge was issued to (§7.1).
+    func registerPasskey(_ submission: PasskeyRegistrationSubmission, session: AuthenticatedSession) async throws -> PasskeyInfo {
+        try requirePasskeys()
+        let name = try Validation.displayName(submission.name, field: "name", code: .malformedRequest)
+        let challenge = try await commit { db in
+            try await consumePasskeyChallenge(submission.challengeID, ceremony: "create", account: session.accountID, session: session.sessionID, on: db)
+        }
+        let verified: VerifiedRegistration
+        do {
+            verified = try await configuration.passkeys.relyingParty.verifyRegistration(
+                clientDataJSON: submission.clientDataJSON, attestationObject: submission.attestationObject, challenge: challenge, at: now)
+            guard verified.credentialID == submission.credentialID else {
+                throw WebAuthnError.malformed("rawId is not the credential id in the authenticator data")
+            }
+        } catch let error as WebAuthnError {
+            try await commit { db -> Void in
+                try await audit(.passkeyRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: error.code, on: db)
+            }
+            throw passkeyError(error)
+        }
+        let info = PasskeyInfo(
+            id: newID(), accountID: session.accountID, credentialID: verified.credentialID, publicKey: verified.publicKey,
+            algorithm: verified.algorithm.rawValue, signCount: Int64(verified.signCount), aaguid: verified.aaguid.uuidString.lowercased(),
+            backupEligible: verified.backupEligible, backedUp: verified.backedUp, attestationFormat: verified.attestation.format,
+            attestationType: verified.attestation.type.rawValue, attestationTrusted: verified.attestationTrusted,
+            transports: submission.transports.filter(Self.passkeyTransports.contains).sorted(), name: name, createdAt: now)
+        return try await commit { db in
+            guard try await db.select().column("id").from("passkeys").where("credential_id", .equal, Base64URL.encode(info.credentialID)).first() == nil
+            else {
+                try await audit(.passkeyRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "passkey_already_registered", on: db)
+                throw Refusal(APIError(.passkeyAlreadyRegistered, "This passkey is registered already."))
+            }
+            try await db.insert(into: "passkeys")
+                .columns(
+                    "id", "account_id", "credential_id", "public_key", "algorithm", "sign_count", "aaguid", "backup_eligible", "backed_up",
+                    "user_verified", "attestation_format", "attestation_type", "attestation_trusted", "transports", "name", "created_at",
+                    "last_used_at", "revoked_at")
+                .values(
+                    SQLBind(info.id), SQLBind(info.accountID), SQLBind(Base64URL.encode(info.credentialID)), SQLBind(Base64URL.encode(info.publicKey)),
+                    SQLBind(info.algorithm), SQLBind(info.signCount), SQLBind(info.aaguid), SQLBind(info.backupEligible ? 1 : 0),
+                    SQLBind(info.backedUp ? 1 : 0), SQLBind(verified.userVerified ? 1 : 0), SQLBind(info.attestationFormat),
+                    SQLBind(info.attestationType), SQLBind(info.attestationTrusted ? 1 : 0), SQLBind(info.transports.joined(separator: ",")),
+                    SQLBind(info.name), SQLBind(info.createdAt.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
+                .run()
+            try await audit(.passkeyRegistered, succeeded: true, account: session.accountID, session: session.sessionID, passkey: info.id, on: db)
+            return info
+        }
+    }
+
+    // MARK: Listing and revoking
+
+    /// The account's passkeys, newest first, revoked ones included (with their revocation time).
+    func passkeys(account: String) async throws -> [PasskeyInfo] {
+        try await database.transaction { db in
+            try await passkeyRows(on: db).where("account_id", .equal, account).orderBy("created_at", .descending).all().map(passkey)
+        }
+    }
+
+    /// Revokes one of the account's passkeys: it signs in no more, and the sessions it started end now, except the
+    /// session asking. Revoking a revoked passkey changes nothing.
+    func revokePasskey(_ passkeyID: String, session: AuthenticatedSession) async throws {
+        try await commit { db -> Void in
+            guard Validation.isIssuedID(passkeyID),
+                let found = try await passkeyRows(on: db).where("id", .equal, passkeyID).where("account_id", .equal, session.accountID).first()
+                    .map(passkey)
+            else { throw Refusal(APIError(.passkeyNotFound, "There is no such passkey on this account.")) }
+            guard found.revokedAt == nil else { return }
+            try await revokePasskey(found, keeping: session.sessionID, on: db)
+            try await audit(.passkeyRevoked, succeeded: true, account: found.accountID, session: session.sessionID, passkey: found.id, on: db)
+            return
+        }
+    }
+
+    /// Marks `passkey` revoked and ends its sessions except `keeping` (the customer's own request, or none for support).
+    func revokePasskey(_ passkey: PasskeyInfo, keeping: String?, on db: any SQLDatabase) async throws {
+        try await db.update("passkeys").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, passkey.id).run()
+        var ending = db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: "passkey_revoked")
+            .where("passkey_id", .equal, passkey.id).where("ended_at", .is, SQLLiteral.null)
+        if let keeping { ending = ending.where("id", .notEqual, keeping) }
+        try await ending.run()
+    }
+
+    // MARK: Sign-in
+
+    /// Options to sign in with a passkey: a single-use challenge for this attempt. Without a username the browser
+    /// offers the discoverable passkeys it holds for the relying party (no username typed); with one, the
+    /// challenge is bound to that account and lists its passkeys.
+    ///
+    /// Counted per client address like the biometric challenge. An unknown username gets a challenge bound to no
+    /// account and an empty list, exactly like the discoverable case, so the answer does not say whether the
+    /// username exists.
+    func passkeySignInOptions(username rawUsername: String?, client: String? = ClientAddress.current) async throws -> PasskeyRequestOptions {
+        try requirePasskeys()
+        let username = try rawUsername.map(Validation.username)
+        let policy = configuration.passkeys
+        return try await commit { db in
+            try await rateLimit(
+                "passkey-options-client:" + (client ?? "unknown"), name: "passkey_client", limit: configuration.signInChallengesPerClient,
+                window: configuration.rateLimitWindow, on: db)
+            var account: String? = nil
+            var allow: [PasskeyDescriptor] = []
+            if let username, let row = try await db.select().column("id").from("accounts").where("username", .equal, username).first() {
+                let id = try row.decode(column: "id", as: String.self)
+                allow = try await passkeyRows(on: db).where("account_id", .equal, id).where("revoked_at", .is, SQLLiteral.null).all().map(passkey)
+                    .map { PasskeyDescriptor(id: $0.credentialID, transports: $0.transports) }
+                if !allow.isEmpty { account = id }
+            }
+            let (id, challenge) = try await issuePasskeyChallenge(ceremony: "get", account: account, session: nil, on: db)
+            return PasskeyRequestOptions(
+                challengeID: id, challenge: challenge, relyingPartyID: policy.resolvedRelyingPartyID, allow: allow, timeout: policy.ceremonyLifetime)
+        }
+    }
+
+    /// Passkey sign-in (§7.2): the challenge, the credential (registered, not revoked, of the account the challenge
+    /// was bound to, with the user handle of its account), its signature, then a counter that must grow unless it
+    /// is 0. Starts a session on `installationID`.
+    func signInWithPasskey(_ submission: PasskeyAssertionSubmission) async throws -> IssuedTokens {
+        try requirePasskeys()
+        let installationID = try Validation.installationID(submission.installationID)
+        // 1. Use up the challenge, and read the credential and its account.
+        let (challenge, found, handle) = try await commit { db -> (Data, PasskeyInfo, Data?) in
+            let (challenge, boundAccount) = try await consumePasskeyChallenge(submission.challengeID, ceremony: "get", on: db)
+            let found = try await passkeyRows(on: db).where("credential_id", .equal, Base64URL.encode(submission.credentialID)).first().map(passkey)
+            guard let found, found.revokedAt == nil, boundAccount == nil || boundAccount == found.accountID else {
+                try await audit(.passkeySignIn, succeeded: false, account: found?.accountID, code: "passkey_unknown_credential", passkey: found?.id, on: db)
+                throw Refusal(APIError(.passkeyUnknownCredential, "This passkey is not registered here, or was revoked."))
+            }
+            let handle = try await db.select().column("user_handle").from("accounts").where("id", .equal, found.accountID).first()
+                .flatMap { try $0.decode(column: "user_handle", as: String?.self) }.flatMap(Base64URL.decode)
+            return (challenge, found, handle)
+        }
+        // 2. Verify outside any transaction. A user handle, when sent, must be the credential's account's (§7.2 step 6).
+        let assertion: VerifiedAssertion
+        do {
+            if let userHandle = submission.userHandle, userHandle != handle {
+                throw WebAuthnError(.passkeyInvalidSignature, "userHandle is not the handle of the credential's account")
+            }
+            assertion = try configuration.passkeys.relyingParty.verifyAuthentication(
+                clientDataJSON: submission.clientDataJSON, authenticatorData: submission.authenticatorData, signature: submission.signature,
+                challenge: challenge,
+                stored: StoredPasskeyCredential(publicKey: found.publicKey, signCount: UInt32(clamping: found.signCount), backupEligible: found.backupEligible))
+        } catch let error as WebAuthnError {
+            try await commit { db -> Void in
+                try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: error.code, passkey: found.id, on: db)
+            }
+            throw passkeyError(error)
+        }
+        // 3. Store the counter only if nobody used the credential meanwhile, and start the session.
+        return try await commit { db in
+            if let lockedUntil = try await db.select().column("locked_until").from("accounts").where("id", .equal, found.accountID).first()
+                .flatMap({ try $0.decode(column: "locked_until", as: Int64?.self) }).map(Date.init(millisecondsSince1970:)), lockedUntil > now
+            {
+                try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: "account_locked", passkey: found.id, on: db)
+                throw Refusal(lockedError(until: lockedUntil))
+            }
+            let updated = try await db.raw(
+                """
+                UPDATE passkeys SET sign_count = \(bind: Int64(assertion.signCount)), backed_up = \(bind: assertion.backedUp ? 1 : 0),
+                    last_used_at = \(bind: now.millisecondsSince1970)
+                WHERE id = \(bind: found.id) AND sign_count = \(bind: found.signCount) AND revoked_at IS NULL RETURNING id
+                """
+            ).all()
+            guard !updated.isEmpty else {
+                try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: "passkey_counter_replayed", passkey: found.id, on: db)
+                throw Refusal(APIError(.passkeyCounterReplayed, "The passkey was used at the same moment elsewhere; sign in again."))
+            }
+            let tokens = try await startSession(account: found.accountID, installationID: installationID, method: .passkey, device: nil, passkey: found.id, on: db)
+            try await audit(.passkeySignIn, succeeded: true, account: found.accountID, session: tokens.sessionID, passkey: found.id, on: db)
+            return tokens
+        }
+    }
+
+    // MARK: Internals
+
+    /// The account's user handle: 32 random bytes made the first time it is needed.
+    private func userHandle(account: String, on db: any SQLDatabase) async throws -> Data {
+        if let text = try await db.select().column("user_handle").from("accounts").where("id", .equal, account).first()?
+            .decode(column: "user_handle", as: String?.self), let handle = Base64URL.decode(text)
+        {
+            return handle
+        }
+        let handle = random.bytes(32)
+        try await db.update("accounts").set("user_handle", to: Base64URL.encode(handle)).where("id", .equal, account)
+            .where("user_handle", .is, SQLLiteral.null).run()
+        return handle
+    }
+
+    private func issuePasskeyChallenge(ceremony: String, account: String?, session: String?, on db: any SQLDatabase) async throws -> (String, Data) {
+        let id = newID()
+        let challenge = random.bytes(32)
+        try await db.insert(into: "passkey_challenges")
+            .columns("id", "ceremony", "challenge", "account_id", "session_id", "created_at", "expires_at", "consumed_at")
+            .values(
+                SQLBind(id), SQLBind(ceremony), SQLBind(Base64URL.encode(challenge)), SQLBind(account), SQLBind(session),
+                SQLBind(now.millisecondsSince1970), SQLBind(now.addingTimeInterval(configuration.passkeys.ceremonyLifetime).millisecondsSince1970),
+                SQLBind(Int64?.none))
+            .run()
+        return (id, challenge)
+    }
+
+    /// Uses up a registration challenge issued to `session`.
+    private func consumePasskeyChallenge(_ id: String, ceremony: String, account: String, session: String, on db: any SQLDatabase) async throws -> Data {
+        let (challenge, bound) = try await consumePasskeyChallenge(id, ceremony: ceremony, session: session, on: db)
+        guard bound == account else { throw Refusal(APIError(.challengeMismatch, "The challenge was issued to another session.")) }
+        return challenge
+    }
+
+    /// Uses up the challenge `id` of `ceremony` (and of `session`, when given); returns its bytes and the account it
+    /// was bound to. A used one is a replay and is audited.
+    private func consumePasskeyChallenge(_ id: String, ceremony: String, session: String? = nil, on db: any SQLDatabase) async throws -> (Data, String?) {
+        guard Validation.isIssuedID(id),
+            let row = try await db.select().columns("ceremony", "challenge", "account_id", "session_id", "expires_at", "consumed_at")
+                .from("passkey_challenges").where("id", .equal, id).first()
+        else { throw Refusal(APIError(.challengeNotFound, "There is no such challenge.")) }
+        let account = try row.decode(column: "account_id", as: String?.self)
+        let boundSession = try row.decode(column: "session_id", as: String?.self)
+        guard try row.decode(column: "ceremony", as: String.self) == ceremony, session == nil || boundSession == session
+        else { throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another ceremony or session.")) }
+        guard try row.decode(column: "consumed_at", as: Int64?.self) == nil else {
+            try await audit(.challengeReplay, succeeded: false, account: account, code: "challenge_used", on: db)
+            throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
+        }
+        guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
+            throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
+        }
+        let used = try await db.raw("UPDATE passkey_challenges SET consumed_at = \(bind: now.millisecondsSince1970) WHERE id = \(bind: id) AND consumed_at IS NULL RETURNING id").all()
+        guard !used.isEmpty, let bytes = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
+            throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
+        }
+        return (bytes, account)
+    }
+
+    private static let passkeyColumns = [
+        "id", "account_id", "credential_id", "public_key", "algorithm", "sign_count", "aaguid", "backup_eligible", "backed_up",
+        "attestation_format", "attestation_type", "attestation_trusted", "transports", "name", "created_at", "last_used_at", "revoked_at",
+    ]
+
+    func passkeyRows(on db: any SQLDatabase) -> SQLSelectBuilder {
+        db.select().columns(Self.passkeyColumns.map { SQLColumn($0) }).from("passkeys")
+    }
+
+    func passkey(_ row: any SQLRow) throws -> PasskeyInfo {
+        guard let credentialID = Base64URL.decode(try row.decode(column: "credential_id", as: String.self)),
+            let publicKey = Base64URL.decode(try row.decode(column: "public_key", as: String.self))
+        else { throw APIError.internalError }
+        let transports = try row.decode(column: "transports", as: String.self)
+        return PasskeyInfo(
+            id: try row.decode(column: "id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
+            credentialID: credentialID, publicKey: publicKey, algorithm: try row.decode(column: "algorithm", as: Int.self),
+            signCount: try row.decode(column: "sign_count", as: Int64.self), aaguid: try row.decode(column: "aaguid", as: String.self),
+            backupEligible: try row.decode(column: "backup_eligible", as: Int.self) != 0, backedUp: try row.decode(column: "backed_up", as: Int.self) != 0,
+            attestationFormat: try row.decode(column: "attestation_format", as: String.self),
+            attestationType: try row.decode(column: "attestation_type", as: String.self),
+            attestationTrusted: try row.decode(column: "attestation_trusted", as: Int.self) != 0,
+            transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init), name: try row.decode(column: "name", as: String.self),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
+            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
+    }
+}
