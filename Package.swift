@@ -112,7 +112,7 @@ let package = Package(
                 // The server runs on Linux and macOS; swift-prometheus needs iOS 16, which the client products do not.
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux, .macOS])),
             ],
-            resources: [.copy("openapi.yaml"), .copy("Console/Templates")],
+            resources: [.copy("openapi.yaml"), .copy("Console/Templates"), .copy("Passkeys/Web")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .executableTarget(

@@ -153,6 +153,30 @@ final class WebDriver: @unchecked Sendable {
         try png.write(to: path)
     }
 
+    /// Runs `script` in the page as an async function body (WebDriver's `execute/async`): it gets `arguments` and
+    /// finishes by calling the last one with its result.
+    func executeAsync(_ script: String, _ arguments: [Any] = []) async throws -> Any? {
+        try await call("POST", "/session/\(session)/execute/async", ["script": script, "args": arguments])
+    }
+
+    // MARK: WebAuthn (W3C WebAuthn §11: the virtual authenticator extension)
+
+    /// Adds a virtual platform authenticator (CTAP2, internal transport, resident keys, user verification that
+    /// succeeds) to the session; returns its id. Browsers then use it for every `navigator.credentials` call.
+    func addVirtualAuthenticator() async throws -> String {
+        let value = try await call("POST", "/session/\(session)/webauthn/authenticator", [
+            "protocol": "ctap2", "transport": "internal", "hasResidentKey": true, "hasUserVerification": true, "isUserVerified": true,
+            "isUserConsenting": true,
+        ])
+        guard let id = value as? String else { throw Failure(description: "no authenticator id: \(String(describing: value))") }
+        return id
+    }
+
+    /// The credentials the virtual authenticator holds: id (base64url), rpId, userHandle (base64url), signCount.
+    func credentials(of authenticator: String) async throws -> [[String: Any]] {
+        try await call("GET", "/session/\(session)/webauthn/authenticator/\(authenticator)/credentials", nil) as? [[String: Any]] ?? []
+    }
+
     /// One WebDriver command; its `value`. A WebDriver error is thrown.
     @discardableResult
     private func call(_ method: String, _ path: String, _ body: [String: Any]?) async throws -> Any? {
