@@ -14,7 +14,8 @@ package=Tests/AppleSDK
 scratch=.build-apple
 
 # Which framework code is compiled depends on `canImport`, which incremental builds do not track: always rebuild it.
-rm -rf "$scratch/debug/BioAuthAppleUnderTest.build"
+# Its build folder goes, and the build plan with it (a plan left behind names files of the removed folder).
+rm -rf "$scratch/debug/BioAuthAppleUnderTest.build" "$scratch/debug.yaml"
 swift build --package-path "$package" --scratch-path "$scratch" --build-tests
 swift test --package-path "$package" --scratch-path "$scratch" --skip-build
 

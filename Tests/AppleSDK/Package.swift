@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // BioAuthApple compiled and run on Linux against stand-ins for Apple's frameworks: LocalAuthentication, Security,
-// CryptoKit (Secure Enclave) and DeviceCheck, each declaring what the iOS 18 SDK declares to Swift for the parts
+// CryptoKit (Secure Enclave), DeviceCheck and AuthenticationServices (passkeys), each declaring what the iOS 18 SDK declares to Swift for the parts
 // BioAuth uses (the source of each declaration is at the top of its file), UIKit's app and device, and SwiftUI's
 // declarations for type-checking (with Combine's ObservableObject), built as SDK modules are (Swift 5 mode,
 // library evolution), with a scripted phone behind them (AppleDeviceSimulation) that behaves as iOS documents.
@@ -33,10 +33,13 @@ let package = Package(
         .target(name: "Combine", path: "Stubs/Combine", swiftSettings: sdk),
         .target(name: "SwiftUI", dependencies: ["Combine", "UIKit"], path: "Stubs/SwiftUI", swiftSettings: sdk),
         .target(
+            name: "AuthenticationServices", dependencies: ["AppleDeviceSimulation", "UIKit"], path: "Stubs/AuthenticationServices",
+            swiftSettings: sdk),
+        .target(
             name: "BioAuthAppleUnderTest",
             dependencies: [
                 .product(name: "BioAuthClient", package: "BioAuth"), .product(name: "BioAuthCore", package: "BioAuth"),
-                "LocalAuthentication", "Security", "CryptoKit", "DeviceCheck", "UIKit", "SwiftUI",
+                "LocalAuthentication", "Security", "CryptoKit", "DeviceCheck", "UIKit", "SwiftUI", "AuthenticationServices",
             ],
             path: "Sources/BioAuthApple",
             swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
@@ -44,6 +47,7 @@ let package = Package(
             name: "AppleAdapterTests",
             dependencies: [
                 "BioAuthAppleUnderTest", "AppleDeviceSimulation", "LocalAuthentication", "Security", "DeviceCheck", "UIKit",
+                "AuthenticationServices",
                 .product(name: "BioAuthClient", package: "BioAuth"), .product(name: "BioAuthCore", package: "BioAuth"),
             ],
             // Swift Testing declares an overlay for Testing + UIKit that exists only in Apple's toolchains.

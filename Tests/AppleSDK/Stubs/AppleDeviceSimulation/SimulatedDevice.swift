@@ -35,6 +35,40 @@ public final class SimulatedDevice: @unchecked Sendable {
         var appAttestServerUnavailable = false
         var appAttestKeys: Set<String> = []
         var evaluatedContexts: Set<ObjectIdentifier> = []
+        var passkeyAnswers: [PasskeyAnswer] = []
+        var passkeys: [Passkey] = []
+        var passkeyRequests: [PasskeyRequest] = []
+    }
+
+    /// What the user (or the system) does at the next passkey sheet.
+    public enum PasskeyAnswer: Sendable, Equatable {
+        /// Face ID matches and the passkey is made or used.
+        case approve
+        /// An `ASAuthorizationError` code: 1001 canceled, 1003 not handled, 1004 failed (e.g. no associated domain), …
+        case fail(Int)
+    }
+
+    /// A passkey iCloud Keychain holds.
+    public struct Passkey: Sendable, Equatable {
+        public var relyingPartyID: String
+        public var credentialID: Data
+        public var userID: Data
+    }
+
+    /// A passkey request the system received, as the app made it.
+    public struct PasskeyRequest: Sendable, Equatable {
+        public var kind: String  // "registration" or "assertion"
+        public var relyingPartyID: String
+        public var challenge: Data
+        public var userVerification: String
+        public var credentialIDs: [Data]  // allowed (assertion) or excluded (registration)
+        public init(kind: String, relyingPartyID: String, challenge: Data, userVerification: String, credentialIDs: [Data]) {
+            self.kind = kind
+            self.relyingPartyID = relyingPartyID
+            self.challenge = challenge
+            self.userVerification = userVerification
+            self.credentialIDs = credentialIDs
+        }
     }
 
     /// A prompt the system showed.
@@ -155,6 +189,34 @@ public final class SimulatedDevice: @unchecked Sendable {
     /// Records that `context` (an `LAContext`) passed an evaluation, so keys may use it without prompting again.
     public func markEvaluated(_ context: AnyObject) { withState { _ = $0.evaluatedContexts.insert(ObjectIdentifier(context)) } }
     public func isEvaluated(_ context: AnyObject) -> Bool { withState { $0.evaluatedContexts.contains(ObjectIdentifier(context)) } }
+
+    /// What the user does at the next passkey sheets, in order; with none scripted the user approves.
+    public func scriptPasskeys(_ answers: PasskeyAnswer...) { withState { $0.passkeyAnswers += answers } }
+    /// Every passkey request the app made.
+    public var passkeyRequests: [PasskeyRequest] { withState { $0.passkeyRequests } }
+    /// The passkeys held.
+    public var passkeys: [Passkey] { withState { $0.passkeys } }
+
+    /// The system's passkey sheet: records the request, plays the scripted answer; on approval makes or finds the
+    /// passkey. Returns the answer and the passkey used (`nil` when none fits).
+    public func passkeySheet(_ request: PasskeyRequest, userID: Data?) -> (PasskeyAnswer, Passkey?) {
+        withState { state in
+            state.passkeyRequests.append(request)
+            let answer = state.passkeyAnswers.isEmpty ? .approve : state.passkeyAnswers.removeFirst()
+            guard answer == .approve else { return (answer, nil) }
+            if let userID {
+                if state.passkeys.contains(where: { request.credentialIDs.contains($0.credentialID) }) { return (.fail(1006), nil) }
+                let passkey = Passkey(
+                    relyingPartyID: request.relyingPartyID, credentialID: Data((0..<16).map { _ in UInt8.random(in: 0...255) }), userID: userID)
+                state.passkeys.append(passkey)
+                return (answer, passkey)
+            }
+            let found = state.passkeys.last {
+                $0.relyingPartyID == request.relyingPartyID && (request.credentialIDs.isEmpty || request.credentialIDs.contains($0.credentialID))
+            }
+            return found.map { (answer, $0) } ?? (.fail(1001), nil)  // no passkey: the sheet offers nothing but Cancel
+        }
+    }
 
     public func appAttestGenerateKey() -> String {
         let id = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()

@@ -1,7 +1,8 @@
 // UIKit as the iOS 18 SDK declares it to Swift, for the parts BioAuth and its example use. Declarations from
 // developer.apple.com/documentation/uikit: UIApplication (a main-actor class: shared, applicationState, State, and
 // the nonisolated notification names didBecomeActiveNotification, willResignActiveNotification,
-// didEnterBackgroundNotification, willEnterForegroundNotification) and UIDevice (main actor: current, name).
+// didEnterBackgroundNotification, willEnterForegroundNotification), UIDevice (main actor: current, name) and UIWindow
+// (main actor; only as the anchor AuthenticationServices presents over).
 @_exported import Foundation  // UIKit re-exports Foundation, as the SDK module does
 
 /// The app.
@@ -60,4 +61,11 @@ open class UIDevice {
     open class var current: UIDevice { instance }
     /// The device's name (on iOS 16 and later a generic name such as "iPhone" unless the app has the entitlement).
     open var name: String { "iPhone" }
+}
+
+/// A window (a main-actor UIView subclass in the SDK; the view hierarchy is not declared here): what
+/// AuthenticationServices presents its passkey sheet over (`ASPresentationAnchor`).
+@MainActor
+open class UIWindow {
+    public init() {}
 }

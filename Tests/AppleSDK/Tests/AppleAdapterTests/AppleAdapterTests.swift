@@ -1,4 +1,6 @@
 import AppleDeviceSimulation
+import AuthenticationServices
+import UIKit
 import BioAuthAppleUnderTest
 import BioAuthClient
 import BioAuthCore
@@ -181,6 +183,43 @@ extension SimulatedPhone {
             device.appAttestSupported = false
             #expect(provider.isSupported == false)
             await #expect { _ = try await provider.generateKey() } throws: { ($0 as? AppAttestProviderError)?.code == "app_attest_unsupported" }
+        }
+
+        // MARK: Passkeys
+
+        @Test("passkeys: creation and sign-in ask for user verification, pass the challenge, user handle, allow and exclude lists, and map the sheet's errors")
+        func passkeys() async throws {
+            let provider = AuthorizationPasskeyProvider { UIWindow() }
+            let challenge = Data(repeating: 9, count: 32)
+            let userID = Data(repeating: 4, count: 32)
+            let created = try await provider.register(PasskeyRegistrationRequest(
+                relyingPartyID: "bank.example", challenge: challenge, userID: userID, userName: "alice"))
+            #expect(created.credentialID == device.passkeys.first?.credentialID && created.attestationObject.suffix(16) == created.credentialID)
+            #expect(String(decoding: created.clientDataJSON, as: UTF8.self).contains(#""origin":"https://bank.example""#))
+            #expect(device.passkeyRequests.last == .init(
+                kind: "registration", relyingPartyID: "bank.example", challenge: challenge, userVerification: "required", credentialIDs: []))
+
+            // The account's passkey is excluded: the system refuses a second one (1006).
+            await #expect { _ = try await provider.register(PasskeyRegistrationRequest(
+                relyingPartyID: "bank.example", challenge: challenge, userID: userID, userName: "alice", excludedCredentialIDs: [created.credentialID]))
+            } throws: { ($0 as? PasskeyProviderError)?.code == PasskeyProviderError.notAllowedCode }
+
+            let signed = try await provider.assert(PasskeyAssertionRequest(
+                relyingPartyID: "bank.example", challenge: challenge, allowedCredentialIDs: [created.credentialID]))
+            #expect(signed.credentialID == created.credentialID && signed.userHandle == userID && signed.signature.suffix(32) == challenge)
+            #expect(device.passkeyRequests.last?.userVerification == "required" && device.passkeyRequests.last?.credentialIDs == [created.credentialID])
+
+            device.scriptPasskeys(.fail(1001), .fail(1004))
+            await #expect { _ = try await provider.assert(PasskeyAssertionRequest(relyingPartyID: "bank.example", challenge: challenge)) } throws: {
+                ($0 as? PasskeyProviderError)?.code == PasskeyProviderError.cancelledCode
+            }
+            await #expect { _ = try await provider.assert(PasskeyAssertionRequest(relyingPartyID: "bank.example", challenge: challenge)) } throws: {
+                ($0 as? PasskeyProviderError)?.code == PasskeyProviderError.failedCode
+            }
+            // No passkey for this relying party on the device.
+            await #expect { _ = try await provider.assert(PasskeyAssertionRequest(relyingPartyID: "other.example", challenge: challenge)) } throws: {
+                ($0 as? PasskeyProviderError)?.code == PasskeyProviderError.cancelledCode
+            }
         }
 
         // MARK: Diagnostics
