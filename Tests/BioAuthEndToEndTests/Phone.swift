@@ -56,6 +56,8 @@ struct Phone {
 
     /// The App Attest provider the next ``launch()`` configures (an app update may add one).
     var appAttest: (any AppAttestProvider)?
+    /// The passkey provider the next ``launch()`` configures.
+    var passkeys: (any PasskeyProvider)?
 
     init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil, appAttest: (any AppAttestProvider)? = nil) {
         self.appAttest = appAttest
@@ -73,7 +75,7 @@ struct Phone {
         return try await BioAuthFlows(
             api: api, authenticator: sensor, keyStore: keys, store: store, clock: clock,
             configuration: .init(language: .english, deviceName: "Test phone", expectedRelyingPartyID: "bank.example",
-                                 observer: { event in log.record(event) }, appAttest: appAttest))
+                                 observer: { event in log.record(event) }, appAttest: appAttest, passkeys: passkeys))
     }
 
     /// Account, password sign-in, 启用 with a matching face.

@@ -32,12 +32,15 @@ public actor BioAuthFlows {
         /// The secure environment check: when set (and supported on this device), turning biometric sign-in on
         /// attests a new App Attest key, and every biometric sign-in and payment carries an assertion.
         public var appAttest: (any AppAttestProvider)?
+        /// Passkeys: the system's passkey sheet (`BioAuthApple`'s `AuthorizationPasskeyProvider`), for "Sign in with a
+        /// passkey" and "Create a passkey". Passkeys sign in only; payments keep the device key or the PIN.
+        public var passkeys: (any PasskeyProvider)?
 
         /// Settings with the given values.
         public init(
             language: Language = .english, deviceName: String = "iPhone", gracePeriod: TimeInterval = 30,
             expectedRelyingPartyID: String? = nil, observer: (@Sendable (FlowEvent) -> Void)? = nil,
-            appAttest: (any AppAttestProvider)? = nil
+            appAttest: (any AppAttestProvider)? = nil, passkeys: (any PasskeyProvider)? = nil
         ) {
             self.language = language
             self.deviceName = deviceName
@@ -45,6 +48,7 @@ public actor BioAuthFlows {
             self.expectedRelyingPartyID = expectedRelyingPartyID
             self.observer = observer
             self.appAttest = appAttest
+            self.passkeys = passkeys
         }
     }
 

@@ -1,0 +1,56 @@
+import BioAuthCore
+import Foundation
+
+extension BioAuthFlows {
+    // MARK: Passkeys
+
+    /// "Sign in with a passkey": a challenge from the server, the system's passkey sheet (the user picks a passkey
+    /// and is verified), then the server's check. Without `username` any passkey the user holds for the bank can be
+    /// picked; with one, only that account's. Like a password sign-in, it returns the offer to turn biometric sign-in
+    /// on when the device can and it is off: a passkey signs in, but payments need this phone's own key or the PIN.
+    ///
+    /// - Throws: ``PasskeyProviderError`` from the sheet (`passkey_cancelled`: show nothing), ``APIProblem`` from the
+    ///   server (`passkey_unknown_credential` when the passkey was revoked or is not this bank's).
+    public func signInWithPasskey(username: String? = nil) async throws -> BiometricSignInOffer? {
+        let provider = try passkeyProvider()
+        let challenge = try await api.passkeySignInChallenge(username: username)
+        let assertion = try await provider.assert(challenge.request)
+        let tokens = try await api.signInWithPasskey(challengeID: challenge.id, assertion, installationID: try await installationID())
+        try await save(tokens)
+        let availability = await authenticator.availability(for: .biometrics)
+        // The session machine treats any sign-in without the device key alike: signed in, the key offered.
+        let transition = try await session.handle(
+            .passwordSignInSucceeded(accountID: tokens.accountID, canOfferBiometricSignIn: availability.isAvailable))
+        guard transition.to == .offeringBiometricSignIn else { return nil }
+        return PromptCopy(language: configuration.language).offer(biometry: availability.kind)
+    }
+
+    /// "Create a passkey" for the signed-in account, so that the user can sign in with it here, on the web and on
+    /// their other devices. `name` is what the account's passkey list shows ("iPhone").
+    public func createPasskey(name: String) async throws -> RegisteredPasskey {
+        let provider = try passkeyProvider()
+        return try await withAccessToken { token in
+            let challenge = try await self.api.passkeyCreationChallenge(accessToken: token)
+            let registration = try await provider.register(challenge.request)
+            return try await self.api.registerPasskey(
+                challengeID: challenge.id, registration, name: DisplayName.fitted(name, maxCharacters: 64, fallback: "Passkey"), accessToken: token)
+        }
+    }
+
+    /// The account's passkeys.
+    public func passkeys() async throws -> [RegisteredPasskey] {
+        try await withAccessToken { token in try await self.api.passkeys(accessToken: token) }
+    }
+
+    /// Revokes one of the account's passkeys: it signs in nowhere from now on.
+    public func revokePasskey(_ passkeyID: String) async throws {
+        try await withAccessToken { token in try await self.api.revokePasskey(passkeyID, accessToken: token) }
+    }
+
+    private func passkeyProvider() throws -> any PasskeyProvider {
+        guard let provider = configuration.passkeys else {
+            throw PasskeyProviderError(code: PasskeyProviderError.notAvailableCode, reason: "no passkey provider is configured (Configuration.passkeys)")
+        }
+        return provider
+    }
+}
