@@ -36,6 +36,7 @@ struct ConsoleBrowserTests {
         configuration.pinKeyPath = ":memory:"
         configuration.bcryptCost = 4
         configuration.consoleEnabled = true
+        configuration.passkeys.origins = ["https://bank.example"]
         var logger = Logger(label: "console-test")
         logger.logLevel = .error
         let server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
@@ -60,6 +61,11 @@ struct ConsoleBrowserTests {
                 signature: try key.signature(for: payload.bytes).derRepresentation, accessToken: tokens.accessToken)
             let payment = try await api.createPayment(
                 amount: Money(minorUnits: 8800, currency: .cny), payeeID: "tom-1", idempotencyKey: "o-1", accessToken: tokens.accessToken)
+            // A passkey for her laptop, as the web page would make it.
+            let passkeys = SimulatedPasskeyProvider()
+            let creation = try await api.passkeyCreationChallenge(accessToken: tokens.accessToken)
+            _ = try await api.registerPasskey(
+                challengeID: creation.id, try await passkeys.register(creation.request), name: "Alice's MacBook", accessToken: tokens.accessToken)
             // A little history for the overview: two wrong passwords, and a Face ID sign-in.
             for _ in 0..<2 { _ = try? await api.signIn(username: "alice", password: "wrong horse", installationID: "phone-2") }
             let login = try await api.signInChallenge(keyID: publicKey.keyID)
@@ -112,6 +118,8 @@ struct ConsoleBrowserTests {
                 let page = try await browser.source
                 #expect(page.contains("Alice&#39;s iPhone") || page.contains("Alice's iPhone"))
                 #expect(page.contains("Tom &amp; Jerry&#39;s") || page.contains("Tom &amp; Jerry's"), "the payee's name is escaped")
+                #expect(page.contains("Passkeys") && (page.contains("Alice&#39;s MacBook") || page.contains("Alice's MacBook")), "her passkey is listed")
+                #expect(page.contains("/passkeys/") && page.contains("synced"), "with a revoke form")
                 try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer.png"))
 
                 // A reason with markup is stored and shown as text: no script runs.

@@ -301,3 +301,35 @@ extension API {
         ]
     }
 }
+
+extension PasskeyTests {
+    @Test("support: the customer's passkeys and passkey sessions are shown; revoking one with a reason ends its sessions and is in the customer's audit log; a viewer cannot",
+          arguments: StorageBackend.available)
+    func supportRevokes(backend: StorageBackend) async throws {
+        try await Self.run(backend) { api in
+            let desk = try await SupportDeskTests.desk(api)
+            try await api.createAccount()
+            let password = try await api.signIn()
+            let provider = SimulatedPasskeyProvider()
+            let passkeyID = try #require(try await api.createPasskey(provider, token: password.access, name: "Work laptop")["passkeyId"])
+            let web = try #require(try await api.passkeySignIn(provider)["accessToken"])
+
+            let record = try await desk.customer("alice")
+            #expect(record.passkeys.map(\.id) == [passkeyID] && record.passkeys[0].name == "Work laptop" && record.passkeys[0].backupEligible)
+            #expect(record.sessions.contains { $0.method == "passkey" && $0.passkeyID == passkeyID })
+
+            await #expect(throws: SupportError.notAllowed("vic is a viewer: viewers only read")) {
+                try await desk.revokePasskey(passkeyID, operator: "vic", reason: "Laptop lost")
+            }
+            try await desk.revokePasskey(passkeyID, operator: "mei", reason: "Laptop lost, call 4712")
+            #expect(try await api.call(.get, "/v1/me", token: web).code == "session_ended")
+            #expect(try await api.call(.get, "/v1/me", token: password.access).status == 200, "the password session stays")
+            #expect(try await api.passkeySignIn(provider).code == "passkey_unknown_credential")
+            let audit = try await api.call(.get, "/v1/audit", token: password.access)
+            let revoked = try #require((audit.json["events"] as? [[String: Any]])?.first { $0["kind"] as? String == "passkey_revoked" })
+            #expect(revoked["passkeyId"] as? String == passkeyID && revoked["reason"] as? String == "Laptop lost, call 4712")
+            #expect(try await desk.customer("alice").passkeys[0].revokedAt != nil)
+            await desk.close()
+        }
+    }
+}

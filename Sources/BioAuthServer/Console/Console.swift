@@ -97,6 +97,12 @@ struct Console: Sendable {
                 try await console.desk.revokeDevice(device, operator: name, reason: reason)
             }
         }
+        router.post("/console/customers/{account}/passkeys/{passkey}/revoke") { request, context in
+            let account = try context.parameters.require("account"), passkey = try context.parameters.require("passkey")
+            return try await console.act(request, account: account, done: "passkey-revoked") { name, reason in
+                try await console.desk.revokePasskey(passkey, operator: name, reason: reason)
+            }
+        }
         router.post("/console/customers/{account}/end-sessions") { request, context in
             let account = try context.parameters.require("account")
             return try await console.act(request, account: account, done: "sessions-ended") { name, reason in
@@ -350,6 +356,14 @@ struct Console: Sendable {
                     "canRevoke": canAct && device.revokedAt == nil,
                 ]
             },
+            "passkeys": record.passkeys.map { passkey -> [String: Any] in
+                [
+                    "id": passkey.id, "name": passkey.name, "kind": language[passkey.backupEligible ? "passkeySynced" : "passkeyDeviceBound"],
+                    "attestation": passkey.attestationFormat + (passkey.attestationTrusted ? " ✓" : ""), "createdAt": time(passkey.createdAt),
+                    "lastUsedAt": time(passkey.lastUsedAt), "state": passkey.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
+                    "canRevoke": canAct && passkey.revokedAt == nil,
+                ]
+            },
             "sessions": record.sessions.map { session -> [String: Any] in
                 ["id": session.id, "method": session.method, "installationID": session.installationID, "createdAt": time(session.createdAt)]
             },
@@ -465,7 +479,7 @@ struct Console: Sendable {
 
     /// The actions whose result a page says, by a fixed key (no text from the request is echoed).
     private static let flashes: Set<String> = [
-        "revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created", "operator-disabled", "payee-registered",
+        "revoked", "passkey-revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created", "operator-disabled", "payee-registered",
         "client-disabled",
     ]
 

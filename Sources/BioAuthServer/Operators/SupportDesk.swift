@@ -47,16 +47,37 @@ public struct CustomerRecord: Sendable {
         /// When it was revoked, if it was.
         public let revokedAt: Date?
     }
+    /// A passkey of the account.
+    public struct Passkey: Sendable {
+        /// The passkey id.
+        public let id: String
+        /// The name the customer gave it.
+        public let name: String
+        /// A synced (multi-device) passkey.
+        public let backupEligible: Bool
+        /// The attestation format it was registered with (`none` for synced passkeys).
+        public let attestationFormat: String
+        /// Whether its attestation led to a configured root.
+        public let attestationTrusted: Bool
+        /// When it was registered.
+        public let createdAt: Date
+        /// When it last signed in.
+        public let lastUsedAt: Date?
+        /// When it was revoked, if it was.
+        public let revokedAt: Date?
+    }
     /// A live session.
     public struct Session: Sendable {
         /// The session id.
         public let id: String
         /// The app installation it belongs to.
         public let installationID: String
-        /// `password` or `biometric`.
+        /// `password`, `biometric` or `passkey`.
         public let method: String
         /// The device whose key opened it, for a biometric sign-in.
         public let deviceID: String?
+        /// The passkey that opened it, for a passkey sign-in.
+        public let passkeyID: String?
         /// When it began.
         public let createdAt: Date
     }
@@ -103,6 +124,8 @@ public struct CustomerRecord: Sendable {
     public let pinLockedUntil: Date?
     /// Every device, newest first, revoked ones included.
     public let devices: [Device]
+    /// Every passkey, newest first, revoked ones included.
+    public let passkeys: [Passkey]
     /// The live sessions, newest first.
     public let sessions: [Session]
     /// The 20 most recent.
@@ -177,15 +200,23 @@ public struct SupportDesk: Sendable {
                         id: device.id, name: device.name, biometryKind: device.biometryKind.rawValue, attestation: device.attestation,
                         createdAt: device.createdAt, lastUsedAt: device.lastUsedAt, revokedAt: device.revokedAt)
                 }
+            let passkeys = try await service.passkeyRows(on: db).where("account_id", .equal, id).orderBy("created_at", .descending).all()
+                .map(service.passkey).map { passkey in
+                    CustomerRecord.Passkey(
+                        id: passkey.id, name: passkey.name, backupEligible: passkey.backupEligible, attestationFormat: passkey.attestationFormat,
+                        attestationTrusted: passkey.attestationTrusted, createdAt: passkey.createdAt, lastUsedAt: passkey.lastUsedAt,
+                        revokedAt: passkey.revokedAt)
+                }
             let sessions = try await db.raw(
                 """
-                SELECT id, installation_id, method, device_id, created_at FROM sessions
+                SELECT id, installation_id, method, device_id, passkey_id, created_at FROM sessions
                 WHERE account_id = \(bind: id) AND ended_at IS NULL ORDER BY created_at DESC
                 """
             ).all().map { row in
                 CustomerRecord.Session(
                     id: try row.decode(column: "id", as: String.self), installationID: try row.decode(column: "installation_id", as: String.self),
                     method: try row.decode(column: "method", as: String.self), deviceID: try row.decode(column: "device_id", as: String?.self),
+                    passkeyID: try row.decode(column: "passkey_id", as: String?.self),
                     createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
             }
             let payments = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
@@ -199,7 +230,7 @@ public struct SupportDesk: Sendable {
                 accountID: id, username: try account.decode(column: "username", as: String.self),
                 createdAt: Date(millisecondsSince1970: try account.decode(column: "created_at", as: Int64.self)),
                 lockedUntil: time(try account.decode(column: "locked_until", as: Int64?.self)), pinLockedUntil: time(pinLock),
-                devices: devices, sessions: sessions, payments: payments, events: [])
+                devices: devices, passkeys: passkeys, sessions: sessions, payments: payments, events: [])
         }
         return record.withEvents(try await service.auditEvents(account: record.accountID, limit: 50).events)
     }
@@ -365,6 +396,20 @@ public struct SupportDesk: Sendable {
                 account: device.accountID, installationID: device.installationID, device: device.id, reason: "device_revoked", on: db)
             try await service.audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, operator: action, on: db)
             try await service.emit(.deviceRevoked, .init(device: device), on: db)
+        }
+    }
+
+    /// Revokes the passkey: it signs in no more and the sessions it started end. Nothing changes for a revoked passkey.
+    public func revokePasskey(_ passkeyID: String, operator name: String, reason: String) async throws {
+        let action = try await authorize(name, reason: reason)
+        let service = self.service
+        try await service.commit { db -> Void in
+            guard Validation.isIssuedID(passkeyID),
+                let passkey = try await service.passkeyRows(on: db).where("id", .equal, passkeyID).first().map(service.passkey)
+            else { throw SupportError.notFound("no passkey \(passkeyID)") }
+            guard passkey.revokedAt == nil else { return }
+            try await service.revokePasskey(passkey, keeping: nil, on: db)
+            try await service.audit(.passkeyRevoked, succeeded: true, account: passkey.accountID, operator: action, passkey: passkey.id, on: db)
         }
     }
 
@@ -545,7 +590,7 @@ extension CustomerRecord {
     fileprivate func withEvents(_ events: [AuditEvent]) -> CustomerRecord {
         CustomerRecord(
             accountID: accountID, username: username, createdAt: createdAt, lockedUntil: lockedUntil, pinLockedUntil: pinLockedUntil,
-            devices: devices, sessions: sessions, payments: payments,
+            devices: devices, passkeys: passkeys, sessions: sessions, payments: payments,
             events: events.map { event in
                 Event(
                     occurredAt: event.occurredAt, kind: event.kind, succeeded: event.succeeded, code: event.code, operatorID: event.operatorID,

@@ -9,8 +9,8 @@ import Foundation
 struct CustomerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "customer",
-        abstract: "Look up a customer; revoke a device, end sessions, unlock, clear a PIN lock, cancel a pending payment (audited with a reason).",
-        subcommands: [Show.self, RevokeDevice.self, EndSessions.self, Unlock.self, ClearPINLock.self, CancelPayment.self]
+        abstract: "Look up a customer; revoke a device or passkey, end sessions, unlock, clear a PIN lock, cancel a pending payment (audited with a reason).",
+        subcommands: [Show.self, RevokeDevice.self, RevokePasskey.self, EndSessions.self, Unlock.self, ClearPINLock.self, CancelPayment.self]
     )
 
     /// Who acts and why: required by every action.
@@ -42,6 +42,20 @@ struct CustomerCommand: AsyncParsableCommand {
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
             try await admin.withDesk(environment: environment) { try await $0.revokeDevice(deviceID, operator: who.operator, reason: who.reason) }
             return "device \(deviceID) revoked"
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct RevokePasskey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke-passkey", abstract: "Revokes a passkey: it signs in no more and the sessions it started end.")
+        @Argument(help: "The passkey id.") var passkeyID: String
+        @OptionGroup var who: Accountability
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withDesk(environment: environment) { try await $0.revokePasskey(passkeyID, operator: who.operator, reason: who.reason) }
+            return "passkey \(passkeyID) revoked"
         }
         func run() async throws { print(try await execute()) }
     }
@@ -110,9 +124,15 @@ struct CustomerCommand: AsyncParsableCommand {
             let state = device.revokedAt.map { "revoked \(time($0))" } ?? "active"
             lines.append("  \(device.id)  \(device.biometryKind)  \"\(device.name)\"  App Attest: \(device.attestation == "apple-appattest" ? "yes" : "no")  registered \(time(device.createdAt))  last used \(device.lastUsedAt.map(time) ?? "never")  \(state)")
         }
+        lines.append("passkeys (\(record.passkeys.count)):")
+        for passkey in record.passkeys {
+            let state = passkey.revokedAt.map { "revoked \(time($0))" } ?? "active"
+            lines.append("  \(passkey.id)  \(passkey.backupEligible ? "synced" : "device-bound")  \"\(passkey.name)\"  attestation: \(passkey.attestationFormat)\(passkey.attestationTrusted ? " (trusted)" : "")  registered \(time(passkey.createdAt))  last used \(passkey.lastUsedAt.map(time) ?? "never")  \(state)")
+        }
         lines.append("live sessions (\(record.sessions.count)):")
         for session in record.sessions {
-            lines.append("  \(session.id)  \(session.method)\(session.deviceID.map { " (device \($0))" } ?? "")  installation \(session.installationID)  since \(time(session.createdAt))")
+            let key = session.deviceID.map { " (device \($0))" } ?? session.passkeyID.map { " (passkey \($0))" } ?? ""
+            lines.append("  \(session.id)  \(session.method)\(key)  installation \(session.installationID)  since \(time(session.createdAt))")
         }
         lines.append("payments (\(record.payments.count), newest first):")
         for payment in record.payments {
