@@ -76,7 +76,7 @@ struct PasskeyBrowserTests {
                 try await browser.go("\(origin)/web")
                 try await browser.screenshot(to: Self.screenshots.appendingPathComponent("sign-in.png"))
                 try await Self.passwordSignIn(browser, origin, "alice", "correct horse")
-                #expect(try await browser.source.contains("No passkey yet."))
+                #expect(try await browser.waitForSource(containing: "No passkey yet.").contains("No passkey yet."))
                 try await Self.createPasskey(browser)
                 let held = try await browser.credentials(of: authenticator)
                 #expect(held.count == 1 && held.first?["rpId"] as? String == "localhost" && held.first?["isResidentCredential"] as? Bool == true)

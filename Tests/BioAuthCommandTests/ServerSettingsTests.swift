@@ -1,4 +1,5 @@
 import BioAuthServer
+import BioAuthTesting
 import Foundation
 import Testing
 
@@ -108,6 +109,8 @@ extension ServerSettingsTests {
             "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",
             "--webhook-poll-interval", "1", "--webhook-timeout", "1", "--webhook-retry-base", "1", "--webhook-retry-window-hours", "1",
             "--webhook-rotation-overlap-hours", "1", "--webhook-retention-days", "1", "--console",
+            "--passkey-origins", "https://www.bank.example", "--passkey-rp-id", "bank.example", "--passkey-rp-name", "Bank",
+            "--passkey-attestation", "none", "--passkey-attestation-roots", "", "--passkey-web",
         ]
         let flags = try ServeCommand.parse(arguments).flags
         let keys = Set(ServerSettings.all.map(\.key))
@@ -115,5 +118,45 @@ extension ServerSettingsTests {
         for setting in ServerSettings.all where !["trustedProxies", "appAttestAppIds"].contains(setting.key) {
             #expect(arguments.contains(setting.optionName), "\(setting.key) is \(setting.optionName) on the command line")
         }
+    }
+}
+
+extension ServerSettingsTests {
+    @Test("passkey settings: origins, rp id and attestation roots are read; an http origin off localhost, an origin off the rp id, require without roots and an unreadable root file stop start-up")
+    func passkeySettings() throws {
+        let roots = FileManager.default.temporaryDirectory.appendingPathComponent("passkey-roots-\(UUID().uuidString).pem")
+        defer { try? FileManager.default.removeItem(at: roots) }
+        try SimulatedAppAttestProvider.TestCA().certificate.serializeAsPEM().pemString.write(to: roots, atomically: true, encoding: .utf8)
+        let read = try ServerSettings.resolve(flags: [:], configFile: nil, environment: [
+            "BIOAUTH_PASSKEY_ORIGINS": "https://www.bank.example, https://bank.example", "BIOAUTH_PASSKEY_RP_ID": "bank.example",
+            "BIOAUTH_PASSKEY_ATTESTATION": "require",
+            "BIOAUTH_PASSKEY_ATTESTATION_ROOTS": "packed=\(roots.path)",
+        ]).configuration.passkeys
+        #expect(read.origins == ["https://www.bank.example", "https://bank.example"] && read.resolvedRelyingPartyID == "bank.example")
+        #expect(read.requireTrustedAttestation && read.attestationRoots["packed"]?.count == 1)
+
+        func refused(_ environment: [String: String]) -> String {
+            do {
+                _ = try ServerSettings.resolve(flags: [:], configFile: nil, environment: environment)
+                return "accepted"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "http://bank.example"]).contains("must be https"))
+        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://www.bank.example,https://bank.example"]).contains("not on the relying-party id www.bank.example"),
+                "the default rp id is the first origin's host, which the second is not on")
+        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://evil.example", "BIOAUTH_PASSKEY_RP_ID": "bank.example"]).contains("not on the relying-party id"))
+        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://bank.example/login"]).contains("scheme://host[:port]"))
+        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://bank.example", "BIOAUTH_PASSKEY_ATTESTATION": "require"]).contains("needs passkey attestation roots"))
+        #expect(refused(["BIOAUTH_PASSKEY_ATTESTATION_ROOTS": "packed=/nonexistent.pem"]).contains("holds no PEM certificate"))
+        #expect(refused(["BIOAUTH_PASSKEY_ATTESTATION": "maybe"]).contains("must be none or require"))
+        // The web page alone: http://localhost on the configured port.
+        var configuration = ServerConfiguration()
+        configuration.passkeys.webPageEnabled = true
+        configuration.port = 8080
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.port = 0
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
     }
 }

@@ -1,7 +1,7 @@
 import BioAuthCore
 
 /// Why a WebAuthn registration or sign-in was refused: one stable code per kind of check (the `passkey_*`
-/// ``ProblemCode``s) and a diagnostic that names the step, without secrets.
+/// `ProblemCode`s) and a diagnostic that names the step, without secrets.
 public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The problem code the API answers with.
     public let problem: ProblemCode
