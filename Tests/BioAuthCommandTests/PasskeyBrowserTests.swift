@@ -23,15 +23,8 @@ struct PasskeyBrowserTests {
         database: String = ":memory:", _ body: (_ origin: String, _ api: BioAuthAPI, HTTPClient) async throws -> Void
     ) async throws {
         let port = try await ServerProcess.freeLoopbackPort()
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        configuration.passkeys.webPageEnabled = true  // origin http://localhost:PORT, rp id localhost
-        var logger = Logger(label: "passkey-browser-test")
-        logger.logLevel = .error
-        let server = try await LoopbackServer.start(configuration: configuration, port: port, logger: logger)
+        // No origins: the page's own, http://localhost:PORT, with rp id localhost.
+        let server = try await LoopbackServer.start(configuration: configuration(database: database), port: port, logger: logger)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         do {
             let api = BioAuthAPI(serverURL: server.url)
@@ -45,6 +38,23 @@ struct PasskeyBrowserTests {
         }
         try await http.shutdown()
         await server.stop()
+    }
+
+    /// The web page on, over `database`, everything else throwaway.
+    static func configuration(database: String) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = database
+        configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        configuration.passkeys.webPageEnabled = true
+        return configuration
+    }
+
+    static var logger: Logger {
+        var logger = Logger(label: "passkey-browser-test")
+        logger.logLevel = .error
+        return logger
     }
 
     static func passwordSignIn(_ browser: WebDriver, _ origin: String, _ username: String, _ password: String) async throws {
@@ -166,16 +176,9 @@ struct PasskeyBrowserTests {
                 // database, as a look-alike host or a forgotten port would be): the browser signs for rp id localhost, as
                 // it may, and the server refuses the origin in the client data.
                 let otherPort = try await ServerProcess.freeLoopbackPort()
-                var configuration = ServerConfiguration()
-                configuration.databasePath = database
-                configuration.receiptKeyPath = ":memory:"
-                configuration.pinKeyPath = ":memory:"
-                configuration.bcryptCost = 4
-                configuration.passkeys.webPageEnabled = true
+                var configuration = Self.configuration(database: database)
                 configuration.passkeys.origins = [origin]
-                var logger = Logger(label: "passkey-browser-test-other")
-                logger.logLevel = .error
-                let other = try await LoopbackServer.start(configuration: configuration, port: otherPort, logger: logger)
+                let other = try await LoopbackServer.start(configuration: configuration, port: otherPort, logger: Self.logger)
                 do {
                     try await browser.go("http://localhost:\(otherPort)/web")
                     let foreign = try #require(try await browser.executeAsync(Self.assertionScript, ["", alicesCredential]) as? String)

@@ -333,3 +333,18 @@ extension PasskeyTests {
         }
     }
 }
+
+extension PasskeyTests {
+    @Test("retention purges passkey ceremonies' challenges once expired, and keeps live ones", arguments: StorageBackend.available)
+    func retention(backend: StorageBackend) async throws {
+        try await Self.run(backend) { api in
+            let old = try #require(try await api.call(.post, "/v1/sessions/passkey/options", json: [:])["challengeId"])
+            api.clock.advance(by: 301)
+            let live = try #require(try await api.call(.post, "/v1/sessions/passkey/options", json: [:])["challengeId"])
+            let purged = try #require(try await Retention(database: api.database, configuration: api.service.configuration, clock: api.clock).purge())
+            #expect(purged.counts[.passkeyChallenges] == 1)
+            #expect(try await api.count("passkey_challenges", "id", old) == 0)
+            #expect(try await api.count("passkey_challenges", "id", live) == 1)
+        }
+    }
+}

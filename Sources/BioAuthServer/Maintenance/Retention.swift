@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import SQLKit
 
-/// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges, idempotency keys past their window,
+/// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges (passkey ceremonies' too), idempotency keys past their window,
 /// tokens that expired (or whose session ended) long enough ago, old audit events, rate-limit windows that have
 /// passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
 /// deliveries and attempts. Used by the server's background job and by `bioauth admin purge`.
@@ -16,6 +16,7 @@ public struct Retention: Sendable {
     /// What is purged, in this order.
     public enum Kind: String, Sendable, CaseIterable {
         case challenges
+        case passkeyChallenges = "passkey_challenges"
         case accessTokens = "access_tokens"
         case refreshTokens = "refresh_tokens"
         case serviceTokens = "service_tokens"
@@ -125,6 +126,7 @@ public struct Retention: Sendable {
             "expires_at < \(bind: tokens) OR session_id IN (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < \(bind: tokens))"
         return [
             Rule(kind: .challenges, table: "challenges", key: "id", condition: "expires_at < \(bind: now)"),
+            Rule(kind: .passkeyChallenges, table: "passkey_challenges", key: "id", condition: "expires_at < \(bind: now)"),
             Rule(kind: .accessTokens, table: "access_tokens", key: "token_hash", condition: agedToken),
             Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: agedToken),
             Rule(kind: .serviceTokens, table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
