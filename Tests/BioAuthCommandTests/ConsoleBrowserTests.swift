@@ -12,7 +12,8 @@ import Testing
 
 /// The operator console as an operator meets it: headless Chromium through chromedriver against a running server.
 /// Screenshots of the pages go to `.build/console-screenshots/` (docs/console/ has copies).
-@Suite("Operator console in a browser", .enabled(if: WebDriver.available), .serialized)
+extension InABrowser {
+@Suite("Operator console in a browser")
 struct ConsoleBrowserTests {
     static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/console-screenshots")
@@ -259,4 +260,5 @@ struct ConsoleBrowserTests {
         let response = try await http.execute(request, timeout: .seconds(10))
         return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)), response.headers)
     }
+}
 }

@@ -13,7 +13,8 @@ import Testing
 /// virtual authenticator (a platform authenticator with resident keys and user verification) standing in for Touch ID
 /// or Windows Hello, against a running server. Screenshots go to `.build/passkey-screenshots/` (docs/passkeys/ has
 /// copies).
-@Suite("Passkeys in a browser", .enabled(if: WebDriver.available), .serialized)
+extension InABrowser {
+@Suite("Passkeys in a browser")
 struct PasskeyBrowserTests {
     static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/passkey-screenshots")
@@ -192,4 +193,5 @@ struct PasskeyBrowserTests {
             }
         }
     }
+}
 }
