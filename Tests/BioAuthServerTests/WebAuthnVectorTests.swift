@@ -205,3 +205,72 @@ extension WebAuthnVectorTests {
         }
     }
 }
+
+extension WebAuthnVectorTests {
+    /// A small deterministic generator (SplitMix64), so a failure names a mutation that can be replayed.
+    struct Mutations {
+        var state: UInt64
+        mutating func next(_ bound: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(max(bound, 1)))
+        }
+    }
+
+    @Test("every valid assertion changed in one byte (client data, authenticator data or signature) is refused with a passkey code", arguments: files("authentication"))
+    func mutatedAssertions(_ file: String) throws {
+        let vector = Self.load("authentication", file)
+        guard (vector["expected"] as? [String: Any])?["result"] as? String == "valid", !Self.needsMLDSA44(file) else { return }
+        let inputs = vector["inputs"] as! [String: Any]
+        let response = (vector["credential"] as! [String: Any])["response"] as! [String: Any]
+        let parts = [Self.bytes(response["clientDataJSON"]), Self.bytes(response["authenticatorData"]), Self.bytes(response["signature"])]
+        let stored = StoredPasskeyCredential(
+            publicKey: Self.bytes(inputs["credential_public_key_b64url"]), signCount: UInt32(inputs["credential_current_sign_count"] as! Int),
+            backupEligible: parts[1][parts[1].startIndex + 32] & 0x08 != 0)
+        let party = try Self.relyingParty(inputs)
+        var random = Mutations(state: UInt64(file.utf8.count))
+        for round in 0..<96 {
+            var mutated = parts
+            let which = round % 3
+            let index = random.next(mutated[which].count)
+            mutated[which][mutated[which].startIndex + index] ^= UInt8(1 << random.next(8))
+            do {
+                _ = try party.verifyAuthentication(
+                    clientDataJSON: mutated[0], authenticatorData: mutated[1], signature: mutated[2],
+                    challenge: Self.bytes(inputs["expected_challenge_b64url"]), stored: stored)
+                Issue.record("a mutation of part \(which) at byte \(index) verified")
+            } catch {
+                #expect(error.code.hasPrefix("passkey_"), "\(error)")
+            }
+        }
+    }
+
+    @Test("truncated or changed attestation objects never crash: each gives a result or a passkey code", arguments: files("registration"))
+    func mutatedRegistrations(_ file: String) async throws {
+        let vector = Self.load("registration", file)
+        let inputs = vector["inputs"] as! [String: Any]
+        let response = (vector["credential"] as! [String: Any])["response"] as! [String: Any]
+        let object = Self.bytes(response["attestationObject"])
+        guard !object.isEmpty else { return }
+        let party = try Self.relyingParty(inputs)
+        let clientData = Self.bytes(response["clientDataJSON"])
+        let challenge = Self.bytes(inputs["expected_challenge_b64url"])
+        let time = (vector["valid_at"] as? String).map { AppAttestVectorTests.time($0 + "Z") } ?? Date()
+        var random = Mutations(state: UInt64(object.count))
+        for round in 0..<48 {
+            var mutated = object
+            if round % 2 == 0 {
+                mutated = mutated.prefix(random.next(mutated.count))
+            } else {
+                mutated[mutated.startIndex + random.next(mutated.count)] ^= UInt8(1 << random.next(8))
+            }
+            do {
+                _ = try await party.verifyRegistration(clientDataJSON: clientData, attestationObject: mutated, challenge: challenge, at: time)
+            } catch {
+                #expect(error.code.hasPrefix("passkey_"), "\(error)")
+            }
+        }
+    }
+}
