@@ -233,3 +233,30 @@ struct SupportDeskTests {
         }
     }
 }
+
+extension SupportDeskTests {
+    @Test("an admin's action and its audit event are one unit of work: when the audit event cannot be written, nothing changes")
+    func adminActionsAreAtomic() async throws {
+        try await TestServer.run { api in
+            let desk = try await Self.desk(api)
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let ada = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
+            let client = try await ServiceClients(database: api.database, clock: api.clock).create(name: "gateway", scopes: ["sessions:introspect"])
+            // The audit log refuses every write from now on (SQLite aborts the statement, and so the transaction).
+            try await api.database.transaction { db in
+                try await db.raw("CREATE TRIGGER audit_down BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit log unavailable'); END").run()
+            }
+            await #expect(throws: (any Error).self) { _ = try await desk.createOperator(name: "neo", role: .viewer, password: "correct horse battery", by: ada) }
+            await #expect(throws: (any Error).self) { try await desk.disableOperator(name: "mei", by: ada) }
+            await #expect(throws: (any Error).self) { try await desk.disableServiceClient(client.clientID, by: ada) }
+            let names = try await operators.list()
+            #expect(!names.contains { $0.name == "neo" }, "no operator without its audit event")
+            #expect(names.first { $0.name == "mei" }?.disabledAt == nil, "mei is still enabled")
+            let disabled = try await api.database.transaction { db in
+                try await db.raw("SELECT disabled_at FROM service_clients WHERE id = \(bind: client.clientID)").first()?.decode(column: "disabled_at", as: Int64?.self)
+            }
+            #expect(disabled == nil, "the client still works")
+            await desk.close()
+        }
+    }
+}

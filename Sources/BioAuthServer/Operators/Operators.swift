@@ -97,30 +97,47 @@ public struct Operators: Sendable {
 
     /// Makes an operator. The password is at least 12 characters (and at most 72 bytes, bcrypt's limit).
     public func create(name: String, role: OperatorRole, password: String, createdBy: String? = nil) async throws -> Operator {
+        let new = try prepare(name: name, role: role, password: password)
+        return try await database.transaction { db in try await insert(new, createdBy: createdBy, on: db) }
+    }
+
+    /// An operator checked and hashed, not stored yet: the slow part of ``create(name:role:password:createdBy:)``, done
+    /// before any transaction.
+    struct NewOperator: Sendable {
+        let id: String
+        let name: String
+        let role: OperatorRole
+        let hash: String
+        let createdAt: Date
+    }
+
+    func prepare(name: String, role: OperatorRole, password: String) throws -> NewOperator {
         guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ ServiceClients.nameBytes.contains($0) }) else {
             throw OperatorError.invalid("an operator's name must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
         guard password.count >= 12, password.utf8.count <= 72 else {
             throw OperatorError.invalid("an operator's password must be at least 12 characters and at most 72 bytes")
         }
-        let hash = Bcrypt.hash(password, cost: UInt8(bcryptCost))
-        let id = "op_" + random.newRandomID()
-        let now = clock.now
-        try await database.transaction { db in
-            guard try await db.raw("SELECT id FROM operators WHERE name = \(bind: name)").first() == nil else {
-                throw OperatorError.invalid("there is already an operator named \(name)")
-            }
-            try await db.raw(
-                """
-                INSERT INTO operators (id, name, role, password_hash, totp_secret, totp_pending_secret, totp_last_step, failed_attempts,
-                    locked_until, created_at, created_by, disabled_at)
-                VALUES (\(bind: id), \(bind: name), \(bind: role.rawValue), \(bind: hash), NULL, NULL, NULL, 0, NULL,
-                    \(bind: now.millisecondsSince1970), \(bind: createdBy), NULL)
-                """
-            ).run()
+        return NewOperator(
+            id: "op_" + random.newRandomID(), name: name, role: role, hash: Bcrypt.hash(password, cost: UInt8(bcryptCost)), createdAt: clock.now)
+    }
+
+    /// Stores `new` in the caller's unit of work (an admin's action audits in the same one).
+    func insert(_ new: NewOperator, createdBy: String?, on db: any SQLDatabase) async throws -> Operator {
+        guard try await db.raw("SELECT id FROM operators WHERE name = \(bind: new.name)").first() == nil else {
+            throw OperatorError.invalid("there is already an operator named \(new.name)")
         }
+        try await db.raw(
+            """
+            INSERT INTO operators (id, name, role, password_hash, totp_secret, totp_pending_secret, totp_last_step, failed_attempts,
+                locked_until, created_at, created_by, disabled_at)
+            VALUES (\(bind: new.id), \(bind: new.name), \(bind: new.role.rawValue), \(bind: new.hash), NULL, NULL, NULL, 0, NULL,
+                \(bind: new.createdAt.millisecondsSince1970), \(bind: createdBy), NULL)
+            """
+        ).run()
         return Operator(
-            id: id, name: name, role: role, totpEnrolled: false, lockedUntil: nil, createdAt: now, createdBy: createdBy, disabledAt: nil)
+            id: new.id, name: new.name, role: new.role, totpEnrolled: false, lockedUntil: nil, createdAt: new.createdAt, createdBy: createdBy,
+            disabledAt: nil)
     }
 
     /// Every operator, by name.
@@ -132,11 +149,14 @@ public struct Operators: Sendable {
 
     /// Disables an operator: sign-in is refused from now on.
     public func disable(name: String) async throws {
+        try await database.transaction { db in try await disable(name: name, on: db) }
+    }
+
+    /// ``disable(name:)`` in the caller's unit of work.
+    func disable(name: String, on db: any SQLDatabase) async throws {
         let now = clock.now.millisecondsSince1970
-        try await database.transaction { db in
-            guard try await db.raw("UPDATE operators SET disabled_at = \(bind: now) WHERE name = \(bind: name) AND disabled_at IS NULL RETURNING id").first() != nil
-            else { throw OperatorError.invalid("there is no enabled operator named \(name)") }
-        }
+        guard try await db.raw("UPDATE operators SET disabled_at = \(bind: now) WHERE name = \(bind: name) AND disabled_at IS NULL RETURNING id").first() != nil
+        else { throw OperatorError.invalid("there is no enabled operator named \(name)") }
     }
 
     /// One step of signing in: the password, then (with `code`) the TOTP code. Without an enrolled second factor, the

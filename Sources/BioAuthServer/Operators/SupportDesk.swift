@@ -473,14 +473,15 @@ public struct SupportDesk: Sendable {
     public func createOperator(name: String, role: OperatorRole, password: String, by admin: Operator) async throws -> Operator {
         try Self.requireAdmin(admin)
         let service = self.service
-        let made = try await Operators(
-            database: service.database, clock: service.clock, random: service.random, bcryptCost: service.configuration.bcryptCost
-        ).create(name: name, role: role, password: password, createdBy: admin.id)
-        try await service.commit { db -> Void in
+        let operators = Operators(database: service.database, clock: service.clock, random: service.random, bcryptCost: service.configuration.bcryptCost)
+        // Hashed before the unit of work; stored and audited in one, so neither stands without the other.
+        let new = try operators.prepare(name: name, role: role, password: password)
+        return try await service.commit { db in
+            let made = try await operators.insert(new, createdBy: admin.id, on: db)
             try await service.audit(
                 .operatorCreated, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: "\(made.id) \(role.rawValue)"), on: db)
+            return made
         }
-        return made
     }
 
     /// Disables an operator on behalf of `admin` (not themself); their console sessions end at their next request.
@@ -488,8 +489,9 @@ public struct SupportDesk: Sendable {
         try Self.requireAdmin(admin)
         guard name != admin.name else { throw SupportError.invalid("an admin cannot disable themself") }
         let service = self.service
-        try await Operators(database: service.database, clock: service.clock).disable(name: name)
+        let operators = Operators(database: service.database, clock: service.clock)
         try await service.commit { db -> Void in
+            try await operators.disable(name: name, on: db)
             try await service.audit(.operatorDisabled, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: name), on: db)
         }
     }
@@ -514,15 +516,16 @@ public struct SupportDesk: Sendable {
     public func disableServiceClient(_ clientID: String, by admin: Operator) async throws {
         try Self.requireAdmin(admin)
         let service = self.service
+        let clients = ServiceClients(database: service.database, clock: service.clock, random: service.random)
         do {
-            try await ServiceClients(database: service.database, clock: service.clock, random: service.random).disable(clientID: clientID)
+            try await service.commit { db -> Void in
+                try await clients.disable(clientID: clientID, on: db)
+                try await service.audit(
+                    .serviceClientDisabled, succeeded: true, account: nil, client: clientID, operator: SupportAction(operatorID: admin.id, reason: clientID),
+                    on: db)
+            }
         } catch let error as ConfigurationError {
             throw SupportError.notFound(error.message)
-        }
-        try await service.commit { db -> Void in
-            try await service.audit(
-                .serviceClientDisabled, succeeded: true, account: nil, client: clientID, operator: SupportAction(operatorID: admin.id, reason: clientID),
-                on: db)
         }
     }
 

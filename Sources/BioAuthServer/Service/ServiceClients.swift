@@ -115,11 +115,14 @@ public struct ServiceClients: Sendable {
 
     /// Disables the client: its secrets and every token it holds stop working at once.
     public func disable(clientID: String) async throws {
+        try await database.transaction { db in try await disable(clientID: clientID, on: db) }
+    }
+
+    /// ``disable(clientID:)`` in the caller's unit of work.
+    func disable(clientID: String, on db: any SQLDatabase) async throws {
         let now = clock.now.millisecondsSince1970
-        try await database.transaction { db in
-            _ = try await Self.secretCount(clientID, on: db)
-            try await db.raw("UPDATE service_clients SET disabled_at = \(bind: now) WHERE id = \(bind: clientID) AND disabled_at IS NULL").run()
-        }
+        _ = try await Self.secretCount(clientID, on: db)
+        try await db.raw("UPDATE service_clients SET disabled_at = \(bind: now) WHERE id = \(bind: clientID) AND disabled_at IS NULL").run()
     }
 
     // MARK: Internals
