@@ -93,6 +93,8 @@ struct DemoStory {
             configuration.relyingPartyID = Self.relyingPartyID
             configuration.bcryptCost = 10
             configuration.webhooks.pollInterval = 0.2
+            // Passkeys for the bank's web site (the demo's browser is a software authenticator).
+            configuration.passkeys.origins = ["https://" + Self.relyingPartyID]
             var logger = Logger(label: "bioauth-demo")
             logger.logLevel = .error  // --verbose traces the phones' side: their HTTP calls and signatures
             // The bank's webhook receiver, which checks every delivery's signature.
@@ -261,6 +263,36 @@ struct DemoStory {
             say("🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…: BioAuth-Signature verified; \(data["amountMinor"] ?? "?") \(data["currency"] ?? "?") to \(data["payeeName"] ?? "?").",
                 "🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…：BioAuth-Signature 验证通过；\(data["amountMinor"] ?? "?") \(data["currency"] ?? "?")，收款方 \(data["payeeName"] ?? "?")。")
             return t("authorized once, receipt verified, webhook verified", "已授权，回执已验证，Webhook 已验证")
+        }
+
+        await step(t("On the web: a passkey made after a password sign-in signs in with no username; it pays nothing",
+                     "网页端：密码登录后创建通行密钥，之后无需用户名即可登录；通行密钥不能付款")) {
+            // Alice's laptop browser; the passkey lives in her password manager (synced, like iCloud Keychain).
+            let laptop = SimulatedPasskeyProvider()
+            let web = BioAuthAPI(serverURL: server.url)
+            let session = try await web.signIn(username: "alice", password: password, installationID: "alice-laptop-browser")
+            let creation = try await web.passkeyCreationChallenge(accessToken: session.accessToken)
+            let passkey = try await web.registerPasskey(
+                challengeID: creation.id, try await laptop.register(creation.request), name: "Alice's MacBook", accessToken: session.accessToken)
+            try expect(passkey.backupEligible, "the passkey is not a synced one")
+            say("Passkey \(passkey.id.prefix(8))… registered; its user handle is \(creation.request.userID.count) random bytes, not the account id.",
+                "通行密钥 \(passkey.id.prefix(8))… 已登记；其用户句柄是 \(creation.request.userID.count) 个随机字节，而非账户编号。")
+            try await web.signOut(accessToken: session.accessToken)
+            let challenge = try await web.passkeySignInChallenge()
+            try expect(challenge.request.allowedCredentialIDs.isEmpty, "the sign-in named credentials")
+            let tokens = try await web.signInWithPasskey(
+                challengeID: challenge.id, try await laptop.assert(challenge.request), installationID: "alice-laptop-browser")
+            let introspected = try await bank.introspect(tokens.accessToken, token: bankToken)
+            let methods = (introspected["amr"] as? [String]) ?? []
+            try expect(methods == ["swk", "user"], "introspection \(introspected)")
+            say("Signed in with the passkey, no username typed; the bank sees \(methods.joined(separator: " + ")) (a synced key, user verified).",
+                "凭通行密钥登录，无需输入用户名；银行看到 \(methods.joined(separator: " + "))（已同步的密钥，已验证用户）。")
+            let tea = try await web.createPayment(
+                amount: Money(minorUnits: 600, currency: .cny), payeeID: "merchant-tea-7", idempotencyKey: "web-600", accessToken: tokens.accessToken)
+            try expect(tea.status == "pending", "the web's payment is \(tea.status)")
+            say("A ¥6.00 payment started on the web waits for the phone: only its Face ID key (or the PIN) authorizes it.",
+                "网页端发起的 ¥6.00 付款等待手机确认：只有手机的面容 ID 密钥（或支付密码）能授权。")
+            return t("passkey sign-in, amr swk + user; payments stay on the phone", "通行密钥登录，amr 为 swk + user；付款仍在手机上确认")
         }
 
         await step(t("Five non-matching faces lock Face ID; the passcode turns it back on", "五次面容不匹配导致锁定；输入设备密码后恢复")) {
