@@ -1,5 +1,7 @@
 import BioAuthCore
 import Foundation
+import Hummingbird
+import NIOCore
 import Testing
 
 @testable import BioAuthServer
@@ -257,6 +259,30 @@ extension SupportDeskTests {
             }
             #expect(disabled == nil, "the client still works")
             await desk.close()
+        }
+    }
+}
+
+extension SupportDeskTests {
+    @Test("console sign-in is limited per client address across operator names, so one address cannot guess through every operator")
+    func consoleSignInRateLimit() async throws {
+        try await TestServer.run(.live, configure: { $0.consoleEnabled = true }) { api in
+            _ = try await Self.desk(api)
+            // Console pages are HTML, so the request goes past `API.call`, which expects problem documents for errors.
+            func attempt(_ name: String) async throws -> (status: Int, raw: String) {
+                let response = try await api.client.execute(
+                    uri: "/console/sign-in", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: "name=\(name)&password=wrong+horse+battery"))
+                return (response.status.code, String(buffer: response.body))
+            }
+            for index in 0..<Console.signInAttemptsPerAddress {
+                let reply = try await attempt(index % 2 == 0 ? "mei" : "vic\(index)")
+                #expect(reply.status == 401, "attempt \(index): \(reply.status)")
+            }
+            let refused = try await attempt("someone-else")
+            #expect(refused.status == 429 && refused.raw.contains("Too many sign-in attempts from this address"), "\(refused.status)")
+            api.clock.advance(by: 61)
+            #expect(try await attempt("mei").status == 401, "a new window")
         }
     }
 }

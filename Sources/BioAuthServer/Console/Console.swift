@@ -141,10 +141,24 @@ struct Console: Sendable {
         return page(request, title: language["signIn"], content: content, session: nil, error: error.map { language[$0] }, status: status)
     }
 
+    /// Sign-in attempts one client address may make per rate-limit window, whatever the names: bounds password guessing
+    /// across all operators from one place (each operator's own lock is the other bound).
+    static let signInAttemptsPerAddress = 10
+
     private func signIn(_ request: Request) async throws -> Response {
         guard sameOrigin(request) else { return forbidden(request, "error.origin", session: nil) }
         let form = try await Self.form(request)
         let name = form["name"] ?? "", password = form["password"] ?? ""
+        do {
+            let service = self.service
+            try await service.commit { db -> Void in
+                try await service.rateLimit(
+                    "console-sign-in:" + (ClientAddress.current ?? "unknown"), name: "console_sign_in", limit: Self.signInAttemptsPerAddress,
+                    window: service.configuration.rateLimitWindow, on: db)
+            }
+        } catch let error as APIError where error.code == .rateLimited {
+            return signInPage(request, name: name, enroll: nil, error: "error.rateLimited", status: .tooManyRequests)
+        }
         let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
         let operators = Operators(
             database: service.database, clock: service.clock, random: service.random, bcryptCost: service.configuration.bcryptCost)
