@@ -54,6 +54,7 @@ struct RetentionTests {
             #expect(try await api.count("idempotency_keys", "idempotency_key", "order-1") == 0)
             #expect(try await api.count("refresh_tokens", "token_hash", BioAuthService.tokenHash(bob.refresh)) == 0)
             #expect(try await api.count("access_tokens", "token_hash", BioAuthService.tokenHash(refreshed.access)) == 0)
+            #expect(try await api.count("sessions", "id", bob.sessionID) == 0, "bob's session ended two days ago and has no token left")
             #expect(purged.counts[.auditEvents]! > 0 && purged.counts[.rateLimits]! > 0 && purged.counts[.challenges]! >= 2)
             #expect(try await api.count("audit_events") == auditBefore - purged.counts[.auditEvents]!)
 
@@ -61,6 +62,7 @@ struct RetentionTests {
             #expect(try await api.count("challenges", "id", liveChallenge) == 1)
             #expect(try await api.count("idempotency_keys", "idempotency_key", "order-2") == 1)
             #expect(try await api.call(.get, "/v1/me", token: carol.access).status == 200)
+            #expect(try await api.count("sessions", "id", aliceNow.sessionID) == 1, "alice's live session stays, with its rotated tokens")
             #expect(try await api.call(.get, "/v1/me", token: aliceNow.access).status == 200)
             // Alice's rotated refresh tokens have not expired: presenting one still counts as reuse and ends the session.
             #expect(try await api.count("refresh_tokens", "token_hash", BioAuthService.tokenHash(first.refresh)) == 1)
@@ -131,6 +133,26 @@ extension API {
                 row = try await db.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)").first()
             }
             return try row?.decode(column: "n", as: Int.self) ?? 0
+        }
+    }
+}
+
+extension RetentionTests {
+    @Test("an abandoned session (never signed out, its refresh token expired long ago) goes with its tokens; a used one stays",
+          arguments: StorageBackend.available)
+    func abandonedSessions(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: Self.policy) { api in
+            try await api.createAccount("dora")
+            let abandoned = try await api.signIn("dora", installation: "old-phone")
+            api.clock.advance(by: api.service.configuration.refreshTokenLifetime + 2 * 86_400)
+            let current = try await api.signIn("dora", installation: "new-phone")
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            let planned = try await retention.dryRun()
+            let purged = try #require(try await retention.purge())
+            #expect(purged == planned && purged.counts[.sessions] == 1, "\(purged)")
+            #expect(try await api.count("sessions", "id", abandoned.sessionID) == 0)
+            #expect(try await api.count("sessions", "id", current.sessionID) == 1)
+            #expect(try await api.call(.get, "/v1/me", token: current.access).status == 200)
         }
     }
 }

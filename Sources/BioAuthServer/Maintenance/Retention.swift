@@ -4,7 +4,7 @@ import Logging
 import SQLKit
 
 /// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges (passkey ceremonies' too), idempotency keys past their window,
-/// tokens that expired (or whose session ended) long enough ago, old audit events, rate-limit windows that have
+/// tokens that expired (or whose session ended) long enough ago, sessions left with no token, old audit events, rate-limit windows that have
 /// passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
 /// deliveries and attempts. Used by the server's background job and by `bioauth admin purge`.
 ///
@@ -19,6 +19,7 @@ public struct Retention: Sendable {
         case passkeyChallenges = "passkey_challenges"
         case accessTokens = "access_tokens"
         case refreshTokens = "refresh_tokens"
+        case sessions
         case serviceTokens = "service_tokens"
         case idempotencyKeys = "idempotency_keys"
         case auditEvents = "audit_events"
@@ -129,6 +130,18 @@ public struct Retention: Sendable {
             Rule(kind: .passkeyChallenges, table: "passkey_challenges", key: "id", condition: "expires_at < \(bind: now)"),
             Rule(kind: .accessTokens, table: "access_tokens", key: "token_hash", condition: agedToken),
             Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: agedToken),
+            // A session goes when the rules above have taken everything that refers to it: it ended longer ago than the
+            // token retention (so its tokens went), or it never ended and every token it has expired that long ago (it
+            // was abandoned); and it has no live challenge. Said without reference to those rules' deletions, so a dry
+            // run counts what the purge deletes. The audit log keeps its id.
+            Rule(
+                kind: .sessions, table: "sessions", key: "id",
+                condition: """
+                    (ended_at < \(bind: tokens) OR (ended_at IS NULL AND created_at < \(bind: tokens)
+                        AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.session_id = sessions.id AND a.expires_at >= \(bind: tokens))
+                        AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = sessions.id AND r.expires_at >= \(bind: tokens))))
+                    AND NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: now))
+                    """),
             Rule(kind: .serviceTokens, table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
             Rule(
                 kind: .idempotencyKeys, table: "idempotency_keys", key: "account_id, idempotency_key",
