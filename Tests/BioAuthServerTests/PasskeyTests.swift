@@ -348,3 +348,34 @@ extension PasskeyTests {
         }
     }
 }
+
+extension PasskeyTests {
+    @Test("webhooks: the bank hears of every passkey added or revoked (by the customer or by support), signed, with the passkey's data",
+          arguments: StorageBackend.available)
+    func webhooks(backend: StorageBackend) async throws {
+        try await WebhookTests.withSetup(
+            backend: backend, events: ["passkey.registered", "passkey.revoked"], configure: { $0.passkeys.origins = [Self.origin] }
+        ) { setup in
+            let api = setup.api
+            try await api.createAccount()
+            let password = try await api.signIn()
+            let laptop = try #require(try await api.createPasskey(SimulatedPasskeyProvider(), token: password.access, name: "Laptop")["passkeyId"])
+            let key = try #require(try await api.createPasskey(
+                SimulatedPasskeyProvider(behaviour: .init(synced: false, countsSignatures: true)), token: password.access, name: "Security key")["passkeyId"])
+            #expect(try await api.call(.delete, "/v1/passkeys/\(laptop)", token: password.access).status == 204)
+            let desk = try await SupportDeskTests.desk(api)
+            try await desk.revokePasskey(key, operator: "mei", reason: "Key reported lost")
+            await desk.close()
+            #expect(try await setup.deliver().attempted == 4)
+
+            let events = setup.receiver.acceptedEvents
+            #expect(events.count == 4 && events.allSatisfy(\.verified))
+            func data(_ type: String, _ passkey: String) -> [String: Any]? {
+                events.first { $0.eventType == type && ($0.json["data"] as? [String: Any])?["passkeyId"] as? String == passkey }?.json["data"] as? [String: Any]
+            }
+            #expect(data("passkey.registered", laptop)?["passkeyName"] as? String == "Laptop" && data("passkey.registered", laptop)?["backupEligible"] as? Bool == true)
+            #expect(data("passkey.registered", key)?["backupEligible"] as? Bool == false)
+            #expect(data("passkey.revoked", laptop) != nil && data("passkey.revoked", key)?["accountId"] as? String != nil)
+        }
+    }
+}

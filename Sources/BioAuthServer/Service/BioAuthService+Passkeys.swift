@@ -149,6 +149,7 @@ extension BioAuthService {
                     SQLBind(info.name), SQLBind(info.createdAt.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
                 .run()
             try await audit(.passkeyRegistered, succeeded: true, account: session.accountID, session: session.sessionID, passkey: info.id, on: db)
+            try await emit(.passkeyRegistered, .init(passkey: info), on: db)
             return info
         }
     }
@@ -177,9 +178,11 @@ extension BioAuthService {
         }
     }
 
-    /// Marks `passkey` revoked and ends its sessions except `keeping` (the customer's own request, or none for support).
+    /// Marks `passkey` revoked, ends its sessions except `keeping` (the customer's own request, or none for support),
+    /// and writes `passkey.revoked`.
     func revokePasskey(_ passkey: PasskeyInfo, keeping: String?, on db: any SQLDatabase) async throws {
         try await db.update("passkeys").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, passkey.id).run()
+        try await emit(.passkeyRevoked, .init(passkey: passkey), on: db)
         var ending = db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: "passkey_revoked")
             .where("passkey_id", .equal, passkey.id).where("ended_at", .is, SQLLiteral.null)
         if let keeping { ending = ending.where("id", .notEqual, keeping) }

@@ -10,13 +10,16 @@ enum WebhookEventType: String, CaseIterable, Sendable {
     case paymentLocked = "payment.locked"
     case deviceRegistered = "device.registered"
     case deviceRevoked = "device.revoked"
+    case passkeyRegistered = "passkey.registered"
+    case passkeyRevoked = "passkey.revoked"
     case accountLocked = "account.locked"
 }
 
 /// The body of one event, as delivered: `{"createdAt", "data", "id", "type"}` with sorted keys. Absent members are left
 /// out, never `null`.
 struct WebhookEventBody: Encodable, Sendable {
-    /// What happened to whom. Payment events carry the payment; device events the device; `account.locked` the lock.
+    /// What happened to whom. Payment events carry the payment; device events the device; passkey events the passkey;
+    /// `account.locked` the lock.
     struct EventData: Encodable, Sendable {
         var accountId: String
         var paymentId: String?
@@ -32,6 +35,9 @@ struct WebhookEventBody: Encodable, Sendable {
         var deviceId: String?
         var biometryKind: String?
         var deviceName: String?
+        var passkeyId: String?
+        var passkeyName: String?
+        var backupEligible: Bool?
         var lockedUntil: String?
     }
 
@@ -55,6 +61,11 @@ extension WebhookEventBody.EventData {
     /// A device event's data.
     init(device: DeviceInfo) {
         self.init(accountId: device.accountID, deviceId: device.id, biometryKind: device.biometryKind.rawValue, deviceName: device.name)
+    }
+
+    /// A passkey event's data: which passkey, its name, and whether it is synced (backup eligible).
+    init(passkey: PasskeyInfo) {
+        self.init(accountId: passkey.accountID, passkeyId: passkey.id, passkeyName: passkey.name, backupEligible: passkey.backupEligible)
     }
 }
 
