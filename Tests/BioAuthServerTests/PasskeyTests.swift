@@ -317,6 +317,8 @@ extension PasskeyTests {
             let record = try await desk.customer("alice")
             #expect(record.passkeys.map(\.id) == [passkeyID] && record.passkeys[0].name == "Work laptop" && record.passkeys[0].backupEligible)
             #expect(record.sessions.contains { $0.method == "passkey" && $0.passkeyID == passkeyID })
+            let overview = try await desk.overview(hours: 24)
+            #expect(overview.hours.map(\.passkey).reduce(0, +) == 1 && overview.hours.map(\.password).reduce(0, +) == 1, "the overview counts the passkey sign-in apart")
 
             await #expect(throws: SupportError.notAllowed("vic is a viewer: viewers only read")) {
                 try await desk.revokePasskey(passkeyID, operator: "vic", reason: "Laptop lost")

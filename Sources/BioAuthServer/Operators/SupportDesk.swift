@@ -328,7 +328,9 @@ public struct SupportDesk: Sendable {
             public var password = 0
             /// Successful sign-ins with a device key (Face ID, Touch ID, Optic ID).
             public var biometric = 0
-            /// Failed sign-ins of either kind.
+            /// Successful sign-ins with a passkey.
+            public var passkey = 0
+            /// Failed sign-ins of any kind.
             public var failures = 0
         }
         /// How many failures had one problem code.
@@ -344,7 +346,8 @@ public struct SupportDesk: Sendable {
         public let failuresByCode: [CodeCount]
     }
 
-    /// Sign-ins by method and failures by problem code over the last `hours` (1-168), counted by the database.
+    /// Sign-ins by method (device key, passkey, password) and failures by problem code over the last `hours` (1-168),
+    /// counted by the database.
     public func overview(hours: Int = 24) async throws -> Overview {
         guard (1...168).contains(hours) else { throw SupportError.invalid("hours is 1-168") }
         let now = service.now.millisecondsSince1970
@@ -355,19 +358,21 @@ public struct SupportDesk: Sendable {
             let rows = try await db.raw(
                 """
                 SELECT (occurred_at - \(bind: first)) / \(bind: hour) AS bucket, kind, outcome, COUNT(*) AS n FROM audit_events
-                WHERE occurred_at >= \(bind: first) AND kind IN ('password_sign_in', 'biometric_sign_in') GROUP BY 1, 2, 3
+                WHERE occurred_at >= \(bind: first) AND kind IN ('password_sign_in', 'biometric_sign_in', 'passkey_sign_in') GROUP BY 1, 2, 3
                 """
             ).all()
             for row in rows {
                 let index = Int(try row.decode(column: "bucket", as: Int64.self))
                 guard buckets.indices.contains(index) else { continue }
                 let count = try row.decode(column: "n", as: Int.self)
-                if try row.decode(column: "outcome", as: String.self) != "success" {
+                guard try row.decode(column: "outcome", as: String.self) == "success" else {
                     buckets[index].failures += count
-                } else if try row.decode(column: "kind", as: String.self) == "password_sign_in" {
-                    buckets[index].password += count
-                } else {
-                    buckets[index].biometric += count
+                    continue
+                }
+                switch try row.decode(column: "kind", as: String.self) {
+                case AuditKind.passwordSignIn.rawValue: buckets[index].password += count
+                case AuditKind.passkeySignIn.rawValue: buckets[index].passkey += count
+                default: buckets[index].biometric += count
                 }
             }
             let codes = try await db.raw(
