@@ -426,7 +426,7 @@ struct Console: Sendable {
         guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
         guard sameOrigin(request) else { return forbidden(request, "error.origin", session: session) }
         let form = try await Self.form(request)
-        guard let token = form["csrf"], Self.constantTimeEqual(token, session.csrfToken) else {
+        guard let token = form["csrf"], Validation.constantTimeEqual(token.utf8, session.csrfToken.utf8) else {
             return forbidden(request, "error.csrf", session: session)
         }
         return try await body(session, form)
@@ -516,12 +516,6 @@ struct Console: Sendable {
         guard let origin = request.headers[.origin] else { return true }
         guard let host = request.head.authority else { return false }
         return origin == "http://\(host)" || origin == "https://\(host)"
-    }
-
-    private static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     /// An id as it may appear in a path we redirect to (ids are UUIDs; anything else is dropped).

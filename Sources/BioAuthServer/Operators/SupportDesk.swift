@@ -221,11 +221,7 @@ public struct SupportDesk: Sendable {
             }
             let payments = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
                 .where("account_id", .equal, id).orderBy("created_at", .descending).limit(20).all()
-                .map { try BioAuthService.payment($0).effective(at: now) }.map { payment in
-                    CustomerRecord.Payment(
-                        id: payment.id, amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
-                        payeeID: payment.payeeID, payeeName: payment.payeeName, status: payment.status.rawValue, createdAt: payment.createdAt)
-                }
+                .map { CustomerRecord.Payment(try BioAuthService.payment($0).effective(at: now)) }
             return CustomerRecord(
                 accountID: id, username: try account.decode(column: "username", as: String.self),
                 createdAt: Date(millisecondsSince1970: try account.decode(column: "created_at", as: Int64.self)),
@@ -309,11 +305,7 @@ public struct SupportDesk: Sendable {
                 }
             }
             return payments.map { payment in
-                FoundPayment(
-                    payment: CustomerRecord.Payment(
-                        id: payment.id, amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
-                        payeeID: payment.payeeID, payeeName: payment.payeeName, status: payment.status.rawValue, createdAt: payment.createdAt),
-                    accountID: payment.accountID, username: usernames[payment.accountID] ?? "")
+                FoundPayment(payment: CustomerRecord.Payment(payment), accountID: payment.accountID, username: usernames[payment.accountID] ?? "")
             }
         }
     }
@@ -396,11 +388,7 @@ public struct SupportDesk: Sendable {
                 let device = try await service.devicesQuery(on: db).where("id", .equal, deviceID).first().map(service.device)
             else { throw SupportError.notFound("no device \(deviceID)") }
             guard device.revokedAt == nil else { return }
-            try await db.update("devices").set("revoked_at", to: service.now.millisecondsSince1970).where("id", .equal, device.id).run()
-            try await service.endSessions(
-                account: device.accountID, installationID: device.installationID, device: device.id, reason: "device_revoked", on: db)
-            try await service.audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, operator: action, on: db)
-            try await service.emit(.deviceRevoked, .init(device: device), on: db)
+            try await service.revoke(device, keeping: nil, by: action, on: db)
         }
     }
 
@@ -413,8 +401,7 @@ public struct SupportDesk: Sendable {
                 let passkey = try await service.passkeyRows(on: db).where("id", .equal, passkeyID).first().map(service.passkey)
             else { throw SupportError.notFound("no passkey \(passkeyID)") }
             guard passkey.revokedAt == nil else { return }
-            try await service.revokePasskey(passkey, keeping: nil, on: db)
-            try await service.audit(.passkeyRevoked, succeeded: true, account: passkey.accountID, operator: action, passkey: passkey.id, on: db)
+            try await service.revoke(passkey, keeping: nil, by: action, on: db)
         }
     }
 
@@ -460,15 +447,10 @@ public struct SupportDesk: Sendable {
                 let row = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
                     .where("id", .equal, paymentID).first()
             else { throw SupportError.notFound("no payment \(paymentID)") }
-            var payment = try BioAuthService.payment(row)
-            guard payment.effective(at: service.now).status == .pending else {
-                throw SupportError.invalid("the payment is \(payment.effective(at: service.now).status.rawValue), not pending")
-            }
-            try await db.update("payments").set("status", to: PaymentInfo.Status.cancelled.rawValue)
-                .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
-            payment.status = .cancelled
-            try await service.audit(.paymentCancelled, succeeded: true, account: payment.accountID, operator: action, on: db)
-            try await service.emit(.paymentCancelled, .init(payment: payment), on: db)
+            let payment = try BioAuthService.payment(row)
+            let status = payment.effective(at: service.now).status
+            guard status == .pending else { throw SupportError.invalid("the payment is \(status.rawValue), not pending") }
+            _ = try await service.cancel(payment, session: nil, by: action, on: db)
         }
     }
 
@@ -591,6 +573,15 @@ public struct SupportDesk: Sendable {
             })
         else { throw SupportError.notFound("no customer with the username or account id \(customer)") }
         return id
+    }
+}
+
+extension CustomerRecord.Payment {
+    /// The payment as support sees it (its amount is nil only for a currency no longer known).
+    init(_ payment: PaymentInfo) {
+        self.init(
+            id: payment.id, amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
+            payeeID: payment.payeeID, payeeName: payment.payeeName, status: payment.status.rawValue, createdAt: payment.createdAt)
     }
 }
 

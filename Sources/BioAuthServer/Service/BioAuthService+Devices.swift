@@ -119,14 +119,19 @@ extension BioAuthService {
                     .where("account_id", .equal, session.accountID).first().map(device)
             else { throw Refusal(APIError(.deviceNotFound, "There is no such device on this account.")) }
             guard device.revokedAt == nil else { return }
-            try await db.update("devices").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, device.id).run()
-            try await endSessions(
-                account: device.accountID, installationID: device.installationID, device: device.id, keeping: session.sessionID,
-                reason: "device_revoked", on: db)
-            try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session.sessionID, on: db)
-            try await emit(.deviceRevoked, .init(device: device), on: db)
-            return
+            try await revoke(device, keeping: session.sessionID, on: db)
         }
+    }
+
+    /// Revokes `device` in the caller's unit of work: its key is refused from now on, its sessions end except `keeping`
+    /// (the customer's own session asking), and it is audited (with the operator for a support action) and sent to the
+    /// bank's webhooks. The customer's request and the support desk both come here.
+    func revoke(_ device: DeviceInfo, keeping session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws {
+        try await db.update("devices").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, device.id).run()
+        try await endSessions(
+            account: device.accountID, installationID: device.installationID, device: device.id, keeping: session, reason: "device_revoked", on: db)
+        try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session, operator: action, on: db)
+        try await emit(.deviceRevoked, .init(device: device), on: db)
     }
 
     /// A sign-in challenge for a registered, unrevoked key.

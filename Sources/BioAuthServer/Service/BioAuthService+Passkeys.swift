@@ -172,21 +172,21 @@ extension BioAuthService {
                     .map(passkey)
             else { throw Refusal(APIError(.passkeyNotFound, "There is no such passkey on this account.")) }
             guard found.revokedAt == nil else { return }
-            try await revokePasskey(found, keeping: session.sessionID, on: db)
-            try await audit(.passkeyRevoked, succeeded: true, account: found.accountID, session: session.sessionID, passkey: found.id, on: db)
-            return
+            try await revoke(found, keeping: session.sessionID, on: db)
         }
     }
 
-    /// Marks `passkey` revoked, ends its sessions except `keeping` (the customer's own request, or none for support),
-    /// and writes `passkey.revoked`.
-    func revokePasskey(_ passkey: PasskeyInfo, keeping: String?, on db: any SQLDatabase) async throws {
+    /// Revokes `passkey` in the caller's unit of work: it signs in no more, the sessions it started end except `keeping`
+    /// (the customer's own session asking), and it is audited (with the operator for a support action) and sent to the
+    /// bank's webhooks. The customer's request and the support desk both come here.
+    func revoke(_ passkey: PasskeyInfo, keeping session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws {
         try await db.update("passkeys").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, passkey.id).run()
-        try await emit(.passkeyRevoked, .init(passkey: passkey), on: db)
         var ending = db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: "passkey_revoked")
             .where("passkey_id", .equal, passkey.id).where("ended_at", .is, SQLLiteral.null)
-        if let keeping { ending = ending.where("id", .notEqual, keeping) }
+        if let session { ending = ending.where("id", .notEqual, session) }
         try await ending.run()
+        try await audit(.passkeyRevoked, succeeded: true, account: passkey.accountID, session: session, operator: action, passkey: passkey.id, on: db)
+        try await emit(.passkeyRevoked, .init(passkey: passkey), on: db)
     }
 
     // MARK: Sign-in

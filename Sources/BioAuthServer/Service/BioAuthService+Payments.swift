@@ -221,14 +221,20 @@ extension BioAuthService {
     /// Cancels a pending payment.
     func cancelPayment(_ paymentID: String, session: AuthenticatedSession) async throws -> PaymentInfo {
         try await commit { db in
-            var payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
-            try await db.update("payments").set("status", to: PaymentInfo.Status.cancelled.rawValue)
-                .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
-            payment.status = .cancelled
-            try await audit(.paymentCancelled, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
-            try await emit(.paymentCancelled, .init(payment: payment), on: db)
-            return payment
+            try await cancel(try await pendingPayment(paymentID, account: session.accountID, on: db), session: session.sessionID, on: db)
         }
+    }
+
+    /// Cancels the pending `payment` in the caller's unit of work, audited (with the operator for a support action) and
+    /// sent to the bank's webhooks as `payment.cancelled`. The customer's request and the support desk both come here.
+    func cancel(_ payment: PaymentInfo, session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws -> PaymentInfo {
+        try await db.update("payments").set("status", to: PaymentInfo.Status.cancelled.rawValue)
+            .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
+        var cancelled = payment
+        cancelled.status = .cancelled
+        try await audit(.paymentCancelled, succeeded: true, account: payment.accountID, session: session, operator: action, on: db)
+        try await emit(.paymentCancelled, .init(payment: cancelled), on: db)
+        return cancelled
     }
 
     // MARK: Internals

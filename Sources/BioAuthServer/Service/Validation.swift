@@ -100,4 +100,11 @@ enum Validation {
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
     }
+
+    /// Whether `a` and `b` hold the same bytes, in time that depends on their length only (secrets and challenges are
+    /// compared so that the time taken says nothing about where they differ).
+    static func constantTimeEqual<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
 }
