@@ -32,85 +32,79 @@ struct CustomerCommand: AsyncParsableCommand {
         func run() async throws { print(try await execute()) }
     }
 
-    struct RevokeDevice: AsyncParsableCommand {
+    struct RevokeDevice: SupportActionCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke-device", abstract: "Revokes a device: its key is refused and its sessions end.")
         @Argument(help: "The device id.") var deviceID: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
-        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await admin.withDesk(environment: environment) { try await $0.revokeDevice(deviceID, operator: who.operator, reason: who.reason) }
+        func act(_ desk: SupportDesk) async throws -> String {
+            try await desk.revokeDevice(deviceID, operator: who.operator, reason: who.reason)
             return "device \(deviceID) revoked"
         }
-        func run() async throws { print(try await execute()) }
     }
 
-    struct RevokePasskey: AsyncParsableCommand {
+    struct RevokePasskey: SupportActionCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke-passkey", abstract: "Revokes a passkey: it signs in no more and the sessions it started end.")
         @Argument(help: "The passkey id.") var passkeyID: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
-        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await admin.withDesk(environment: environment) { try await $0.revokePasskey(passkeyID, operator: who.operator, reason: who.reason) }
+        func act(_ desk: SupportDesk) async throws -> String {
+            try await desk.revokePasskey(passkeyID, operator: who.operator, reason: who.reason)
             return "passkey \(passkeyID) revoked"
         }
-        func run() async throws { print(try await execute()) }
     }
 
-    struct EndSessions: AsyncParsableCommand {
+    struct EndSessions: SupportActionCommand {
         static let configuration = CommandConfiguration(
             commandName: "end-sessions", abstract: "Ends all the customer's sessions; they sign in again.")
         @Argument(help: "A username or an account id.") var customer: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
-        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await admin.withDesk(environment: environment) { try await $0.endSessions(customer: customer, operator: who.operator, reason: who.reason) }
+        func act(_ desk: SupportDesk) async throws -> String {
+            try await desk.endSessions(customer: customer, operator: who.operator, reason: who.reason)
             return "\(customer): every session ended"
         }
-        func run() async throws { print(try await execute()) }
     }
 
-    struct Unlock: AsyncParsableCommand {
+    struct Unlock: SupportActionCommand {
         static let configuration = CommandConfiguration(abstract: "Lifts a password lock.")
         @Argument(help: "A username or an account id.") var customer: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
-        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await admin.withDesk(environment: environment) { try await $0.unlockAccount(customer: customer, operator: who.operator, reason: who.reason) }
+        func act(_ desk: SupportDesk) async throws -> String {
+            try await desk.unlockAccount(customer: customer, operator: who.operator, reason: who.reason)
             return "\(customer): unlocked"
         }
-        func run() async throws { print(try await execute()) }
     }
 
-    struct ClearPINLock: AsyncParsableCommand {
+    struct ClearPINLock: SupportActionCommand {
         static let configuration = CommandConfiguration(commandName: "clear-pin-lock", abstract: "Lifts a payment PIN lock.")
         @Argument(help: "A username or an account id.") var customer: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
-        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await admin.withDesk(environment: environment) { try await $0.clearPINLock(customer: customer, operator: who.operator, reason: who.reason) }
+        func act(_ desk: SupportDesk) async throws -> String {
+            try await desk.clearPINLock(customer: customer, operator: who.operator, reason: who.reason)
             return "\(customer): PIN lock cleared"
         }
-        func run() async throws { print(try await execute()) }
     }
 
-    struct CancelPayment: AsyncParsableCommand {
+    struct CancelPayment: SupportActionCommand {
         static let configuration = CommandConfiguration(commandName: "cancel-payment", abstract: "Cancels a pending payment.")
         @Argument(help: "The payment id.") var paymentID: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
-        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await admin.withDesk(environment: environment) { try await $0.cancelPayment(paymentID, operator: who.operator, reason: who.reason) }
+        func act(_ desk: SupportDesk) async throws -> String {
+            try await desk.cancelPayment(paymentID, operator: who.operator, reason: who.reason)
             return "payment \(paymentID) cancelled"
         }
-        func run() async throws { print(try await execute()) }
     }
 
     /// The customer as text: one section per kind, times in UTC.
@@ -148,6 +142,21 @@ struct CustomerCommand: AsyncParsableCommand {
         }
         return lines.joined(separator: "\n")
     }
+}
+
+/// A support action on the command line: it opens a desk over the database, takes the action, and prints what it did.
+protocol SupportActionCommand: AsyncParsableCommand {
+    var admin: AdminOptions { get }
+    /// Takes the action; the line to print.
+    func act(_ desk: SupportDesk) async throws -> String
+}
+
+extension SupportActionCommand {
+    func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+        try await admin.withDesk(environment: environment) { try await act($0) }
+    }
+
+    func run() async throws { print(try await execute()) }
 }
 
 extension AdminOptions {
