@@ -1,0 +1,100 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthTesting
+import Foundation
+import Testing
+
+@testable import BioAuthServer
+
+/// The relying party's checks the shared vectors do not reach, each shown refusing its attack: a ceremony run in a
+/// cross-origin frame, the wrong ceremony type, a credential for another relying party, backup flags that contradict
+/// each other or change, and an algorithm the server did not offer.
+@Suite("WebAuthn checks")
+struct WebAuthnChecksTests {
+    static let rpID = "bank.example"
+    static let party = WebAuthnRelyingParty(rpID: rpID, origins: ["https://bank.example"])
+    static let challenge = Data(repeating: 5, count: 32)
+
+    /// A `none` registration from the simulated authenticator (nothing in it is signed, so a test may change any byte).
+    static func registration(rpID: String = rpID, behaviour: SimulatedPasskeyProvider.Behaviour = .init()) async throws -> PasskeyRegistration {
+        try await SimulatedPasskeyProvider(behaviour: behaviour).register(
+            PasskeyRegistrationRequest(relyingPartyID: rpID, challenge: challenge, userID: Data(repeating: 1, count: 32), userName: "alice"))
+    }
+
+    static func code(_ body: () async throws -> Void) async -> String? {
+        do {
+            try await body()
+            return nil
+        } catch let error as WebAuthnError {
+            return error.code
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    static func register(_ clientData: Data, _ object: Data, party: WebAuthnRelyingParty = party) async -> String? {
+        await code { _ = try await party.verifyRegistration(clientDataJSON: clientData, attestationObject: object, challenge: challenge, at: Date()) }
+    }
+
+    static func clientData(_ json: String) -> Data { Data(json.utf8) }
+
+    @Test("client data: a cross-origin frame, a foreign top origin, the sign-in type at registration, another challenge")
+    func clientData() async throws {
+        let made = try await Self.registration()
+        let challenge = Base64URL.encode(Self.challenge)
+        #expect(await Self.register(made.clientDataJSON, made.attestationObject) == nil, "the untouched registration verifies")
+        #expect(await Self.register(Self.clientData(
+            #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"https://bank.example","crossOrigin":true}"#), made.attestationObject)
+            == "passkey_origin_mismatch")
+        #expect(await Self.register(Self.clientData(
+            #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"https://bank.example","topOrigin":"https://evil.example"}"#),
+            made.attestationObject) == "passkey_origin_mismatch")
+        #expect(await Self.register(Self.clientData(
+            #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"https://bank.example"}"#), made.attestationObject) == "passkey_type_mismatch")
+        #expect(await Self.register(Self.clientData(
+            #"{"type":"webauthn.create","challenge":"\#(Base64URL.encode(Data(repeating: 6, count: 32)))","origin":"https://bank.example"}"#),
+            made.attestationObject) == "passkey_challenge_mismatch")
+        #expect(await Self.register(Self.clientData(#"{"type":"webauthn.create"}"#), made.attestationObject) == "passkey_malformed")
+    }
+
+    @Test("authenticator data: another relying party's credential, backed up but not backup eligible, an algorithm not offered")
+    func authenticatorData() async throws {
+        // Made for evil.example, though the client data says the bank's origin: only the rp id hash gives it away.
+        let foreign = try await Self.registration(rpID: "evil.example", behaviour: .init(origin: "https://bank.example"))
+        #expect(await Self.register(foreign.clientDataJSON, foreign.attestationObject) == "passkey_rp_id_mismatch")
+
+        // BS set without BE: flags of a `none` registration are signed by nobody, so change them in place.
+        let made = try await Self.registration(behaviour: .init(synced: false))
+        guard case .map(let pairs) = try CBORDecoder().decode(made.attestationObject) else { Issue.record("not a map"); return }
+        let contradictory = CBOREncoder.encode(.map(pairs.map { pair in
+            guard pair.key == .text("authData"), var authData = pair.value.bytesValue else { return pair }
+            authData[authData.startIndex + 32] |= 0x10
+            return CBOR.Pair(pair.key, .bytes(authData))
+        }))
+        #expect(await Self.register(made.clientDataJSON, contradictory) == "passkey_backup_flags")
+
+        let ed25519Only = WebAuthnRelyingParty(rpID: Self.rpID, origins: ["https://bank.example"], algorithms: [.edDSA])
+        #expect(await Self.register(made.clientDataJSON, made.attestationObject, party: ed25519Only) == "passkey_unsupported_algorithm")
+    }
+
+    @Test("sign-in: backup eligibility that differs from the registered credential's is refused, whichever way it changed")
+    func backupEligibilityChanges() async throws {
+        for synced in [true, false] {
+            let provider = SimulatedPasskeyProvider(behaviour: .init(synced: synced))
+            let made = try await provider.register(
+                PasskeyRegistrationRequest(relyingPartyID: Self.rpID, challenge: Self.challenge, userID: Data(repeating: 1, count: 32), userName: "alice"))
+            let registered = try await Self.party.verifyRegistration(
+                clientDataJSON: made.clientDataJSON, attestationObject: made.attestationObject, challenge: Self.challenge, at: Date())
+            #expect(registered.backupEligible == synced)
+            await provider.setBehaviour(.init(synced: !synced))
+            let assertion = try await provider.assert(PasskeyAssertionRequest(relyingPartyID: Self.rpID, challenge: Self.challenge))
+            let stored = StoredPasskeyCredential(publicKey: registered.publicKey, signCount: 0, backupEligible: registered.backupEligible)
+            let refused = await Self.code {
+                _ = try Self.party.verifyAuthentication(
+                    clientDataJSON: assertion.clientDataJSON, authenticatorData: assertion.authenticatorData, signature: assertion.signature,
+                    challenge: Self.challenge, stored: stored)
+            }
+            #expect(refused == "passkey_backup_flags", "synced at registration: \(synced)")
+        }
+    }
+}
