@@ -1,6 +1,7 @@
 import BioAuthClient
 import BioAuthCore
 import BioAuthTesting
+import Crypto
 import Foundation
 import Testing
 
@@ -96,5 +97,46 @@ struct WebAuthnChecksTests {
             }
             #expect(refused == "passkey_backup_flags", "synced at registration: \(synced)")
         }
+    }
+
+    /// A COSE AKP key (kty 7) with algorithm `alg` and public key bytes `pub`.
+    static func akpKey(alg: Int, pub: Data) -> Data {
+        CBOREncoder.encode(.map([
+            CBOR.Pair(.unsigned(1), .unsigned(7)), CBOR.Pair(.unsigned(3), .negative(UInt64(-1 - alg))), CBOR.Pair(.negative(0), .bytes(pub)),
+        ]))
+    }
+
+    /// The public key bytes (`pub`) of the COSE key in a shared ML-DSA assertion vector, with the vector's signed message and signature.
+    static func mlDSAVector(_ level: Int) throws -> (pub: Data, message: Data, signature: Data) {
+        let vector = WebAuthnVectorTests.load("authentication", "pywebauthn-test-verify-ml-dsa-\(level)-response.json")
+        let key = try CBORDecoder().decode(WebAuthnVectorTests.bytes((vector["inputs"] as! [String: Any])["credential_public_key_b64url"]))
+        let response = (vector["credential"] as! [String: Any])["response"] as! [String: Any]
+        let message = WebAuthnVectorTests.bytes(response["authenticatorData"]) + SHA256.hash(data: WebAuthnVectorTests.bytes(response["clientDataJSON"]))
+        return (try #require(key[int: -1]?.bytesValue), message, WebAuthnVectorTests.bytes(response["signature"]))
+    }
+
+    @Test("ML-DSA-44 (COSE −48) is offered and verifies; a changed message or signature, a key of another size, or a key relabelled between parameter sets is refused")
+    func mlDSA44() throws {
+        #expect(COSEAlgorithm.credentialDefaults.contains(.mlDSA44))
+        let (pub44, message, signature) = try Self.mlDSAVector(44)
+        let key = try COSEKey(cbor: Self.akpKey(alg: -48, pub: pub44))
+        #expect(key.algorithm == .mlDSA44)
+        #expect(key.isValidSignature(signature, for: message), "the vector's own signature verifies")
+        #expect(!key.isValidSignature(signature, for: message + [0]), "over another message")
+        #expect(!key.isValidSignature(signature.dropLast(), for: message), "one byte short")
+        #expect(!key.isValidSignature(signature + [0], for: message), "one byte long")
+        #expect(!key.isValidSignature(Data(), for: message))
+        var flipped = signature
+        flipped[flipped.startIndex + 100] ^= 1
+        #expect(!key.isValidSignature(flipped, for: message), "one bit changed")
+
+        let pub65 = try Self.mlDSAVector(65).pub
+        for (alg, pub) in [(-48, pub65), (-49, pub44), (-48, pub44.dropLast()), (-48, Data())] {
+            let refused = #expect(throws: WebAuthnError.self) { try COSEKey(cbor: Self.akpKey(alg: alg, pub: pub)) }
+            #expect(refused?.code == "passkey_invalid_public_key", "alg \(alg) with \(pub.count) bytes")
+        }
+        // The ML-DSA-65 signature does not pass as ML-DSA-44, whatever key it is offered to.
+        let (_, message65, signature65) = try Self.mlDSAVector(65)
+        #expect(!key.isValidSignature(signature65, for: message65))
     }
 }

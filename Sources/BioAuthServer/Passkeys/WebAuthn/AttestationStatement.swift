@@ -87,7 +87,7 @@ public enum AttestationStatementVerifier {
             guard credential.publicKey.isValidSignature(signature, for: signed) else { throw .attestation("the self attestation signature does not verify") }
             return VerifiedAttestation(format: "packed", type: .self, chain: [])
         }
-        if alg == COSEAlgorithm.mlDSA65.rawValue || alg == COSEAlgorithm.mlDSA87.rawValue {
+        if let algorithm = COSEAlgorithm(rawValue: alg), algorithm.isMLDSA {
             // An ML-DSA attestation key: its certificate is read by hand, and its chain cannot be checked.
             guard let der = x5c.arrayValue?.first?.bytesValue else { throw .attestation("x5c holds one to eight certificates") }
             let leaf = try MLDSAAttestationCertificate(derEncoded: der)

@@ -24,6 +24,8 @@ public enum COSEAlgorithm: Int, CaseIterable, Codable, Hashable, Sendable {
     /// RSASSA-PKCS1-v1_5 with SHA-1: only for TPM attestation statements some Windows Hello devices still sign;
     /// never accepted as a credential's algorithm.
     case rs1 = -65535
+    /// ML-DSA-44 (FIPS 204).
+    case mlDSA44 = -48
     /// ML-DSA-65 (FIPS 204).
     case mlDSA65 = -49
     /// ML-DSA-87 (FIPS 204).
@@ -31,7 +33,11 @@ public enum COSEAlgorithm: Int, CaseIterable, Codable, Hashable, Sendable {
 
     /// The algorithms a new passkey may use by default, in the order the server offers them: ES256 (every
     /// platform authenticator), EdDSA, RS256 (Windows Hello), then the post-quantum ML-DSA keys.
-    public static let credentialDefaults: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .rs256, .ps256, .mlDSA65, .mlDSA87]
+    public static let credentialDefaults: [COSEAlgorithm] =
+        [.es256, .edDSA, .es384, .es512, .rs256, .ps256] + (MLDSAPublicKey.supportsMLDSA44 ? [.mlDSA44] : []) + [.mlDSA65, .mlDSA87]
+
+    /// Whether this is one of the three ML-DSA parameter sets.
+    var isMLDSA: Bool { self == .mlDSA44 || self == .mlDSA65 || self == .mlDSA87 }
 }
 
 /// A credential public key read from its COSE_Key encoding (RFC 9052 §7, RFC 9053 §7, the ML-DSA draft's AKP
@@ -47,8 +53,7 @@ public struct COSEKey: Sendable {
         case p521(P521.Signing.PublicKey)
         case ed25519(Curve25519.Signing.PublicKey)
         case rsa(_RSA.Signing.PublicKey, n: Data, e: Data)
-        case mlDSA65(MLDSA65.PublicKey)
-        case mlDSA87(MLDSA87.PublicKey)
+        case mlDSA(MLDSAPublicKey)
     }
 
     /// Reads a key from its CBOR encoding; `data` must hold exactly one COSE_Key.
@@ -99,14 +104,15 @@ public struct COSEKey: Sendable {
             guard let n = item[int: -1]?.bytesValue, let e = item[int: -2]?.bytesValue else { throw .publicKey("an RSA key needs n and e") }
             guard let rsa = try? _RSA.Signing.PublicKey(n: n, e: e) else { throw .publicKey("the RSA key is invalid or shorter than 2048 bits") }
             key = .rsa(rsa, n: n, e: e)
-        case (7, .mlDSA65), (7, .mlDSA87):
+        case (7, .mlDSA44) where !MLDSAPublicKey.supportsMLDSA44:
+            throw WebAuthnError(.passkeyUnsupportedAlgorithm, "COSE algorithm \(rawAlgorithm) is not supported by this build")
+        case (7, .mlDSA44), (7, .mlDSA65), (7, .mlDSA87):
             // AKP: pub (-1), the FIPS 204 encoding of the public key.
             guard let pub = item[int: -1]?.bytesValue else { throw .publicKey("an AKP key needs pub") }
-            do {
-                key = algorithm == .mlDSA65 ? .mlDSA65(try MLDSA65.PublicKey(rawRepresentation: pub)) : .mlDSA87(try MLDSA87.PublicKey(rawRepresentation: pub))
-            } catch {
-                throw .publicKey("the ML-DSA public key has the wrong size")
+            guard let mlDSA = MLDSAPublicKey(algorithm: algorithm, rawRepresentation: pub) else {
+                throw .publicKey("the ML-DSA public key is not a key of its parameter set")
             }
+            key = .mlDSA(mlDSA)
         default:
             throw .publicKey("key type \(kty) does not fit algorithm \(rawAlgorithm)")
         }
@@ -136,9 +142,7 @@ public struct COSEKey: Sendable {
             case .rs1: return key.isValidSignature(rsaSignature, for: Insecure.SHA1.hash(data: data), padding: .insecurePKCS1v1_5)
             default: return false
             }
-        case .mlDSA65(let key):
-            return key.isValidSignature(signature, for: data)
-        case .mlDSA87(let key):
+        case .mlDSA(let key):
             return key.isValidSignature(signature, for: data)
         }
     }
@@ -161,8 +165,7 @@ public struct COSEKey: Sendable {
         case .p521(let key): .ec(key.x963Representation)
         case .ed25519(let key): .ed25519(key.rawRepresentation)
         case .rsa(_, let n, let e): .rsa(n: n.drop { $0 == 0 }, e: e.drop { $0 == 0 })
-        case .mlDSA65(let key): .mlDSA(key.rawRepresentation)
-        case .mlDSA87(let key): .mlDSA(key.rawRepresentation)
+        case .mlDSA(let key): .mlDSA(key.rawRepresentation)
         }
     }
 }

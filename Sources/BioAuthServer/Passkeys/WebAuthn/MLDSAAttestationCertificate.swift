@@ -14,7 +14,7 @@ struct MLDSAAttestationCertificate {
     let publicKey: Data
 
     private static let algorithms: [ASN1ObjectIdentifier: COSEAlgorithm] = [
-        [2, 16, 840, 1, 101, 3, 4, 3, 18]: .mlDSA65, [2, 16, 840, 1, 101, 3, 4, 3, 19]: .mlDSA87,
+        [2, 16, 840, 1, 101, 3, 4, 3, 17]: .mlDSA44, [2, 16, 840, 1, 101, 3, 4, 3, 18]: .mlDSA65, [2, 16, 840, 1, 101, 3, 4, 3, 19]: .mlDSA87,
     ]
 
     init(derEncoded der: Data) throws(WebAuthnError) {
@@ -66,10 +66,6 @@ struct MLDSAAttestationCertificate {
 
     /// Whether `signature` is this certificate's key's ML-DSA signature of `data`.
     func isValidSignature(_ signature: Data, for data: Data) -> Bool {
-        switch algorithm {
-        case .mlDSA65: (try? MLDSA65.PublicKey(rawRepresentation: publicKey))?.isValidSignature(signature, for: data) ?? false
-        case .mlDSA87: (try? MLDSA87.PublicKey(rawRepresentation: publicKey))?.isValidSignature(signature, for: data) ?? false
-        default: false
-        }
+        MLDSAPublicKey(algorithm: algorithm, rawRepresentation: publicKey)?.isValidSignature(signature, for: data) ?? false
     }
 }
