@@ -69,4 +69,42 @@ struct GracefulShutdownTests {
             #expect(waited >= .milliseconds(900) && waited < .seconds(5), "the shutdown waited \(waited) for the request in flight (limit 1 s)")
         }
     }
+
+    @Test("with --shutdown-drain, SIGTERM fails /readyz at once while requests are still served; the listener closes after the drain, exit 0",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    func drain() async throws {
+        try await ServerProcessFixture.run("shutdown-drain") { executable, folder, http in
+            let settings = ServerProcessFixture.settings(in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_SHUTDOWN_DRAIN": "3"])
+            let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
+            let api = BioAuthAPI(serverURL: server.url)
+            try await api.ready()
+            let start = ContinuousClock.now
+            kill(server.pid, SIGTERM)
+            var refusal: APIProblem?
+            for _ in 0..<40 where refusal == nil {
+                do {
+                    try await api.ready()
+                    try await Task.sleep(for: .milliseconds(25))
+                } catch let problem as APIProblem {
+                    refusal = problem
+                }
+            }
+            #expect(refusal?.code == .notReady && refusal?.status == 503, "readiness during the drain: \(String(describing: refusal))")
+            // Liveness and real work go on during the drain.
+            try await api.health()
+            _ = try await api.createAccount(username: "late-customer", password: "correct horse")
+            let tokens = try await api.signIn(username: "late-customer", password: "correct horse", installationID: "phone-1")
+            #expect(!tokens.accessToken.isEmpty)
+            #expect(ContinuousClock.now - start < .seconds(3), "the work above was meant to happen inside the drain")
+
+            let status = await server.exitStatus(within: 15)
+            let waited = ContinuousClock.now - start
+            #expect(status == 0, "\(server.log.suffix(1000))")
+            #expect(waited >= .milliseconds(2900) && waited < .seconds(8), "the server exited \(waited) after SIGTERM with a 3 s drain")
+            #expect(!server.log.contains("error"), "\(server.log.suffix(1000))")
+            let gone = await #expect(throws: APIProblem.self) { try await api.health() }
+            #expect(gone?.code == .serverUnreachable)
+        }
+    }
 }
+

@@ -40,6 +40,8 @@ struct ServerSettingsTests {
         ([], ["BIOAUTH_APP_ATTEST": "maybe"], "BIOAUTH_APP_ATTEST must be off, report or require, not maybe"),
         (["--max-failed-pin-attempts", "0"], [:], "attempt limits must be at least 1"),
         (["--payment-lifetime", "600"], [:], "payment lifetime must be at most 300 seconds"),
+        ([], ["BIOAUTH_SHUTDOWN_DRAIN": "-1"], "shutdown drain must be 0-300 seconds"),
+        (["--shutdown-drain", "301"], [:], "shutdown drain must be 0-300 seconds"),
         (["--database", "postgres://u:hunter2@db/x", "--port", "x"], [:], "--port must be a whole number, not x"),
     ])
     func badValues(arguments: [String], environment: [String: String], message: String) throws {
@@ -104,7 +106,8 @@ extension ServerSettingsTests {
             "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--service-token-lifetime", "1", "--max-failed-password-attempts", "1",
             "--account-lock-duration", "1", "--max-failed-payment-attempts", "1", "--max-failed-pin-attempts", "1",
             "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--service-token-request-limit", "1", "--rate-limit-window", "1",
-            "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--retention-interval", "1",
+            "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--shutdown-drain", "1",
+            "--retention-interval", "1",
             "--token-retention-days", "1", "--audit-retention-days", "1", "--idempotency-key-retention-hours", "1",
             "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",
             "--webhook-poll-interval", "1", "--webhook-timeout", "1", "--webhook-retry-base", "1", "--webhook-retry-window-hours", "1",

@@ -37,7 +37,8 @@ public struct BioAuthAPI: Sendable {
     }
 
     /// Returns when the server and its database answer (`GET /readyz`, readiness); throws an ``APIProblem`` when they
-    /// do not (`not_ready` when the database does not answer, `server_unreachable` when nothing answers).
+    /// do not (`not_ready` when the database does not answer or the server is shutting down, `server_unreachable`
+    /// when nothing answers).
     public func ready() async throws {
         try await call {
             switch try await client.ready(.init()) {

@@ -23,7 +23,7 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let methodNotAllowed = ProblemCode(rawValue: "method_not_allowed")
     /// The server failed; nothing about the cause is disclosed.
     public static let internalError = ProblemCode(rawValue: "internal_error")
-    /// The server cannot serve now (503 from `GET /readyz`): its database does not answer.
+    /// The server cannot serve now (503 from `GET /readyz`): its database does not answer, or it is shutting down.
     public static let notReady = ProblemCode(rawValue: "not_ready")
 
     // Accounts and passwords

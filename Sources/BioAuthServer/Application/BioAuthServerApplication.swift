@@ -16,9 +16,10 @@ import ServiceLifecycle
 /// try await BioAuthServerApplication.run(configuration: configuration, logger: Logger(label: "bioauth"))
 /// ```
 public enum BioAuthServerApplication {
-    /// Builds the server and runs it until SIGTERM or SIGINT, then shuts down gracefully: stops accepting connections,
-    /// lets requests in flight finish for up to ``ServerConfiguration/shutdownTimeout`` (then cancels them), and closes
-    /// the database. Returns normally after a shutdown.
+    /// Builds the server and runs it until SIGTERM or SIGINT, then shuts down gracefully: fails readiness for
+    /// ``ServerConfiguration/shutdownDrain`` while still serving (see ``ServerConfiguration/shutdownDrain``), stops
+    /// accepting connections, lets requests in flight finish for up to ``ServerConfiguration/shutdownTimeout`` (then
+    /// cancels them), and closes the database. Returns normally after a shutdown.
     public static func run(
         configuration: ServerConfiguration,
         clock: any WallClock = SystemClock(),
@@ -26,15 +27,19 @@ public enum BioAuthServerApplication {
         logger: Logger,
         metrics: ServerMetrics = .prometheus()
     ) async throws {
-        let app = try await make(configuration: configuration, clock: clock, random: random, logger: logger, metrics: metrics)
-        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        group.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownTimeout * 1000))
+        let (app, service) = try await open(configuration: configuration, clock: clock, random: random, logger: logger, metrics: metrics)
+        // In reverse order at shutdown: the drain first, then the application.
+        let drain = ShutdownDrain(state: service.shutdown, delay: .milliseconds(Int64(configuration.shutdownDrain * 1000)), logger: logger)
+        var group = ServiceGroupConfiguration(services: [app, drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .milliseconds(Int64((configuration.shutdownDrain + configuration.shutdownTimeout) * 1000))
         try await ServiceGroup(configuration: group).run()
     }
 
 
     /// A ready-to-run application. The database and the hashing threads are closed when it shuts down. Its metrics go to
-    /// `metrics`, served at `GET /metrics` on ``ServerConfiguration/metricsPort`` when that is set.
+    /// `metrics`, served at `GET /metrics` on ``ServerConfiguration/metricsPort`` when that is set. Run it in your own
+    /// service group; ``ServerConfiguration/shutdownDrain`` is ``run(configuration:clock:random:logger:metrics:)``'s and
+    /// does not apply to it.
     public static func make(
         configuration: ServerConfiguration,
         clock: any WallClock = SystemClock(),
@@ -42,12 +47,18 @@ public enum BioAuthServerApplication {
         logger: Logger,
         metrics: ServerMetrics = .prometheus()
     ) async throws -> some ApplicationProtocol {
+        try await open(configuration: configuration, clock: clock, random: random, logger: logger, metrics: metrics).app
+    }
+
+    /// The application and its service over the configured database, which is opened (and migrated) here.
+    private static func open(
+        configuration: ServerConfiguration, clock: any WallClock, random: any RandomSource, logger: Logger, metrics: ServerMetrics
+    ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
         try configuration.validate()
         let database = try await openDatabase(configuration.databasePath, logger: logger)
         do {
             return try await build(
-                configuration: configuration, database: database, clock: clock, random: random, logger: logger, metrics: metrics
-            ).app
+                configuration: configuration, database: database, clock: clock, random: random, logger: logger, metrics: metrics)
         } catch {
             try? await database.close()
             throw error

@@ -39,6 +39,10 @@ public struct ServerConfiguration: Sendable {
     public var serviceTokenLifetime: TimeInterval = 300
     /// Seconds a graceful shutdown (SIGTERM, SIGINT) waits for requests in flight before it cancels them (30).
     public var shutdownTimeout: TimeInterval = 30
+    /// Seconds between SIGTERM (or SIGINT) and closing the listener, during which `GET /readyz` answers 503 and every
+    /// other request is served as usual, so that a load balancer takes this instance out of rotation before it stops
+    /// accepting connections (0, the default: close at once; 5-10 behind Kubernetes). At most 300.
+    public var shutdownDrain: TimeInterval = 0
     /// Lifetime of a refresh token.
     public var refreshTokenLifetime: TimeInterval = 30 * 24 * 3600
     /// Lifetime of a biometric sign-in challenge.
@@ -116,6 +120,7 @@ public struct ServerConfiguration: Sendable {
         ] where !(value > 0) {
             throw fail("\(name) must be positive")
         }
+        guard (0...300).contains(shutdownDrain) else { throw fail("shutdown drain must be 0-300 seconds") }
         guard paymentLifetime <= 300 else { throw fail("payment lifetime must be at most 300 seconds") }
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }

@@ -5,10 +5,11 @@ extension BioAuthService {
     /// How long `GET /readyz` waits for the database.
     static let readinessTimeout: Duration = .seconds(2)
 
-    /// Whether the server can serve: its database answers a query within `timeout`. (Migrations and the receipt key
-    /// are done before the server listens at all.) Throws `not_ready` when not; the query is left to finish or fail
-    /// on its own, so a hung database cannot hold the probe.
+    /// Whether the server can serve: it is not shutting down, and its database answers a query within `timeout`.
+    /// (Migrations and the receipt key are done before the server listens at all.) Throws `not_ready` when not; the
+    /// query is left to finish or fail on its own, so a hung database cannot hold the probe.
     func checkReadiness(timeout: Duration = readinessTimeout) async throws {
+        guard !shutdown.isDraining else { throw APIError(.notReady, "The server is shutting down.") }
         let database = self.database
         let answered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let once = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(continuation)
@@ -25,4 +26,14 @@ extension BioAuthService {
         }
         guard answered else { throw APIError(.notReady, "The database does not answer.") }
     }
+}
+
+/// Whether a graceful shutdown has begun. Set once, by ``ShutdownDrain``; read by every readiness probe.
+final class ShutdownState: Sendable {
+    private let draining = NIOLockedValueBox(false)
+
+    /// `true` from the moment a graceful shutdown begins.
+    var isDraining: Bool { draining.withLockedValue { $0 } }
+
+    func beginDraining() { draining.withLockedValue { $0 = true } }
 }

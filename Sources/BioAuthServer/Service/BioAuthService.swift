@@ -24,6 +24,8 @@ struct BioAuthService: Sendable {
     let metrics: ServerMetrics
     /// Keys parsed and challenges issued by this server, for checking signatures before their unit of work.
     let signatureInputs = SignatureInputs()
+    /// Set when a graceful shutdown begins: from then on `GET /readyz` answers 503.
+    let shutdown = ShutdownState()
 
     var now: Date { clock.now }
 

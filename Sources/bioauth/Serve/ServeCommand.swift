@@ -68,6 +68,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a graceful shutdown (SIGTERM, SIGINT) waits for requests in flight before cancelling them (default 30).")
     var shutdownTimeout: String?
 
+    @Option(
+        help: "Seconds after SIGTERM (or SIGINT) during which /readyz answers 503 and requests are still served, before the listener closes (default 0; 5-10 behind a load balancer).")
+    var shutdownDrain: String?
+
     @Option(help: "Seconds an access token lives (default 900).")
     var accessTokenLifetime: String?
 
@@ -175,7 +179,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("signinChallengeLimit", signInChallengeLimit), ("signinClientLimit", signInClientLimit),
             ("serviceTokenRequestLimit", serviceTokenRequestLimit), ("rateLimitWindow", rateLimitWindow),
             ("trustedProxies", trustedProxies.isEmpty ? nil : trustedProxies.joined(separator: ",")),
-            ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("retentionInterval", retentionInterval),
+            ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("shutdownDrain", shutdownDrain), ("retentionInterval", retentionInterval),
             ("appAttest", appAttest), ("appAttestAppIds", appAttestAppIDs.isEmpty ? nil : appAttestAppIDs.joined(separator: ",")),
             ("appAttestEnvironment", appAttestEnvironment), ("appAttestAllowPin", appAttestAllowPIN ? "true" : nil),
             ("console", console ? "true" : nil),

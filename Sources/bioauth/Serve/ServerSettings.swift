@@ -140,6 +140,7 @@ enum ServerSettings {
         list("trustedProxies", \.trustedProxies),
         integer("maxRequestBodySize", \.maxRequestBodySize),
         seconds("shutdownTimeout", \.shutdownTimeout),
+        seconds("shutdownDrain", \.shutdownDrain),
         seconds("retentionInterval", \.retention.interval),
         seconds("tokenRetentionDays", \.retention.tokens, scale: 86_400),
         seconds("auditRetentionDays", \.retention.auditEvents, scale: 86_400),
