@@ -156,3 +156,46 @@ extension RetentionTests {
         }
     }
 }
+
+extension RetentionTests {
+    @Test("console sessions go once they have been over (signed out or timed out) for the token retention; a live or recently ended one stays",
+          arguments: StorageBackend.available)
+    func operatorSessions(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: Self.policy) { api in
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let mei = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
+            let sessions = ConsoleSessions(service: api.service)
+            // Two days ago: one session signed out, one left to time out.
+            let signedOut = try await sessions.start(for: mei)
+            try await sessions.end(signedOut)
+            let timedOut = try await sessions.start(for: mei)
+            api.clock.advance(by: 2 * 86_400)
+            // Now: one live, one signed out a moment ago.
+            let live = try await sessions.start(for: mei)
+            let endedNow = try await sessions.start(for: mei)
+            try await sessions.end(endedNow)
+
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            let planned = try await retention.dryRun()
+            let purged = try #require(try await retention.purge())
+            #expect(purged == planned && purged.counts[.operatorSessions] == 2, "\(purged)")
+            for (token, kept) in [(signedOut, false), (timedOut, false), (live, true), (endedNow, true)] {
+                #expect(try await api.count("operator_sessions", "token_hash", BioAuthService.tokenHash(token)) == (kept ? 1 : 0))
+            }
+            #expect(try await sessions.session(live)?.operator.id == mei.id, "the live session still signs the operator in")
+
+            // A busy session, last used 4 minutes before its 8 hours ran out: over at 8 hours, not 15 minutes after its last
+            // use. A day and a minute later it goes (by the idle rule alone it would stay 10 minutes longer).
+            let busy = try await sessions.start(for: mei)
+            for _ in 0..<34 {  // a request every 14 minutes, the last 7 h 56 min after sign-in
+                api.clock.advance(by: 840)
+                #expect(try await sessions.session(busy) != nil)
+            }
+            api.clock.advance(by: 8 * 3600 - 34 * 840 - 60)
+            api.clock.advance(by: 60 + 86_400 + 60)
+            #expect(try await sessions.session(busy) == nil, "past its absolute limit")
+            _ = try #require(try await retention.purge())
+            #expect(try await api.count("operator_sessions", "token_hash", BioAuthService.tokenHash(busy)) == 0)
+        }
+    }
+}

@@ -4,8 +4,8 @@ import Logging
 import SQLKit
 
 /// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges (passkey ceremonies' too), idempotency keys past their window,
-/// tokens that expired (or whose session ended) long enough ago, sessions left with no token, old audit events, rate-limit windows that have
-/// passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
+/// tokens that expired (or whose session ended) long enough ago, sessions left with no token, console sessions that ended
+/// (signed out or timed out) long enough ago, old audit events, rate-limit windows that have passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
 /// deliveries and attempts. Used by the server's background job and by `bioauth admin purge`.
 ///
 /// A purge deletes in batches of 1 000 rows, each batch its own unit of work, so it never holds the database for
@@ -21,6 +21,7 @@ public struct Retention: Sendable {
         case refreshTokens = "refresh_tokens"
         case sessions
         case serviceTokens = "service_tokens"
+        case operatorSessions = "operator_sessions"
         case idempotencyKeys = "idempotency_keys"
         case auditEvents = "audit_events"
         case rateLimits = "rate_limits"
@@ -143,6 +144,14 @@ public struct Retention: Sendable {
                     AND NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: now))
                     """),
             Rule(kind: .serviceTokens, table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
+            // A console session is over when its operator signed out, it sat idle, or it reached its absolute limit; it goes
+            // once it has been over for the token retention. Nothing refers to it; the audit log names the operator.
+            Rule(
+                kind: .operatorSessions, table: "operator_sessions", key: "token_hash",
+                condition: """
+                    ended_at < \(bind: tokens) OR last_seen_at < \(bind: tokens - Int64(ConsoleSessions.idleTimeout * 1000))
+                        OR created_at < \(bind: tokens - Int64(ConsoleSessions.absoluteTimeout * 1000))
+                    """),
             Rule(
                 kind: .idempotencyKeys, table: "idempotency_keys", key: "account_id, idempotency_key",
                 condition: "created_at < \(bind: now - Int64(policy.idempotencyKeys * 1000))"),
