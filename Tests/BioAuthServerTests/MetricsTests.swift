@@ -33,6 +33,10 @@ struct MetricsTests {
             for other in ["PROPFIND", "MKCOL"] {
                 _ = try await api.call(HTTPRequest.Method(other)!, "/healthz")
             }
+            // A request that is not HTTP at all is refused before any route: counted as a problem all the same.
+            let apiPort = try #require(api.client.port)
+            let garbage = try await RawHTTPConnection.offPool { try RawHTTPConnection.exchange(port: apiPort, Array("HELLO THERE\r\n\r\n".utf8)) }
+            #expect(RawHTTPConnection.parse(garbage)?.status == 400)
 
             let after = try await Self.scrape(port)
             let requests = #"bioauth_http_requests_total{method="POST",route="/v1/sessions",status="201"}"#
@@ -47,6 +51,7 @@ struct MetricsTests {
             #expect(after.value(#"bioauth_sign_ins_total{method="biometric",outcome="success"}"#) == 1)
             #expect(after.value(#"bioauth_problems_total{code="invalid_credentials"}"#) == 1)
             #expect(after.value(#"bioauth_problems_total{code="not_found"}"#) == 2)
+            #expect(after.value(#"bioauth_problems_total{code="malformed_request"}"#) == 1, "\(after.text)")
             #expect(after.value(#"bioauth_challenges_issued_total{purpose="login"}"#) == 1)
             #expect(after.value(#"bioauth_challenges_issued_total{purpose="register"}"#) == 1)
             #expect(after.value("bioauth_password_hash_wait_seconds_count").map { $0 >= 3 } == true, "account, sign-in, wrong password")
@@ -75,7 +80,7 @@ struct MetricsTests {
             let (tokens, _) = try await api.enrolled(key)
             _ = try await api.signInChallenge(key)
             #expect(try await api.signInChallenge(key).code == "rate_limited")
-            try await api.setPIN("258046", token: tokens.access)
+            _ = try await api.setPIN("258046", token: tokens.access)
             let payment = try #require(try await api.createPayment(token: tokens.access)["paymentId"])
             let wrongPIN = try await api.call(.post, "/v1/payments/\(payment)/pin-authorization", json: ["pin": "111112"], token: tokens.access)
             #expect(wrongPIN.code == "wrong_pin")

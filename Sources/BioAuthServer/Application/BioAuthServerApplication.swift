@@ -133,7 +133,7 @@ public enum BioAuthServerApplication {
         }
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [FramingErrorHandler(), ConnectionCounter(metrics: metrics)])),
+            server: .http1(configuration: .init(additionalChannelHandlers: [FramingErrorHandler(metrics: metrics), ConnectionCounter(metrics: metrics)])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BioAuth"),
             services: services,
             onServerRunning: onServerRunning,

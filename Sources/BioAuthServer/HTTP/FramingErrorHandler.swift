@@ -13,6 +13,8 @@ import NIOHTTPTypes
 /// (a bad chunk size, a body shorter than its `Content-Length` before the client closes) is left to reach the
 /// request, whose handler reads the body and answers the same problem itself (``HTTPProblemMiddleware``): a
 /// response written here then would interleave with the one the handler writes.
+///
+/// The refusal is counted in `bioauth_problems_total{code="malformed_request"}`, like the refusals the handlers write.
 final class FramingErrorHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -22,8 +24,11 @@ final class FramingErrorHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether a request's head has arrived and its response has not been finished.
     private var requestInFlight = false
     private var answered = false
+    private let metrics: ServerMetrics
 
-    init() {}
+    init(metrics: ServerMetrics) {
+        self.metrics = metrics
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head = unwrapInboundIn(data) { requestInFlight = true }
@@ -43,6 +48,7 @@ final class FramingErrorHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard !answered else { return }
         answered = true
         let problem = APIError(.malformedRequest, "The request is not valid HTTP/1.1.")
+        metrics.problem(problem.code)
         var fields = problem.httpHeaderFields
         fields[.contentLength] = String(problem.jsonBody.count)
         fields[.connection] = "close"
