@@ -86,4 +86,15 @@ struct RequestLogTests {
         let time = try #require(object["time"] as? String)
         #expect(time.count == 24 && time.hasSuffix("Z") && time.contains("."), "RFC 3339 with milliseconds: \(time)")
     }
+
+    @Test("JSON lines: an error attached to the event is the error member, unless the metadata names one")
+    func jsonLineError() throws {
+        struct Broken: Error, CustomStringConvertible { var description: String { "the disk is full" } }
+        let lines = NIOLockedValueBox<[String]>([])
+        let handler = JSONLogHandler(label: "bioauth", metadataProvider: nil) { line in lines.withLockedValue { $0.append(line) } }
+        handler.log(event: LogEvent(level: .error, message: "closing resources failed", error: Broken(), metadata: nil, source: nil, file: #fileID, function: #function, line: #line))
+        handler.log(event: LogEvent(level: .error, message: "x", error: Broken(), metadata: ["error": "named"], source: nil, file: #fileID, function: #function, line: #line))
+        let objects = try lines.withLockedValue { $0 }.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.map { $0["error"] as? String } == ["the disk is full", "named"])
+    }
 }

@@ -77,10 +77,10 @@ struct CapturingLogHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         // As the server's own handlers do (LogFormat.logger): the request's id and trace on every line.
-        let all = self.metadata.merging(Logger.MetadataProvider.bioAuthRequest.get()) { $1 }.merging(metadata ?? [:]) { $1 }
-        sink.append("\(level) \(message) \(all)")
+        let all = self.metadata.merging(Logger.MetadataProvider.bioAuthRequest.get()) { $1 }.merging(event.metadata ?? [:]) { $1 }
+        sink.append("\(event.level) \(event.message) \(all)")
     }
 }
 

@@ -35,15 +35,15 @@ public struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
+    /// Writes `event` as one line. An error attached to the event (swift-log's `error:`) becomes the `error` member,
+    /// unless the metadata already has one.
+    public func log(event: LogEvent) {
         var all = self.metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { $1 } }
-        if let explicit { all.merge(explicit) { $1 } }
-        var text = "{\"time\":\(Self.quoted(Self.timestamp(Date()))),\"level\":\(Self.quoted(level.rawValue))"
-        text += ",\"message\":\(Self.quoted(message.description)),\"label\":\(Self.quoted(label))"
+        if let explicit = event.metadata { all.merge(explicit) { $1 } }
+        if let error = event.error, all["error"] == nil { all["error"] = "\(error)" }
+        var text = "{\"time\":\(Self.quoted(Self.timestamp(Date()))),\"level\":\(Self.quoted(event.level.rawValue))"
+        text += ",\"message\":\(Self.quoted(event.message.description)),\"label\":\(Self.quoted(label))"
         for key in all.keys.sorted() where !["time", "level", "message", "label"].contains(key) {
             text += ",\(Self.quoted(key)):\(Self.json(all[key]!))"
         }
