@@ -59,7 +59,7 @@ struct PINPepperTests {
             }
             #expect(try await api.service.sealLegacyPINHashes() == 1)
             let sealed = try await Self.storedPIN(api).hash
-            #expect(sealed.hasPrefix("v1.") && api.service.pins.open(sealed, account: account) == legacy)
+            #expect(sealed.hasPrefix("v1.") && api.service.pins.open(sealed, for: account) == legacy)
             #expect(try await api.service.sealLegacyPINHashes() == 0)
             #expect(try await Self.pay(api, token: token, pin: "135790")["status"] == "authorized")
         }
@@ -105,7 +105,7 @@ struct PINPepperTests {
             }
             // The key that sealed them passes the same check.
             #expect(try await api.service.sealLegacyPINHashes() == 0)
-            #expect(try PINSealer.load(path: keyFile).keyID == api.service.pins.keyID)
+            #expect(try SecretSealer.load(path: keyFile).keyID == api.service.pins.keyID)
         }
     }
 }

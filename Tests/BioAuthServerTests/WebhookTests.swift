@@ -371,3 +371,97 @@ struct WebhookTests {
         }
     }
 }
+
+/// Webhook secrets are needed in clear to sign, so they cannot be hashed; in a leaked dump they would let anyone forge
+/// `payment.authorized` to the bank. They are sealed under the PIN key file, bound to their endpoint.
+extension WebhookTests {
+    static func storedSecrets(_ api: API) async throws -> [(id: String, endpoint: String, secret: String)] {
+        try await api.database.transaction { db in
+            try await db.raw("SELECT id, endpoint_id, secret FROM webhook_secrets ORDER BY created_at, id").all().map {
+                (try $0.decode(column: "id", as: String.self), try $0.decode(column: "endpoint_id", as: String.self),
+                 try $0.decode(column: "secret", as: String.self))
+            }
+        }
+    }
+
+    /// Alice binds a phone: one `device.registered` event.
+    static func oneEvent(_ api: API) async throws {
+        try await api.createAccount()
+        #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+    }
+
+    @Test("the database holds no webhook secret in clear, before or after a rotation, and deliveries still verify", arguments: StorageBackend.available)
+    func secretsSealed(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend) { setup in
+            let api = setup.api
+            let rotated = try #require(try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: setup.service)["secret"])
+            let stored = try await Self.storedSecrets(api)
+            #expect(stored.count == 2)
+            for row in stored {
+                #expect(row.secret.hasPrefix("v1.") && !row.secret.contains("whsec_"), "\(row.secret)")
+            }
+            let dump = stored.map(\.secret).joined()
+            #expect(!dump.contains(setup.secret.dropFirst(6)) && !dump.contains(rotated.dropFirst(6)))
+            try await Self.oneEvent(api)
+            try await setup.deliver()
+            let delivery = try #require(setup.receiver.deliveries.last)
+            #expect((try? WebhookSignature(secret: rotated).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil)
+            #expect((try? WebhookSignature(secret: setup.secret).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil)
+        }
+    }
+
+    @Test("secrets stored in clear by an earlier version are sealed at start-up and keep signing; a start with another PIN key is refused")
+    func legacySecretsSealed() async throws {
+        try await Self.withSetup { setup in
+            let api = setup.api
+            let row = try #require(try await Self.storedSecrets(api).first)
+            try await api.database.transaction { db in
+                try await db.raw("UPDATE webhook_secrets SET secret = \(bind: setup.secret) WHERE id = \(bind: row.id)").run()
+            }
+            // Before start-up seals it, the clear secret still signs (an upgrade does not stop deliveries).
+            try await Self.oneEvent(api)
+            try await setup.deliver()
+            #expect(setup.receiver.deliveries.count == 1)
+            #expect(try await api.service.sealLegacyWebhookSecrets() == 1)
+            #expect(try await api.service.sealLegacyWebhookSecrets() == 0)
+            #expect(try await Self.storedSecrets(api).first?.secret.hasPrefix("v1.") == true)
+            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            try await setup.deliver()
+            let delivery = try #require(setup.receiver.deliveries.last)
+            #expect(setup.receiver.deliveries.count == 2)
+            #expect((try? WebhookSignature(secret: setup.secret).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil)
+
+            // Another PIN key file cannot open them: start-up stops, naming the file.
+            let other = BioAuthService(
+                configuration: api.service.configuration, database: api.database, clock: api.clock, random: api.service.random,
+                passwords: api.service.passwords, receipts: api.service.receipts, pins: SecretSealer(key: .init(size: .bits256)),
+                logger: api.service.logger, metrics: api.service.metrics)
+            let refused = await #expect(throws: ConfigurationError.self) { try await other.sealLegacyWebhookSecrets() }
+            #expect(refused?.message.contains("PIN key") == true)
+        }
+    }
+
+    @Test("a sealed secret copied onto another endpoint's row does not open there: that endpoint gets nothing, never an unsigned delivery")
+    func movedSecretRefused() async throws {
+        try await Self.withSetup { setup in
+            let api = setup.api
+            // A second endpoint of the same client, at a second receiver that trusts nothing.
+            let second = try await LoopbackWebhookReceiver.start()
+            let created = try await api.call(
+                .post, "/v1/service/webhook-endpoints", json: ["url": second.url.absoluteString, "events": ["device.registered"]], token: setup.service)
+            let secondEndpoint = try #require(created["endpointId"])
+            let first = try #require(try await Self.storedSecrets(api).first { $0.endpoint == setup.endpoint })
+            try await api.database.transaction { db in
+                try await db.raw("UPDATE webhook_secrets SET secret = \(bind: first.secret) WHERE endpoint_id = \(bind: secondEndpoint)").run()
+            }
+            try await Self.oneEvent(api)
+            try await setup.deliver()
+            #expect(setup.receiver.deliveries.count == 1, "the first endpoint's own secret still opens and signs")
+            #expect(second.deliveries.isEmpty, "nothing is sent to the endpoint whose secret does not open")
+            let attempts = try await setup.attempts()
+            let refused = attempts.filter { $0.error?.contains("no secret opens") == true }
+            #expect(refused.count == 1 && refused.first?.status == nil, "\(attempts)")
+            await second.stop()
+        }
+    }
+}

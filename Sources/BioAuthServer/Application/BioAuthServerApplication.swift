@@ -82,7 +82,7 @@ public enum BioAuthServerApplication {
         }
         let document = try Data(contentsOf: documentURL)
         let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath)
-        let pins = try PINSealer.load(path: configuration.pinKeyPath)
+        let pins = try SecretSealer.load(path: configuration.pinKeyPath)
         let passwords = try await PasswordHasher.start(
             cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads, metrics: metrics)
         let service = BioAuthService(
@@ -92,6 +92,8 @@ public enum BioAuthServerApplication {
             // PIN hashes stored before the PIN key existed are sealed now; a key that does not match the stored
             // hashes stops start-up instead of failing every PIN payment.
             try await service.sealLegacyPINHashes()
+            // Webhook secrets stored in clear by an earlier version are sealed the same way, under the same file.
+            try await service.sealLegacyWebhookSecrets()
             // The signing key is published (and must not be one a rotation retired).
             try await service.registerReceiptKey(path: configuration.receiptKeyPath)
         } catch {

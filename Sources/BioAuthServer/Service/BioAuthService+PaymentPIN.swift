@@ -49,7 +49,7 @@ extension BioAuthService {
             throw APIError(.malformedRequest, "Give exactly one of currentPassword and biometric.")
         }
         if let currentPassword { _ = try await verifyPassword(of: session, currentPassword, auditing: .paymentPINSet) }
-        let hash = try pins.seal(try await passwords.hash(pin), account: session.accountID)
+        let hash = try pins.seal(try await passwords.hash(pin), for: session.accountID)
         try await commit { db -> Void in
             if let biometric {
                 let device = try await accountDevice(keyID: biometric.keyID, account: session.accountID, on: db)
@@ -84,7 +84,7 @@ extension BioAuthService {
             _ = try await pendingPayment(paymentID, account: session.accountID, on: db)
             return try await storedPIN(account: session.accountID, on: db).hash
         }
-        let bcryptHash = pins.open(storedHash, account: session.accountID)
+        let bcryptHash = Self.isLegacyPINHash(storedHash) ? storedHash : pins.open(storedHash, for: session.accountID)
         if bcryptHash == nil {
             // Sealed for another account or damaged: the database was changed behind the server's back. Fail closed.
             logger.error("a payment PIN hash does not open with the PIN key", metadata: ["account": "\(session.accountID)"])
@@ -115,6 +115,12 @@ extension BioAuthService {
         }
     }
 
+    /// Whether `stored` is a bcrypt hash from before sealing.
+    static func isLegacyPINHash(_ stored: String) -> Bool { stored.hasPrefix("$2") }
+
+    /// The SQL `LIKE` pattern of legacy hashes (``isLegacyPINHash(_:)``; `$` and `2` are not wildcards).
+    static let legacyPINHashPattern = "$2%"
+
     /// Seals every PIN hash stored before the PIN key existed (run at start-up; harmless when several instances run
     /// it at once), and refuses a key that did not seal the hashes already sealed.
     ///
@@ -125,18 +131,18 @@ extension BioAuthService {
             // One sealed hash tells whether this key sealed them (all are sealed under the key the file holds), so
             // start-up reads one row, plus the legacy ones only while they exist.
             if let sealed = try await db.select().column("pin_hash").from("payment_pins")
-                .where("pin_hash", .notLike, PINSealer.legacyPattern).limit(1).first()?.decode(column: "pin_hash", as: String.self),
+                .where("pin_hash", .notLike, Self.legacyPINHashPattern).limit(1).first()?.decode(column: "pin_hash", as: String.self),
                 !pins.sealedWithThisKey(sealed)
             {
                 throw ConfigurationError(
                     message: "the PIN key file does not match this database: its PIN hashes were sealed under another key (use that file)")
             }
             let legacy = try await db.select().columns("account_id", "pin_hash").from("payment_pins")
-                .where("pin_hash", .like, PINSealer.legacyPattern).all()
+                .where("pin_hash", .like, Self.legacyPINHashPattern).all()
             for row in legacy {
                 let account = try row.decode(column: "account_id", as: String.self)
                 let stored = try row.decode(column: "pin_hash", as: String.self)
-                try await db.update("payment_pins").set("pin_hash", to: try pins.seal(stored, account: account))
+                try await db.update("payment_pins").set("pin_hash", to: try pins.seal(stored, for: account))
                     .where("account_id", .equal, account).where("pin_hash", .equal, stored).run()
             }
             return legacy.count

@@ -18,7 +18,9 @@ struct BioAuthService: Sendable {
     let passwords: PasswordHasher
     let receipts: ReceiptSigner
     /// Seals payment PIN hashes under the key kept outside the database.
-    let pins: PINSealer
+    let pins: SecretSealer
+    /// Seals webhook signing secrets, under a key derived from the PIN key for that purpose.
+    var webhookSecrets: SecretSealer { pins.derived(for: "webhook secrets") }
     let logger: Logger
     /// What the server counts and times.
     let metrics: ServerMetrics

@@ -110,6 +110,7 @@ struct WebhookDispatcher: Service {
         var body: String
         var attempt: Int
         var giveUpAt: Int64
+        /// The endpoint's live secrets, opened; empty when none opens (then nothing is sent: never unsigned).
         var secrets: [String]
     }
 
@@ -150,11 +151,16 @@ struct WebhookDispatcher: Service {
                         AND (expires_at IS NULL OR expires_at > \(bind: now)) ORDER BY created_at DESC, id DESC
                     """
                 ).all().map { try $0.decode(column: "secret", as: String.self) }
+                let opened = secrets.compactMap { service.openWebhookSecret($0, endpointID: endpointID) }
+                if opened.count < secrets.count {
+                    // Sealed for another endpoint or damaged: the database was changed behind the server's back.
+                    service.logger.error("a webhook secret does not open with the PIN key", metadata: ["endpoint": "\(endpointID)"])
+                }
                 claims.append(Claim(
                     eventID: eventID, eventType: try target.decode(column: "type", as: String.self), endpointID: endpointID,
                     url: try target.decode(column: "url", as: String.self), body: try target.decode(column: "body", as: String.self),
                     attempt: try claimed.decode(column: "attempts", as: Int.self), giveUpAt: try claimed.decode(column: "give_up_at", as: Int64.self),
-                    secrets: secrets))
+                    secrets: opened))
             }
             return claims
         }
@@ -169,6 +175,7 @@ struct WebhookDispatcher: Service {
         var statusCode: Int?
         var failure: String?
         do {
+            guard !claim.secrets.isEmpty else { throw UnsignableDelivery() }
             var request = HTTPClientRequest(url: claim.url)
             request.method = .POST
             let body = Data(claim.body.utf8)
@@ -253,6 +260,7 @@ struct WebhookDispatcher: Service {
 
     /// A short, stable description of a failed attempt for the log and the delivery list (no URL, no secret).
     static func describe(_ error: any Error) -> String {
+        if error is UnsignableDelivery { return "no secret opens with the PIN key: not sent" }
         if let error = error as? HTTPClientError {
             switch error {
             case .deadlineExceeded, .readTimeout, .connectTimeout: return "timeout"
@@ -268,3 +276,6 @@ struct WebhookDispatcher: Service {
         return String(text.prefix(200))
     }
 }
+
+/// A delivery whose endpoint has no secret this server can open: it is never sent unsigned.
+struct UnsignableDelivery: Error {}

@@ -38,6 +38,7 @@ extension BioAuthService {
         let events = try Self.webhookEvents(rawEvents)
         let endpoint = WebhookEndpoint(id: "we_" + newID(), url: url, events: events, createdAt: now)
         let secret = "whsec_" + newSecret()
+        let sealed = try webhookSecrets.seal(secret, for: endpoint.id)
         let created = now.millisecondsSince1970
         return try await commit { db in
             let count = try await db.raw(
@@ -55,7 +56,7 @@ extension BioAuthService {
             try await db.raw(
                 """
                 INSERT INTO webhook_secrets (id, endpoint_id, secret, created_at, expires_at)
-                VALUES (\(bind: newID()), \(bind: endpoint.id), \(bind: secret), \(bind: created), NULL)
+                VALUES (\(bind: newID()), \(bind: endpoint.id), \(bind: sealed), \(bind: created), NULL)
                 """
             ).run()
             try await audit(.webhookEndpointCreated, succeeded: true, account: nil, client: client.clientID, on: db)
@@ -87,6 +88,7 @@ extension BioAuthService {
     /// one keeps verifying for ``WebhookPolicy/rotationOverlap``; a secret older than that stops now.
     func rotateWebhookSecret(_ endpointID: String, client: AuthenticatedService) async throws -> (secret: String, previousExpiresAt: Date) {
         let secret = "whsec_" + newSecret()
+        let sealed = try webhookSecrets.seal(secret, for: endpointID)
         let at = now, overlapEnds = at.addingTimeInterval(configuration.webhooks.rotationOverlap)
         return try await commit { db in
             try await ownedEndpoint(endpointID, client: client, on: db)
@@ -101,7 +103,7 @@ extension BioAuthService {
             try await db.raw(
                 """
                 INSERT INTO webhook_secrets (id, endpoint_id, secret, created_at, expires_at)
-                VALUES (\(bind: newID()), \(bind: endpointID), \(bind: secret), \(bind: at.millisecondsSince1970), NULL)
+                VALUES (\(bind: newID()), \(bind: endpointID), \(bind: sealed), \(bind: at.millisecondsSince1970), NULL)
                 """
             ).run()
             try await audit(.webhookSecretRotated, succeeded: true, account: nil, client: client.clientID, on: db)
@@ -184,5 +186,44 @@ extension BioAuthService {
             if !seen.contains(event) { seen.append(event) }
         }
         return seen
+    }
+}
+
+extension BioAuthService {
+    /// Whether `stored` is a webhook secret written before secrets were sealed (in clear).
+    static func isLegacyWebhookSecret(_ stored: String) -> Bool { stored.hasPrefix("whsec_") }
+
+    /// The signing secret `stored` holds for `endpointID`: opened, or as it is when it was stored in clear before
+    /// sealing; nil when it does not open (sealed for another endpoint, under another key, or damaged).
+    func openWebhookSecret(_ stored: String, endpointID: String) -> String? {
+        Self.isLegacyWebhookSecret(stored) ? stored : webhookSecrets.open(stored, for: endpointID)
+    }
+
+    /// Seals every webhook secret stored in clear by an earlier version (run at start-up; harmless when several
+    /// instances run it at once), and refuses a PIN key that did not seal the secrets already sealed.
+    ///
+    /// - Returns: how many secrets were sealed.
+    @discardableResult
+    func sealLegacyWebhookSecrets() async throws -> Int {
+        let sealer = webhookSecrets
+        let sealed = try await commit { db -> Int in
+            if let stored = try await db.raw("SELECT secret FROM webhook_secrets WHERE secret LIKE 'v1.%' LIMIT 1")
+                .first()?.decode(column: "secret", as: String.self), !sealer.sealedWithThisKey(stored)
+            {
+                throw ConfigurationError(
+                    message: "the PIN key file does not match this database: its webhook secrets were sealed under another key (use that file)")
+            }
+            let legacy = try await db.raw("SELECT id, endpoint_id, secret FROM webhook_secrets WHERE secret NOT LIKE 'v1.%'").all()
+                .filter { Self.isLegacyWebhookSecret(try $0.decode(column: "secret", as: String.self)) }
+            for row in legacy {
+                let id = try row.decode(column: "id", as: String.self)
+                let stored = try row.decode(column: "secret", as: String.self)
+                let value = try sealer.seal(stored, for: try row.decode(column: "endpoint_id", as: String.self))
+                try await db.raw("UPDATE webhook_secrets SET secret = \(bind: value) WHERE id = \(bind: id) AND secret = \(bind: stored)").run()
+            }
+            return legacy.count
+        }
+        if sealed > 0 { logger.notice("sealed \(sealed) webhook secrets stored in clear by an earlier version") }
+        return sealed
     }
 }
