@@ -286,3 +286,23 @@ extension SupportDeskTests {
         }
     }
 }
+
+extension SupportDeskTests {
+    @Test("console sign-in checks passwords on the server's hashing threads (as customers' are), an unknown name included, never on a request's thread")
+    func consoleSignInOnHashingThreads() async throws {
+        try await TestServer.run(.live, configure: { $0.consoleEnabled = true; $0.metricsPort = 0 }) { api in
+            _ = try await Self.desk(api)
+            let port = try #require(await api.metricsPorts.first { _ in true })
+            let before = try await MetricsTests.scrape(port).value("bioauth_password_hash_wait_seconds_count") ?? 0
+            for name in ["mei", "nobody-here"] {
+                let response = try await api.client.execute(
+                    uri: "/console/sign-in", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: "name=\(name)&password=wrong+horse+battery"))
+                #expect(response.status.code == 401)
+            }
+            let after = try await MetricsTests.scrape(port)
+            #expect(after.value("bioauth_password_hash_wait_seconds_count") == before + 2, "\(after.text)")
+            #expect(after.value("bioauth_password_hash_queue_depth") == 0)
+        }
+    }
+}

@@ -160,8 +160,7 @@ struct Console: Sendable {
             return signInPage(request, name: name, enroll: nil, error: "error.rateLimited", status: .tooManyRequests)
         }
         let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
-        let operators = Operators(
-            database: service.database, clock: service.clock, random: service.random, bcryptCost: service.configuration.bcryptCost)
+        let operators = Operators(service: service)
         do {
             switch try await operators.signIn(name: name, password: password, code: code) {
             case .enrollTOTP(let secret, let uri):
@@ -206,7 +205,7 @@ struct Console: Sendable {
         guard session.operator.role == .admin else { return forbidden(request, "error.admin", session: session) }
         let language = Self.language(request)
         let time = { (date: Date) in (try? InternetDateTime().encode(date)) ?? "–" }
-        let operators = try await Operators(database: service.database, clock: service.clock).list()
+        let operators = try await Operators(service: service).list()
         let payees = try await PayeeRegistry(database: service.database, clock: service.clock).list()
         let clients = try await ServiceClients(database: service.database, clock: service.clock, random: service.random).list()
         let view: [String: Any] = [

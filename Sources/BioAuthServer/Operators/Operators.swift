@@ -83,21 +83,58 @@ public struct Operators: Sendable {
     let database: any DatabaseExecutor
     let clock: any WallClock
     let random: any RandomSource
-    let bcryptCost: Int
+    private let hashing: Hashing
 
-    /// The operators in `database`; passwords hashed with bcrypt at `bcryptCost`.
+    /// Where bcrypt runs.
+    private enum Hashing: Sendable {
+        /// On the calling task, at this cost: the command line, where nothing else waits for the thread.
+        case inline(cost: UInt8)
+        /// On the server's hashing threads, so that a console sign-in never holds a thread that requests need.
+        case threads(PasswordHasher)
+    }
+
+    /// The operators in `database`; passwords hashed with bcrypt at `bcryptCost`, on the calling task.
     public init(
         database: any DatabaseExecutor, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(), bcryptCost: Int = 12
     ) {
         self.database = database
         self.clock = clock
         self.random = random
-        self.bcryptCost = bcryptCost
+        self.hashing = .inline(cost: UInt8(clamping: bcryptCost))
+    }
+
+    /// The operators of `service`'s database; bcrypt runs on its hashing threads at the server's cost.
+    init(service: BioAuthService) {
+        self.database = service.database
+        self.clock = service.clock
+        self.random = service.random
+        self.hashing = .threads(service.passwords)
+    }
+
+    private func hash(_ password: String) async throws -> String {
+        switch hashing {
+        case .inline(let cost): Bcrypt.hash(password, cost: cost)
+        case .threads(let passwords): try await passwords.hash(password)
+        }
+    }
+
+    /// Whether `password` matches `hash`; with `hash` nil (no such operator), the same work, and false.
+    private func verify(_ password: String, hash: String?) async throws -> Bool {
+        switch hashing {
+        case .inline(let cost):
+            guard let hash else {
+                _ = Bcrypt.hash(password, cost: cost)
+                return false
+            }
+            return Bcrypt.verify(password, hash: hash)
+        case .threads(let passwords):
+            return try await passwords.verify(password, hash: hash)
+        }
     }
 
     /// Makes an operator. The password is at least 12 characters (and at most 72 bytes, bcrypt's limit).
     public func create(name: String, role: OperatorRole, password: String, createdBy: String? = nil) async throws -> Operator {
-        let new = try prepare(name: name, role: role, password: password)
+        let new = try await prepare(name: name, role: role, password: password)
         return try await database.transaction { db in try await insert(new, createdBy: createdBy, on: db) }
     }
 
@@ -111,7 +148,7 @@ public struct Operators: Sendable {
         let createdAt: Date
     }
 
-    func prepare(name: String, role: OperatorRole, password: String) throws -> NewOperator {
+    func prepare(name: String, role: OperatorRole, password: String) async throws -> NewOperator {
         guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ ServiceClients.nameBytes.contains($0) }) else {
             throw OperatorError.invalid("an operator's name must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
@@ -119,7 +156,7 @@ public struct Operators: Sendable {
             throw OperatorError.invalid("an operator's password must be at least 12 characters and at most 72 bytes")
         }
         return NewOperator(
-            id: "op_" + random.newRandomID(), name: name, role: role, hash: Bcrypt.hash(password, cost: UInt8(bcryptCost)), createdAt: clock.now)
+            id: "op_" + random.newRandomID(), name: name, role: role, hash: try await hash(password), createdAt: clock.now)
     }
 
     /// Stores `new` in the caller's unit of work (an admin's action audits in the same one).
@@ -171,13 +208,13 @@ public struct Operators: Sendable {
         }
         // A name that does not exist costs a bcrypt check too, so the time does not say which names exist.
         guard let row = found else {
-            _ = Bcrypt.hash(password, cost: UInt8(bcryptCost))
+            _ = try await verify(password, hash: nil)
             throw OperatorError.invalidCredentials
         }
         let account = try Self.operator(row)
         guard account.disabledAt == nil else { throw OperatorError.disabled }
         if let until = account.lockedUntil, until > now { throw OperatorError.locked(until: until) }
-        guard Bcrypt.verify(password, hash: try row.decode(column: "password_hash", as: String.self)) else {
+        guard try await verify(password, hash: try row.decode(column: "password_hash", as: String.self)) else {
             throw try await fail(account, now: now)
         }
         let enrolled = try row.decode(column: "totp_secret", as: String?.self)

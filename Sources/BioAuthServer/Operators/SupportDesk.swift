@@ -460,9 +460,9 @@ public struct SupportDesk: Sendable {
     public func createOperator(name: String, role: OperatorRole, password: String, by admin: Operator) async throws -> Operator {
         try Self.requireAdmin(admin)
         let service = self.service
-        let operators = Operators(database: service.database, clock: service.clock, random: service.random, bcryptCost: service.configuration.bcryptCost)
+        let operators = Operators(service: service)
         // Hashed before the unit of work; stored and audited in one, so neither stands without the other.
-        let new = try operators.prepare(name: name, role: role, password: password)
+        let new = try await operators.prepare(name: name, role: role, password: password)
         return try await service.commit { db in
             let made = try await operators.insert(new, createdBy: admin.id, on: db)
             try await service.audit(
@@ -476,7 +476,7 @@ public struct SupportDesk: Sendable {
         try Self.requireAdmin(admin)
         guard name != admin.name else { throw SupportError.invalid("an admin cannot disable themself") }
         let service = self.service
-        let operators = Operators(database: service.database, clock: service.clock)
+        let operators = Operators(service: service)
         try await service.commit { db -> Void in
             try await operators.disable(name: name, on: db)
             try await service.audit(.operatorDisabled, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: name), on: db)
