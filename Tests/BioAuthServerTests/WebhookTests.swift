@@ -465,3 +465,20 @@ extension WebhookTests {
         }
     }
 }
+
+extension WebhookTests {
+    @Test("a secret whose overlap ended is deleted at the next rotation, and a deleted endpoint's secrets go with it")
+    func secretsDeleted() async throws {
+        try await Self.withSetup { setup in
+            let api = setup.api
+            #expect(try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: setup.service).status == 200)
+            #expect(try await Self.storedSecrets(api).count == 2, "the first secret signs during the overlap")
+            api.clock.advance(by: 86_400 + 1)
+            let service = try await setup.serviceToken()
+            #expect(try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: service).status == 200)
+            #expect(try await Self.storedSecrets(api).count == 2, "the first secret, past its overlap, is gone; the second overlaps the third")
+            #expect(try await api.call(.delete, "/v1/service/webhook-endpoints/\(setup.endpoint)", token: service).status == 204)
+            #expect(try await Self.storedSecrets(api).isEmpty)
+        }
+    }
+}

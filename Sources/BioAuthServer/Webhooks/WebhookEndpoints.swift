@@ -92,6 +92,10 @@ extension BioAuthService {
         let at = now, overlapEnds = at.addingTimeInterval(configuration.webhooks.rotationOverlap)
         return try await commit { db in
             try await ownedEndpoint(endpointID, client: client, on: db)
+            // Secrets whose overlap has ended sign nothing more: they go.
+            try await db.raw(
+                "DELETE FROM webhook_secrets WHERE endpoint_id = \(bind: endpointID) AND expires_at IS NOT NULL AND expires_at <= \(bind: at.millisecondsSince1970)"
+            ).run()
             // Secrets still live (the current one, and any earlier one whose overlap has not ended) end with this overlap at
             // the latest; the new one has no end.
             try await db.raw(
@@ -111,12 +115,13 @@ extension BioAuthService {
         }
     }
 
-    /// Deletes the endpoint: nothing more is delivered to it, and its undelivered events are dropped.
+    /// Deletes the endpoint and its secrets: nothing more is delivered to it, and its undelivered events are dropped.
     func deleteWebhookEndpoint(_ endpointID: String, client: AuthenticatedService) async throws {
         let at = now.millisecondsSince1970
         try await commit { db -> Void in
             try await ownedEndpoint(endpointID, client: client, on: db)
             try await db.raw("UPDATE webhook_endpoints SET deleted_at = \(bind: at) WHERE id = \(bind: endpointID)").run()
+            try await db.raw("DELETE FROM webhook_secrets WHERE endpoint_id = \(bind: endpointID)").run()
             try await db.raw(
                 "UPDATE webhook_deliveries SET status = 'dropped', lease_owner = NULL, lease_until = NULL WHERE endpoint_id = \(bind: endpointID) AND status = 'pending'"
             ).run()
