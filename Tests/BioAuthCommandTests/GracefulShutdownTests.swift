@@ -74,7 +74,7 @@ struct GracefulShutdownTests {
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
     func drain() async throws {
         try await ServerProcessFixture.run("shutdown-drain") { executable, folder, http in
-            let settings = ServerProcessFixture.settings(in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_SHUTDOWN_DRAIN": "3"])
+            let settings = ServerProcessFixture.settings(in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_SHUTDOWN_DRAIN": "6"])
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             let api = BioAuthAPI(serverURL: server.url)
             try await api.ready()
@@ -95,12 +95,13 @@ struct GracefulShutdownTests {
             _ = try await api.createAccount(username: "late-customer", password: "correct horse")
             let tokens = try await api.signIn(username: "late-customer", password: "correct horse", installationID: "phone-1")
             #expect(!tokens.accessToken.isEmpty)
-            #expect(ContinuousClock.now - start < .seconds(3), "the work above was meant to happen inside the drain")
+            // The drain is long enough for this work on a loaded machine (the whole suite runs in parallel).
+            #expect(ContinuousClock.now - start < .seconds(6), "the work above was meant to happen inside the drain")
 
-            let status = await server.exitStatus(within: 15)
+            let status = await server.exitStatus(within: 20)
             let waited = ContinuousClock.now - start
             #expect(status == 0, "\(server.log.suffix(1000))")
-            #expect(waited >= .milliseconds(2900) && waited < .seconds(8), "the server exited \(waited) after SIGTERM with a 3 s drain")
+            #expect(waited >= .milliseconds(5900) && waited < .seconds(12), "the server exited \(waited) after SIGTERM with a 6 s drain")
             #expect(!server.log.contains("error"), "\(server.log.suffix(1000))")
             let gone = await #expect(throws: APIProblem.self) { try await api.health() }
             #expect(gone?.code == .serverUnreachable)
