@@ -5,8 +5,8 @@ import BioAuthCore
 import Foundation
 import SwiftUI
 
-/// The example app: password sign-in, 启用 / 稍后, the lock screen, Face ID sign-in and a ¥88.00 payment
-/// against `bioauth serve`. See README.md in this folder for how to run it.
+/// The example app: password sign-in, 启用 / 稍后, the lock screen, Face ID sign-in, passkeys and a ¥88.00
+/// payment against `bioauth serve`. See README.md in this folder for how to run it.
 @main
 struct BioAuthExampleApp: App {
     @StateObject private var model = ExampleModel()
@@ -46,13 +46,21 @@ final class ExampleModel: ObservableObject {
         do {
             let flows = try await BioAuthFlows(
                 api: api, authenticator: authenticator, keyStore: keys, store: store,
-                configuration: .init(language: language, deviceName: UIDevice.current.name, appAttest: DeviceCheckAppAttestProvider()),
+                configuration: .init(
+                    language: language, deviceName: UIDevice.current.name, appAttest: DeviceCheckAppAttestProvider(),
+                    passkeys: AuthorizationPasskeyProvider { Self.keyWindow() }),
                 isActive: false)
             self.flows = flows
             await refresh()
         } catch {
             message = BioAuthScreens(language: language).message(for: error, biometry: .none)
         }
+    }
+
+    /// The window the passkey sheet is presented over: the key window of the app's scene.
+    static func keyWindow() -> UIWindow {
+        let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
+        return scenes.lazy.compactMap(\.keyWindow).first ?? scenes.lazy.flatMap(\.windows).first ?? UIWindow()
     }
 
     func refresh() async {

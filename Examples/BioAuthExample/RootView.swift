@@ -44,6 +44,8 @@ struct RootView: View {
                     model.perform { flows in _ = try await flows.createAccount(username: user, password: secret) }
                 }
                 BiometricSignInButton(flows: flows, language: model.language) { Task { await model.refresh() } }
+                // No username: the system offers the passkeys it holds for the bank's domain.
+                Button("Sign in with a passkey") { model.perform { _ = try await $0.signInWithPasskey() } }
             }
         case .offeringBiometricSignIn:
             let copy = PromptCopy(language: model.language).offer(biometry: snapshot.biometricSignIn.binding?.biometry ?? .faceID)
@@ -69,6 +71,7 @@ struct RootView: View {
                         _ = try await flows.pay(payment.id)
                     }
                 }
+                Button("Create a passkey") { model.perform { _ = try await $0.createPasskey(name: "BioAuth example") } }
                 Button("Sign out") { model.perform { try await $0.signOut() } }
             }
         }

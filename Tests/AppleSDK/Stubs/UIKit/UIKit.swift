@@ -1,8 +1,9 @@
 // UIKit as the iOS 18 SDK declares it to Swift, for the parts BioAuth and its example use. Declarations from
 // developer.apple.com/documentation/uikit: UIApplication (a main-actor class: shared, applicationState, State, and
 // the nonisolated notification names didBecomeActiveNotification, willResignActiveNotification,
-// didEnterBackgroundNotification, willEnterForegroundNotification), UIDevice (main actor: current, name) and UIWindow
-// (main actor; only as the anchor AuthenticationServices presents over).
+// didEnterBackgroundNotification, willEnterForegroundNotification, connectedScenes), UIDevice (main actor: current,
+// name), UIScene and UIWindowScene (main actor: windows, keyWindow from iOS 15) and UIWindow (main actor: isKeyWindow;
+// otherwise only as the anchor AuthenticationServices presents over).
 @_exported import Foundation  // UIKit re-exports Foundation, as the SDK module does
 
 /// The app.
@@ -22,6 +23,8 @@ open class UIApplication {
     open class var shared: UIApplication { instance }
     /// Whether the app is active, inactive or in the background.
     open var applicationState: State { state }
+    /// The app's connected scenes (iOS 13). The stand-in has none: the example's fallback is what it exercises.
+    open var connectedScenes: Set<UIScene> { [] }
 
     nonisolated public static let didBecomeActiveNotification = NSNotification.Name("UIApplicationDidBecomeActiveNotification")
     nonisolated public static let willResignActiveNotification = NSNotification.Name("UIApplicationWillResignActiveNotification")
@@ -68,4 +71,22 @@ open class UIDevice {
 @MainActor
 open class UIWindow {
     public init() {}
+    /// Whether this is its scene's key window (iOS 15 and later).
+    open var isKeyWindow: Bool { false }
+}
+
+/// One instance of the app's UI (a main-actor UIResponder subclass in the SDK, hashable as every NSObject is).
+@MainActor
+open class UIScene: Hashable {
+    nonisolated public static func == (lhs: UIScene, rhs: UIScene) -> Bool { lhs === rhs }
+    nonisolated public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// A scene that shows windows.
+@MainActor
+open class UIWindowScene: UIScene {
+    /// The scene's windows.
+    open var windows: [UIWindow] { [] }
+    /// The scene's key window (iOS 15 and later).
+    open var keyWindow: UIWindow? { nil }
 }
