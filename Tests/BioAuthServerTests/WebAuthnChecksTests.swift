@@ -3,7 +3,11 @@ import BioAuthCore
 import BioAuthTesting
 import Crypto
 import Foundation
+import SwiftASN1
 import Testing
+import X509
+
+internal import CCryptoBoringSSL
 
 @testable import BioAuthServer
 
@@ -138,5 +142,101 @@ struct WebAuthnChecksTests {
         // The ML-DSA-65 signature does not pass as ML-DSA-44, whatever key it is offered to.
         let (_, message65, signature65) = try Self.mlDSAVector(65)
         #expect(!key.isValidSignature(signature65, for: message65))
+    }
+}
+
+/// Packed attestation with an ML-DSA-44 attestation certificate: no shared vector has one, so the test makes the key
+/// (with BoringSSL, as the server verifies with it), the certificate and the signature over the ML-DSA-87 vector's
+/// authenticator data.
+extension WebAuthnChecksTests {
+    /// A fresh ML-DSA-44 key pair: the encoded public key, and a signer.
+    struct MLDSA44Signer {
+        let publicKey: Data
+        private let seed: [UInt8]
+
+        init() {
+            var publicKey = [UInt8](repeating: 0, count: Int(MLDSA44_PUBLIC_KEY_BYTES))
+            var seed = [UInt8](repeating: 0, count: Int(MLDSA_SEED_BYTES))
+            var key = MLDSA44_private_key()
+            precondition(CCryptoBoringSSL_MLDSA44_generate_key(&publicKey, &seed, &key) == 1)
+            self.publicKey = Data(publicKey)
+            self.seed = seed
+        }
+
+        func sign(_ message: Data) -> Data {
+            var key = MLDSA44_private_key()
+            precondition(CCryptoBoringSSL_MLDSA44_private_key_from_seed(&key, seed, seed.count) == 1)
+            var signature = [UInt8](repeating: 0, count: Int(MLDSA44_SIGNATURE_BYTES))
+            let signed = Array(message)
+            precondition(CCryptoBoringSSL_MLDSA44_sign(&signature, &key, signed, signed.count, nil, 0) == 1)
+            return Data(signature)
+        }
+    }
+
+    /// A version 3 attestation certificate for `publicKey` under `oid`, with the subject §8.2.1 asks for (or `unit` as
+    /// its OU) and CA false. Its own signature is not checked by the server (such chains cannot be), so it is filler.
+    static func mlDSACertificate(publicKey: Data, oid: ASN1ObjectIdentifier, unit: String = "Authenticator Attestation") throws -> Data {
+        let subject = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("BioAuth tests")
+            OrganizationalUnitName(unit)
+            CommonName("ML-DSA-44 attestation")
+        }
+        var serializer = DER.Serializer()
+        try serializer.appendConstructedNode(identifier: .sequence) { certificate in
+            try certificate.appendConstructedNode(identifier: .sequence) { tbs in
+                try tbs.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { try $0.serialize(2) }
+                try tbs.serialize(1)
+                try tbs.appendConstructedNode(identifier: .sequence) { try $0.serialize(oid) }
+                try tbs.serialize(subject)
+                try tbs.appendConstructedNode(identifier: .sequence) { validity in
+                    try validity.serialize(try UTCTime(year: 2025, month: 1, day: 1, hours: 0, minutes: 0, seconds: 0))
+                    try validity.serialize(try UTCTime(year: 2045, month: 1, day: 1, hours: 0, minutes: 0, seconds: 0))
+                }
+                try tbs.serialize(subject)
+                try tbs.appendConstructedNode(identifier: .sequence) { spki in
+                    try spki.appendConstructedNode(identifier: .sequence) { try $0.serialize(oid) }
+                    try spki.serialize(ASN1BitString(bytes: ArraySlice(publicKey)))
+                }
+                try tbs.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 3, tagClass: .contextSpecific)) { wrapper in
+                    try wrapper.appendConstructedNode(identifier: .sequence) { extensions in
+                        try extensions.serialize(try Certificate.Extension(BasicConstraints.notCertificateAuthority, critical: true))
+                    }
+                }
+            }
+            try certificate.appendConstructedNode(identifier: .sequence) { try $0.serialize(oid) }
+            try certificate.serialize(ASN1BitString(bytes: [0, 1, 2, 3]))
+        }
+        return Data(serializer.serializedBytes)
+    }
+
+    @Test("packed attestation with an ML-DSA-44 certificate verifies; another key's signature, another message, a mislabelled alg or a wrong subject is refused")
+    func mlDSA44AttestationCertificate() throws {
+        let vector = WebAuthnVectorTests.load("attestation_statement_fido2", "fido2-test-mldsa87-attestation-valid.json")
+        let authData = Data(hex: vector["auth_data_hex"] as! String)
+        let clientDataHash = Data(hex: vector["client_data_hash_hex"] as! String)
+        let mlDSA44: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 3, 17]
+        let signer = MLDSA44Signer()
+        let certificate = try Self.mlDSACertificate(publicKey: signer.publicKey, oid: mlDSA44)
+        func verify(alg: Int = -48, signature: Data, certificate: Data = certificate) throws(WebAuthnError) -> VerifiedAttestation {
+            let statement = CBOR.map([
+                CBOR.Pair(.text("alg"), .negative(UInt64(-1 - alg))), CBOR.Pair(.text("sig"), .bytes(signature)),
+                CBOR.Pair(.text("x5c"), .array([.bytes(certificate)])),
+            ])
+            return try AttestationStatementVerifier.verify(
+                format: "packed", statement: statement, authData: authData, clientDataHash: clientDataHash, at: Date())
+        }
+        let signature = signer.sign(authData + clientDataHash)
+        let verified = try verify(signature: signature)
+        #expect(verified.format == "packed" && verified.type == .basic)
+
+        func refusal(_ body: () throws -> VerifiedAttestation) -> String? {
+            do { _ = try body(); return nil } catch { return (error as? WebAuthnError)?.code ?? "\(error)" }
+        }
+        #expect(refusal { try verify(signature: MLDSA44Signer().sign(authData + clientDataHash)) } == "passkey_attestation_invalid", "another key")
+        #expect(refusal { try verify(signature: signer.sign(authData + clientDataHash + [0])) } == "passkey_attestation_invalid", "another message")
+        #expect(refusal { try verify(alg: -49, signature: signature) } == "passkey_attestation_invalid", "alg says ML-DSA-65")
+        let wrongUnit = try Self.mlDSACertificate(publicKey: signer.publicKey, oid: mlDSA44, unit: "Marketing")
+        #expect(refusal { try verify(signature: signer.sign(authData + clientDataHash), certificate: wrongUnit) } == "passkey_attestation_invalid")
     }
 }
