@@ -3,9 +3,10 @@ import Foundation
 import Logging
 import SQLKit
 
-/// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges (passkey ceremonies' too), idempotency keys past their window,
-/// tokens that expired (or whose session ended) long enough ago, sessions left with no token, console sessions that ended
-/// (signed out or timed out) long enough ago, old audit events, rate-limit windows that have passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
+/// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges (passkey ceremonies' too), idempotency
+/// keys past their window, tokens that expired (or whose session ended) long enough ago, sessions left with no token,
+/// console sessions that ended (signed out or timed out) long enough ago, old audit events, rate-limit windows that have
+/// passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
 /// deliveries and attempts. Used by the server's background job and by `bioauth admin purge`.
 ///
 /// A purge deletes in batches of 1 000 rows, each batch its own unit of work, so it never holds the database for
