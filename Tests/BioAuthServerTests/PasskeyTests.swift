@@ -381,3 +381,22 @@ extension PasskeyTests {
         }
     }
 }
+
+extension PasskeyTests {
+    @Test("the web page and its files carry the browser-page headers: its own script only, no framing, no sniffing, passkeys and nothing else")
+    func webPageHeaders() async throws {
+        try await TestServer.run(.live, configure: { $0.passkeys.origins = [Self.origin]; $0.passkeys.webPageEnabled = true }) { api in
+            for path in ["/web", "/web/web.js", "/web/web.css"] {
+                let reply = try await api.call(.get, path)
+                #expect(reply.status == 200, "\(path)")
+                let policy = reply.headers[.contentSecurityPolicy] ?? ""
+                #expect(policy.contains("default-src 'none'") && policy.contains("script-src 'self'") && policy.contains("frame-ancestors 'none'"), "\(path): \(policy)")
+                #expect(!policy.contains("unsafe-inline"))
+                #expect(reply.headers[HTTPField.Name("X-Frame-Options")!] == "DENY" && reply.headers[.xContentTypeOptions] == "nosniff")
+                #expect(reply.headers[HTTPField.Name("Referrer-Policy")!] == "same-origin")
+                #expect(reply.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("publickey-credentials-get=(self)") == true)
+            }
+            #expect(try await api.call(.get, "/web").headers[.cacheControl] == "no-store")
+        }
+    }
+}

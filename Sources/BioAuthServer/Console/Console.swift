@@ -483,13 +483,13 @@ struct Console: Sendable {
         return Response(status: .seeOther, headers: headers)
     }
 
-    /// No script, no framing, no caching of pages with customer data, no referrer to other sites (`same-origin`: with
-    /// `no-referrer` a browser sends `Origin: null`, and the origin check could not tell the console from another site).
-    static let securityHeaders: HTTPFields = [
-        .contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        HTTPField.Name("X-Frame-Options")!: "DENY", .cacheControl: "no-store", HTTPField.Name("Referrer-Policy")!: "same-origin",
-        .xContentTypeOptions: "nosniff",
-    ]
+    /// No script, no framing, no caching of pages with customer data, no referrer to other sites.
+    static let securityHeaders: HTTPFields = {
+        var headers = HTTPFields.browserPage(
+            contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+        headers[.cacheControl] = "no-store"
+        return headers
+    }()
 
     /// The actions whose result a page says, by a fixed key (no text from the request is echoed).
     private static let flashes: Set<String> = [

@@ -24,14 +24,15 @@ struct PasskeyWebPage: Sendable {
     }
 
     /// What every answer under `/web` carries.
-    static let securityHeaders: HTTPFields = [
-        .contentSecurityPolicy:
-            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; "
-            + "frame-ancestors 'none'; base-uri 'none'",
-        HTTPField.Name("X-Frame-Options")!: "DENY", .xContentTypeOptions: "nosniff", HTTPField.Name("Referrer-Policy")!: "same-origin",
+    static let securityHeaders: HTTPFields = {
+        var headers = HTTPFields.browserPage(
+            contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
         // The browser may use passkeys here, and nothing else.
-        HTTPField.Name("Permissions-Policy")!: "publickey-credentials-get=(self), publickey-credentials-create=(self), camera=(), microphone=(), geolocation=()",
-    ]
+        headers[HTTPField.Name("Permissions-Policy")!] =
+            "publickey-credentials-get=(self), publickey-credentials-create=(self), camera=(), microphone=(), geolocation=()"
+        return headers
+    }()
 
     func register(on router: Router<BioAuthRequestContext>) {
         router.get("/web") { _, _ in self.answer(page, type: "text/html; charset=utf-8", cache: "no-store") }
