@@ -242,13 +242,15 @@ struct API: Sendable {
 
     // MARK: The database
 
-    /// Every row of every table, as text, for "nothing changed" and "no secret stored" checks.
+    /// Every row of every table, as text, for "nothing changed" and "no secret stored" checks. The tables are read from
+    /// the database, so a table a new migration adds is in the snapshot without anyone listing it.
     func snapshot() async throws -> [String: [[String: String]]] {
-        try await database.transaction { db in
+        let listTables: SQLQueryString = database.dialect == .postgres
+            ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+            : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        return try await database.transaction { db in
             var tables: [String: [[String: String]]] = [:]
-            for table in ["accounts", "devices", "sessions", "access_tokens", "refresh_tokens", "challenges", "audit_events", "schema_migrations",
-                          "payments", "idempotency_keys", "payment_pins", "app_attest_keys", "rate_limits", "maintenance_leases", "receipt_keys",
-                          "service_clients", "service_client_secrets", "service_tokens", "payees"] {
+            for table in try await db.raw(listTables).all().map({ try $0.decode(column: "name", as: String.self) }) {
                 let rows = try await db.raw(SQLQueryString("SELECT * FROM \(unsafeRaw: table)")).all()
                 tables[table] = try rows.map { row in
                     var values: [String: String] = [:]
