@@ -400,3 +400,53 @@ extension PasskeyTests {
         }
     }
 }
+
+extension PasskeyTests {
+    @Test("claims refused with nothing written: a registration whose rawId names another credential, an id that is not its rawId, and a locked account's passkey sign-in",
+          arguments: StorageBackend.available)
+    func claimsRefused(backend: StorageBackend) async throws {
+        try await Self.run(backend) { api in
+            try await api.createAccount()
+            let password = try await api.signIn()
+            let provider = SimulatedPasskeyProvider()
+            #expect(try await api.createPasskey(provider, token: password.access).status == 201)
+
+            // A second passkey whose rawId claims the first one's credential id (a victim's, say): the authenticator data
+            // names another credential, so it is refused and nothing is stored.
+            let victimID = try #require(await provider.credentials.first?.id)
+            let options = try await api.call(.post, "/v1/passkeys/registration-options", token: password.access)
+            var body = try await api.passkeyRegistrationBody(SimulatedPasskeyProvider(), options: options)
+            var credential = try #require(body["credential"] as? [String: any Sendable])
+            credential["id"] = Base64URL.encode(victimID)
+            credential["rawId"] = Base64URL.encode(victimID)
+            body["credential"] = credential
+            let before = try await api.snapshot()
+            #expect(before["passkeys"]?.count == 1 && before["passkey_challenges"] != nil, "the snapshot holds the passkey tables")
+            let claimed = try await api.call(.post, "/v1/passkeys", json: body, token: password.access)
+            #expect(claimed.status == 400 && claimed.code == "passkey_malformed", "\(claimed.raw)")
+            #expect(try await api.snapshot()["passkeys"] == before["passkeys"])
+
+            // id and rawId must be the same credential: refused before the challenge is touched.
+            let again = try await api.call(.post, "/v1/passkeys/registration-options", token: password.access)
+            var mismatched = try await api.passkeyRegistrationBody(SimulatedPasskeyProvider(), options: again)
+            var other = try #require(mismatched["credential"] as? [String: any Sendable])
+            other["id"] = Base64URL.encode(victimID)
+            mismatched["credential"] = other
+            let untouched = try await api.snapshot()
+            let refused = try await api.call(.post, "/v1/passkeys", json: mismatched, token: password.access)
+            #expect(refused.status == 400 && refused.code == "malformed_request", "\(refused.raw)")
+            #expect(try await api.snapshot() == untouched)
+
+            // Five wrong passwords lock the account: its passkey signs in no more until the lock ends.
+            for _ in 0..<api.service.configuration.maxFailedPasswordAttempts {
+                _ = try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": "wrong horse", "installationId": "phone-9"])
+            }
+            let sessions = try await api.snapshot()["sessions"]
+            let locked = try await api.passkeySignIn(provider)
+            #expect(locked.status == 423 && locked.code == "account_locked", "\(locked.raw)")
+            #expect(try await api.snapshot()["sessions"] == sessions, "no session was started")
+            api.clock.advance(by: api.service.configuration.accountLockDuration + 1)
+            #expect(try await api.passkeySignIn(provider).status == 201)
+        }
+    }
+}
