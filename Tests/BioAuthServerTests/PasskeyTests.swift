@@ -111,6 +111,12 @@ struct PasskeyTests {
             #expect(try await api.call(.post, "/v1/sessions/passkey", json: request).status == 201)
             let replayed = try await api.call(.post, "/v1/sessions/passkey", json: request)
             #expect(replayed.status == 409 && replayed.code == "challenge_used")
+            #expect(try await api.auditKinds().contains("challenge_replay:failure"), "the replay is audited")
+            // A ceremony that outlives its 300 s is refused, the signature unchecked.
+            let late = try await api.passkeySignInRequest(alice, options: try await api.call(.post, "/v1/sessions/passkey/options", json: [:]))
+            api.clock.advance(by: api.service.configuration.passkeys.ceremonyLifetime + 1)
+            let expired = try await api.call(.post, "/v1/sessions/passkey", json: late)
+            #expect(expired.code == "challenge_expired", "\(expired.raw)")
             var moved = request
             moved["challengeId"] = try await api.call(.post, "/v1/sessions/passkey/options", json: [:])["challengeId"]
             let rebound = try await api.call(.post, "/v1/sessions/passkey", json: moved)

@@ -131,7 +131,7 @@ struct APIHandler: APIProtocol {
                 timeout: Int(options.timeout * 1000),
                 excludeCredentials: options.exclude.map(Self.descriptor),
                 authenticatorSelection: .init(residentKey: .required, requireResidentKey: true, userVerification: .required),
-                attestation: options.attestation == "direct" ? .direct : Components.Schemas.PasskeyCreationOptions.PublicKeyPayload.AttestationPayload.none)))))
+                attestation: options.directAttestation ? .direct : Components.Schemas.PasskeyCreationOptions.PublicKeyPayload.AttestationPayload.none)))))
     }
 
     func registerPasskey(_ input: Operations.RegisterPasskey.Input) async throws -> Operations.RegisterPasskey.Output {

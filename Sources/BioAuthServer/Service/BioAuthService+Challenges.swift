@@ -56,18 +56,25 @@ extension BioAuthService {
         guard matches else {
             throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session, key or payment."))
         }
-        guard try row.decode(column: "consumed_at", as: Int64?.self) == nil else {
-            try await audit(.challengeReplay, succeeded: false, account: binding.account, device: binding.device, code: "challenge_used", on: db)
-            throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
-        }
-        guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
-            throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
-        }
+        try await requireUnused(row, account: binding.account, device: binding.device, on: db)
         try await db.run(Self.consumeChallenge(now.millisecondsSince1970, id))
         guard let bytes = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
             throw APIError.internalError
         }
         return bytes
+    }
+
+    /// What every single-use challenge (a device key's or a passkey ceremony's) must pass before it is used up: not used
+    /// before (a second use is a replay, audited with `account` and `device`) and not expired. `row` has the challenge's
+    /// `consumed_at` and `expires_at`.
+    func requireUnused(_ row: any SQLRow, account: String?, device: String? = nil, on db: any SQLDatabase) async throws {
+        guard try row.decode(column: "consumed_at", as: Int64?.self) == nil else {
+            try await audit(.challengeReplay, succeeded: false, account: account, device: device, code: "challenge_used", on: db)
+            throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
+        }
+        guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
+            throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
+        }
     }
 
     /// Checks `signature` over the payload for `purpose` (with `transactionHash` for payments). When it

@@ -40,7 +40,8 @@ struct PasskeyCreationOptions: Sendable {
     var algorithms: [Int]
     var exclude: [PasskeyDescriptor]
     var timeout: TimeInterval
-    var attestation: String
+    /// Ask for the authenticator's attestation (`direct`): the deployment accepts only attested passkeys. Otherwise `none`.
+    var directAttestation: Bool
 }
 
 /// What `navigator.credentials.get()` needs (PublicKeyCredentialRequestOptions), with the challenge's id.
@@ -94,13 +95,12 @@ extension BioAuthService {
         let policy = configuration.passkeys
         return try await commit { db in
             let handle = try await userHandle(account: session.accountID, on: db)
-            let exclude = try await passkeyRows(on: db).where("account_id", .equal, session.accountID).where("revoked_at", .is, SQLLiteral.null)
-                .all().map(passkey).map { PasskeyDescriptor(id: $0.credentialID, transports: $0.transports) }
+            let exclude = try await livePasskeyDescriptors(account: session.accountID, on: db)
             let (id, challenge) = try await issuePasskeyChallenge(ceremony: "create", account: session.accountID, session: session.sessionID, on: db)
             return PasskeyCreationOptions(
                 challengeID: id, challenge: challenge, relyingPartyID: policy.resolvedRelyingPartyID, relyingPartyName: policy.relyingPartyName,
                 userHandle: handle, username: session.username, algorithms: policy.relyingParty.algorithms.map(\.rawValue), exclude: exclude,
-                timeout: policy.ceremonyLifetime, attestation: policy.requireTrustedAttestation ? "direct" : "none")
+                timeout: policy.ceremonyLifetime, directAttestation: policy.requireTrustedAttestation)
         }
     }
 
@@ -210,8 +210,7 @@ extension BioAuthService {
             var allow: [PasskeyDescriptor] = []
             if let username, let row = try await db.select().column("id").from("accounts").where("username", .equal, username).first() {
                 let id = try row.decode(column: "id", as: String.self)
-                allow = try await passkeyRows(on: db).where("account_id", .equal, id).where("revoked_at", .is, SQLLiteral.null).all().map(passkey)
-                    .map { PasskeyDescriptor(id: $0.credentialID, transports: $0.transports) }
+                allow = try await livePasskeyDescriptors(account: id, on: db)
                 if !allow.isEmpty { account = id }
             }
             let (id, challenge) = try await issuePasskeyChallenge(ceremony: "get", account: account, session: nil, on: db)
@@ -281,6 +280,12 @@ extension BioAuthService {
 
     // MARK: Internals
 
+    /// The account's passkeys that are not revoked, as the browser names them (`excludeCredentials`, `allowCredentials`).
+    private func livePasskeyDescriptors(account: String, on db: any SQLDatabase) async throws -> [PasskeyDescriptor] {
+        try await passkeyRows(on: db).where("account_id", .equal, account).where("revoked_at", .is, SQLLiteral.null).all().map(passkey)
+            .map { PasskeyDescriptor(id: $0.credentialID, transports: $0.transports) }
+    }
+
     /// The account's user handle: 32 random bytes made the first time it is needed.
     private func userHandle(account: String, on db: any SQLDatabase) async throws -> Data {
         if let text = try await db.select().column("user_handle").from("accounts").where("id", .equal, account).first()?
@@ -325,13 +330,7 @@ extension BioAuthService {
         let boundSession = try row.decode(column: "session_id", as: String?.self)
         guard try row.decode(column: "ceremony", as: String.self) == ceremony, session == nil || boundSession == session
         else { throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another ceremony or session.")) }
-        guard try row.decode(column: "consumed_at", as: Int64?.self) == nil else {
-            try await audit(.challengeReplay, succeeded: false, account: account, code: "challenge_used", on: db)
-            throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
-        }
-        guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
-            throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
-        }
+        try await requireUnused(row, account: account, on: db)
         let used = try await db.raw("UPDATE passkey_challenges SET consumed_at = \(bind: now.millisecondsSince1970) WHERE id = \(bind: id) AND consumed_at IS NULL RETURNING id").all()
         guard !used.isEmpty, let bytes = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
             throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
