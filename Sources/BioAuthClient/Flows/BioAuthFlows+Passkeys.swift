@@ -15,14 +15,7 @@ extension BioAuthFlows {
         let provider = try passkeyProvider()
         let challenge = try await api.passkeySignInChallenge(username: username)
         let assertion = try await provider.assert(challenge.request)
-        let tokens = try await api.signInWithPasskey(challengeID: challenge.id, assertion, installationID: try await installationID())
-        try await save(tokens)
-        let availability = await authenticator.availability(for: .biometrics)
-        // The session machine treats any sign-in without the device key alike: signed in, the key offered.
-        let transition = try await session.handle(
-            .passwordSignInSucceeded(accountID: tokens.accountID, canOfferBiometricSignIn: availability.isAvailable))
-        guard transition.to == .offeringBiometricSignIn else { return nil }
-        return PromptCopy(language: configuration.language).offer(biometry: availability.kind)
+        return try await signedIn(with: try await api.signInWithPasskey(challengeID: challenge.id, assertion, installationID: try await installationID()))
     }
 
     /// "Create a passkey" for the signed-in account, so that the user can sign in with it here, on the web and on

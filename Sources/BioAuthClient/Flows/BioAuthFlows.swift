@@ -104,7 +104,12 @@ public actor BioAuthFlows {
     /// Password sign-in. Returns the offer to show ("Sign in with Face ID?" 启用 / 稍后) when the device can do
     /// biometrics and biometric sign-in is not on yet; `nil` otherwise.
     public func signIn(username: String, password: String) async throws -> BiometricSignInOffer? {
-        let tokens = try await api.signIn(username: username, password: password, installationID: try await installationID())
+        try await signedIn(with: try await api.signIn(username: username, password: password, installationID: try await installationID()))
+    }
+
+    /// After a sign-in without this device's key (a password or a passkey): keeps `tokens`, and returns the offer to turn
+    /// biometric sign-in on when the device can and it is off. The session machine treats all such sign-ins alike.
+    func signedIn(with tokens: SessionTokens) async throws -> BiometricSignInOffer? {
         try await save(tokens)
         let availability = await authenticator.availability(for: .biometrics)
         let transition = try await session.handle(
