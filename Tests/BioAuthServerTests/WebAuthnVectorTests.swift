@@ -43,7 +43,7 @@ struct WebAuthnVectorTests {
 
     static func relyingParty(_ inputs: [String: Any]) throws -> WebAuthnRelyingParty {
         let origins = (inputs["expected_origin"] as? [String]) ?? [inputs["expected_origin"] as! String]
-        let algorithms = (inputs["supported_pub_key_algs"] as? [Int]).map { $0.map { COSEAlgorithm(rawValue: $0) ?? .rs1 } }
+        let algorithms = try (inputs["supported_pub_key_algs"] as? [Int]).map { try $0.map { try #require(COSEAlgorithm(rawValue: $0), "algorithm \($0)") } }
         var policy = PasskeyAttestationPolicy.acceptAny
         if let roots = inputs["pem_root_certs_bytes_by_fmt"] as? [String: [String]] {
             policy = .requireTrusted(
@@ -159,7 +159,7 @@ struct WebAuthnVectorTests {
         // A SafetyNet response is judged at the time it records (as other vectors carry valid_at).
         var time = Date()
         if let response = statement["response"]?.bytesValue, let jws = String(data: response, encoding: .utf8) {
-            let payload = AttestationStatementVerifier.lenientBase64URL(jws.split(separator: ".")[1])!
+            let payload = Self.bytes(String(jws.split(separator: ".")[1]))
             let milliseconds = (try JSONSerialization.jsonObject(with: payload) as! [String: Any])["timestampMs"] as! Double
             time = Date(timeIntervalSince1970: milliseconds / 1000)
         }

@@ -2,7 +2,7 @@ import BioAuthCore
 import Crypto
 import Foundation
 import SwiftASN1
-@_spi(FixedExpiryValidationTime) import X509
+import X509
 
 /// Which App Attest environment a key was made in; its aaguid says.
 public enum AppAttestEnvironment: String, Codable, Hashable, Sendable {
@@ -88,10 +88,7 @@ public struct AppAttestVerifier: Sendable {
         guard certificates.allSatisfy({ time >= $0.notValidBefore && time <= $0.notValidAfter }) else {
             throw .certificateExpired
         }
-        var verifier = Verifier(rootCertificates: CertificateStore(trustedRoots)) {
-            RFC5280Policy(fixedExpiryValidationTime: time)
-        }
-        guard case .validCertificate = await verifier.validate(leaf: credentialCertificate, intermediates: CertificateStore(certificates.dropFirst()))
+        guard await CertificateChain.verifies(leaf: credentialCertificate, intermediates: certificates.dropFirst(), roots: trustedRoots, at: time)
         else { throw .untrustedChain }
 
         // 3–4. nonce = SHA-256(authData ‖ clientDataHash) equals the credential certificate's extension

@@ -218,8 +218,9 @@ public enum AttestationStatementVerifier {
             let jws = String(data: response, encoding: .utf8)
         else { throw .attestation("android-safetynet needs ver and response") }
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = lenientBase64URL(parts[0]), let payloadData = lenientBase64URL(parts[1]),
-            let signature = lenientBase64URL(parts[2]),
+        // JWS segments are base64url without padding (RFC 7515 §2), the wire's own encoding.
+        guard parts.count == 3, let headerData = Base64URL.decode(String(parts[0])), let payloadData = Base64URL.decode(String(parts[1])),
+            let signature = Base64URL.decode(String(parts[2])),
             let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any],
             let payload = (try? JSONSerialization.jsonObject(with: payloadData)) as? [String: Any],
             let x5c = header["x5c"] as? [String], header["alg"] as? String == "RS256"
@@ -330,10 +331,4 @@ public enum AttestationStatementVerifier {
         return result
     }
 
-    /// base64url with or without padding (JWS segments).
-    static func lenientBase64URL(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
-    }
 }

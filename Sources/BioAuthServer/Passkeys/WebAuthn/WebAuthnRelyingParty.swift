@@ -1,7 +1,7 @@
 import BioAuthCore
 import Crypto
 import Foundation
-@_spi(FixedExpiryValidationTime) import X509
+import X509
 
 /// Which attestation a deployment accepts for new passkeys.
 public struct PasskeyAttestationPolicy: Sendable {
@@ -147,7 +147,7 @@ public struct WebAuthnRelyingParty: Sendable {
         }
         return VerifiedRegistration(
             credentialID: credential.credentialID, publicKey: credential.publicKeyCBOR, algorithm: credential.publicKey.algorithm,
-            signCount: authData.signCount, aaguid: UUID(uuid: Self.uuidBytes(credential.aaguid)), backupEligible: authData.backupEligible,
+            signCount: authData.signCount, aaguid: credential.aaguid.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }, backupEligible: authData.backupEligible,
             backedUp: authData.backedUp, userVerified: authData.userVerified, attestation: attestation, attestationTrusted: trusted)
     }
 
@@ -192,14 +192,6 @@ public struct WebAuthnRelyingParty: Sendable {
     /// Whether the chain verifies, at `time`, to a root the policy lists for its format.
     private func isTrusted(_ attestation: VerifiedAttestation, at time: Date) async -> Bool {
         guard let leaf = attestation.chain.first, let roots = attestationPolicy.trustedRoots[attestation.format], !roots.isEmpty else { return false }
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: time) }
-        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(attestation.chain.dropFirst()))
-        if case .validCertificate = result { return true }
-        return false
-    }
-
-    private static func uuidBytes(_ data: Data) -> uuid_t {
-        let b = [UInt8](data) + [UInt8](repeating: 0, count: max(0, 16 - data.count))
-        return (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        return await CertificateChain.verifies(leaf: leaf, intermediates: attestation.chain.dropFirst(), roots: roots, at: time)
     }
 }
