@@ -19,13 +19,19 @@ public struct PasskeySignInChallenge: Sendable, Equatable {
 
 /// A passkey registered on the account.
 public struct RegisteredPasskey: Sendable, Equatable {
+    /// The server's id for it (what ``BioAuthAPI/revokePasskey(_:accessToken:)`` takes).
     public var id: String
+    /// The name the user gave it.
     public var name: String
+    /// The WebAuthn credential id.
     public var credentialID: Data
     /// A multi-device (synced) passkey.
     public var backupEligible: Bool
+    /// When it was registered.
     public var createdAt: Date
+    /// When it last signed in.
     public var lastUsedAt: Date?
+    /// When it was revoked; a revoked passkey signs in nowhere.
     public var revokedAt: Date?
 }
 

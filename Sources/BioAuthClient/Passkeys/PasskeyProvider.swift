@@ -13,6 +13,7 @@ public struct PasskeyRegistrationRequest: Sendable, Equatable {
     /// Credentials the account has already: the provider must not make a second one on the same authenticator.
     public var excludedCredentialIDs: [Data]
 
+    /// A request as the server's options give it.
     public init(relyingPartyID: String, challenge: Data, userID: Data, userName: String, excludedCredentialIDs: [Data] = []) {
         self.relyingPartyID = relyingPartyID
         self.challenge = challenge
@@ -33,6 +34,7 @@ public struct PasskeyRegistration: Sendable, Equatable {
     /// How the authenticator can be reached (`internal`, `hybrid`, …).
     public var transports: [String]
 
+    /// A registration as the provider returns it.
     public init(credentialID: Data, clientDataJSON: Data, attestationObject: Data, transports: [String] = ["internal"]) {
         self.credentialID = credentialID
         self.clientDataJSON = clientDataJSON
@@ -50,6 +52,7 @@ public struct PasskeyAssertionRequest: Sendable, Equatable {
     /// The credentials allowed; empty lets the user pick any passkey they have for the relying party.
     public var allowedCredentialIDs: [Data]
 
+    /// A request as the server's options give it.
     public init(relyingPartyID: String, challenge: Data, allowedCredentialIDs: [Data] = []) {
         self.relyingPartyID = relyingPartyID
         self.challenge = challenge
@@ -59,14 +62,18 @@ public struct PasskeyAssertionRequest: Sendable, Equatable {
 
 /// A passkey's signature, as the server verifies it (WebAuthn's AuthenticationResponseJSON members).
 public struct PasskeyAssertion: Sendable, Equatable {
+    /// The id of the passkey that signed.
     public var credentialID: Data
+    /// The client data the authenticator signed over (its hash).
     public var clientDataJSON: Data
+    /// The authenticator data: rp id hash, flags (user present, user verified, backup), signature counter.
     public var authenticatorData: Data
     /// The signature over authenticatorData ‖ SHA-256(clientDataJSON).
     public var signature: Data
     /// The user handle stored with the passkey.
     public var userHandle: Data?
 
+    /// An assertion as the provider returns it.
     public init(credentialID: Data, clientDataJSON: Data, authenticatorData: Data, signature: Data, userHandle: Data?) {
         self.credentialID = credentialID
         self.clientDataJSON = clientDataJSON
@@ -99,6 +106,7 @@ public struct PasskeyProviderError: Error, Hashable, Sendable, CustomStringConve
     /// A diagnostic without secrets.
     public let reason: String
 
+    /// An error with one of the codes below.
     public init(code: String, reason: String) {
         self.code = code
         self.reason = reason
@@ -106,9 +114,13 @@ public struct PasskeyProviderError: Error, Hashable, Sendable, CustomStringConve
 
     public var description: String { "\(code): \(reason)" }
 
+    /// The user closed the sheet: show nothing.
     public static let cancelledCode = "passkey_cancelled"
+    /// No passkey for this site on this device (or none that may be used): offer the password.
     public static let notAvailableCode = "passkey_not_available"
+    /// The app's associated domains do not cover the relying party, or the system refused the request.
     public static let notAllowedCode = "passkey_not_allowed"
+    /// Anything else.
     public static let failedCode = "passkey_failed"
 
     /// The error for an `ASAuthorizationError` code: 1001 canceled, 1004 failed, 1003 not handled (no credential),
