@@ -434,7 +434,7 @@ extension WebhookTests {
             // Another PIN key file cannot open them: start-up stops, naming the file.
             let other = BioAuthService(
                 configuration: api.service.configuration, database: api.database, clock: api.clock, random: api.service.random,
-                passwords: api.service.passwords, receipts: api.service.receipts, pins: SecretSealer(key: .init(size: .bits256)),
+                passwords: api.service.passwords, receipts: api.service.receipts, sealers: Sealers(SecretSealer(key: .init(size: .bits256))),
                 logger: api.service.logger, metrics: api.service.metrics)
             let refused = await #expect(throws: ConfigurationError.self) { try await other.sealLegacyWebhookSecrets() }
             #expect(refused?.message.contains("PIN key") == true)

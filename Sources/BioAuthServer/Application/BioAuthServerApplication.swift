@@ -82,12 +82,12 @@ public enum BioAuthServerApplication {
         }
         let document = try Data(contentsOf: documentURL)
         let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath)
-        let pins = try SecretSealer.load(path: configuration.pinKeyPath)
+        let sealers = try Sealers.load(path: configuration.pinKeyPath)
         let passwords = try await PasswordHasher.start(
             cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads, metrics: metrics)
         let service = BioAuthService(
             configuration: configuration, database: database, clock: clock, random: random, passwords: passwords,
-            receipts: receipts, pins: pins, logger: logger, metrics: metrics)
+            receipts: receipts, sealers: sealers, logger: logger, metrics: metrics)
         do {
             // PIN hashes stored before the PIN key existed are sealed now; a key that does not match the stored
             // hashes stops start-up instead of failing every PIN payment.

@@ -165,7 +165,7 @@ public struct SupportDesk: Sendable {
         let passwords = try await PasswordHasher.start(cost: configuration.bcryptCost, threads: 1, metrics: metrics)
         let service = BioAuthService(
             configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), passwords: passwords,
-            receipts: try ReceiptSigner.load(path: ":memory:"), pins: try SecretSealer.load(path: ":memory:"), logger: logger, metrics: metrics)
+            receipts: try ReceiptSigner.load(path: ":memory:"), sealers: try Sealers.load(path: ":memory:"), logger: logger, metrics: metrics)
         return SupportDesk(service: service, passwords: passwords)
     }
 

@@ -17,10 +17,12 @@ struct BioAuthService: Sendable {
     let random: any RandomSource
     let passwords: PasswordHasher
     let receipts: ReceiptSigner
-    /// Seals payment PIN hashes under the key kept outside the database.
-    let pins: SecretSealer
-    /// Seals webhook signing secrets, under a key derived from the PIN key for that purpose.
-    var webhookSecrets: SecretSealer { pins.derived(for: "webhook secrets") }
+    /// What is sealed under the key kept outside the database, one sealer per purpose.
+    let sealers: Sealers
+    /// Seals payment PIN hashes.
+    var pins: SecretSealer { sealers.pins }
+    /// Seals webhook signing secrets.
+    var webhookSecrets: SecretSealer { sealers.webhookSecrets }
     let logger: Logger
     /// What the server counts and times.
     let metrics: ServerMetrics

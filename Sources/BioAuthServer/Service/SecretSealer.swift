@@ -73,3 +73,18 @@ struct SecretSealer: Sendable {
     /// Whether `stored` names this key (so a failure to open it is damage or tampering, not a wrong key file).
     func sealedWithThisKey(_ stored: String) -> Bool { stored.hasPrefix("v1.\(keyID).") }
 }
+
+/// The sealers made from the PIN key file, derived once: PIN hashes under the file's key itself (so hashes sealed
+/// before webhook secrets were sealed still open), webhook secrets under a key derived for them.
+struct Sealers: Sendable {
+    let pins: SecretSealer
+    let webhookSecrets: SecretSealer
+
+    init(_ key: SecretSealer) {
+        pins = key
+        webhookSecrets = key.derived(for: "webhook secrets")
+    }
+
+    /// The sealers of the key file at `path` (created if missing; `":memory:"` for a key that lives with the process).
+    static func load(path: String) throws -> Sealers { Sealers(try SecretSealer.load(path: path)) }
+}
