@@ -27,7 +27,7 @@ public enum SupportError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What an operator sees of a customer: the account and its locks, devices, live sessions, recent payments and the
+/// What an operator sees of a customer: the account and its locks, devices, passkeys, live sessions, recent payments and the
 /// security timeline (audit events). Never a password hash, token, PIN hash or key.
 public struct CustomerRecord: Sendable {
     /// A device key bound to the account.

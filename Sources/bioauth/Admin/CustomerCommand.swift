@@ -21,7 +21,7 @@ struct CustomerCommand: AsyncParsableCommand {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The customer's account and locks, devices, live sessions, recent payments and security timeline.")
+            abstract: "The customer's account and locks, devices, passkeys, live sessions, recent payments and security timeline.")
         @Argument(help: "A username or an account id.") var customer: String
         @OptionGroup var admin: AdminOptions
 
