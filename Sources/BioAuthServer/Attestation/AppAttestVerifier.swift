@@ -104,18 +104,21 @@ public struct AppAttestVerifier: Sendable {
         guard Data(SHA256.hash(data: p256.x963Representation)) == keyID else { throw .keyIDMismatch }
 
         // 6. rpIdHash is SHA-256 of an allowed app id.
-        let parsed = try AuthenticatorData(authData, attested: true)
+        // Bytes after the credential id (the COSE key, extensions — present in some of Apple's own samples even
+        // without the ED flag) are not needed and not interpreted.
+        let parsed = try AuthenticatorData([UInt8](authData), attestedCredential: .required, malformed: AppAttestError.malformed)
+        guard let credential = parsed.attestedCredential else { throw .malformed("authenticator data has no attested credential data") }
         guard let appID = allowedAppIDs.first(where: { Data(SHA256.hash(data: Data($0.utf8))) == parsed.rpIDHash }) else {
             throw .appIDMismatch
         }
         // 7. The counter of a fresh key is 0.
         guard parsed.counter == 0 else { throw .counterNotZero }
         // 8. The aaguid says which environment made the key, and it is one we accept.
-        guard let environment = [AppAttestEnvironment.development, .production].first(where: { $0.aaguid == parsed.aaguid }),
+        guard let environment = [AppAttestEnvironment.development, .production].first(where: { $0.aaguid == credential.aaguid }),
             environments.contains(environment)
         else { throw .environmentMismatch }
         // 9. The credential id is the key id.
-        guard parsed.credentialID == keyID else { throw .credentialIDMismatch }
+        guard credential.credentialID == keyID else { throw .credentialIDMismatch }
         return AttestedAppKey(keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, receipt: receipt)
     }
 
@@ -134,40 +137,10 @@ public struct AppAttestVerifier: Sendable {
         let nonce = Data(SHA256.hash(data: authData + Data(SHA256.hash(data: clientData))))
         guard publicKey.isValidSignature(signature, for: nonce) else { throw .invalidSignature }
         // 4. rpIdHash is SHA-256 of the app id the key was attested for.
-        let parsed = try AuthenticatorData(authData, attested: false)
+        let parsed = try AuthenticatorData([UInt8](authData), attestedCredential: .ignored, malformed: AppAttestError.malformed)
         guard parsed.rpIDHash == Data(SHA256.hash(data: Data(appID.utf8))) else { throw .appIDMismatch }
         // 5. The counter only goes up.
         guard parsed.counter > previousCounter else { throw .counterReplayed }
         return parsed.counter
-    }
-}
-
-/// The parts of WebAuthn authenticator data App Attest uses.
-struct AuthenticatorData {
-    let rpIDHash: Data
-    let flags: UInt8
-    let counter: UInt32
-    let aaguid: Data
-    let credentialID: Data
-
-    /// Parses `data`. With `attested`, the attested credential data (aaguid, credential id) must follow.
-    /// Bytes after the credential id (the COSE key, extensions — present in some of Apple's own samples even
-    /// without the ED flag) are not needed and not interpreted.
-    init(_ data: Data, attested: Bool) throws(AppAttestError) {
-        let bytes = [UInt8](data)
-        guard bytes.count >= 37 else { throw .malformed("authenticator data is shorter than 37 bytes") }
-        rpIDHash = Data(bytes[0..<32])
-        flags = bytes[32]
-        counter = bytes[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
-        guard attested else {
-            aaguid = Data()
-            credentialID = Data()
-            return
-        }
-        guard flags & 0x40 != 0, bytes.count >= 55 else { throw .malformed("authenticator data has no attested credential data") }
-        aaguid = Data(bytes[37..<53])
-        let length = Int(bytes[53]) << 8 | Int(bytes[54])
-        guard bytes.count >= 55 + length else { throw .malformed("the credential id runs past the authenticator data") }
-        credentialID = Data(bytes[55..<55 + length])
     }
 }

@@ -140,7 +140,7 @@ struct APIHandler: APIProtocol {
         let credential = request.credential
         let submission = PasskeyRegistrationSubmission(
             challengeID: request.challengeId,
-            credentialID: try Validation.bytes(credential.rawId, field: "rawId", maxLength: WebAuthnAuthenticatorData.maxCredentialIDLength),
+            credentialID: try Validation.bytes(credential.rawId, field: "rawId", maxLength: AuthenticatorData.maxCredentialIDLength),
             clientDataJSON: try Validation.bytes(credential.response.clientDataJSON, field: "clientDataJSON", maxLength: 4096),
             attestationObject: try Validation.bytes(
                 credential.response.attestationObject, field: "attestationObject", maxLength: WebAuthnRelyingParty.maxAttestationObjectSize),
@@ -174,7 +174,7 @@ struct APIHandler: APIProtocol {
         let credential = request.credential
         let submission = PasskeyAssertionSubmission(
             challengeID: request.challengeId,
-            credentialID: try Validation.bytes(credential.rawId, field: "rawId", maxLength: WebAuthnAuthenticatorData.maxCredentialIDLength),
+            credentialID: try Validation.bytes(credential.rawId, field: "rawId", maxLength: AuthenticatorData.maxCredentialIDLength),
             clientDataJSON: try Validation.bytes(credential.response.clientDataJSON, field: "clientDataJSON", maxLength: 4096),
             authenticatorData: try Validation.bytes(credential.response.authenticatorData, field: "authenticatorData", maxLength: 16 * 1024),
             signature: try Validation.bytes(credential.response.signature, field: "signature", maxLength: 8 * 1024),

@@ -1,8 +1,8 @@
 import BioAuthCore
 import Foundation
 
-/// Authenticator data (WebAuthn §6.1), parsed strictly: the attested credential data when AT is set, the
-/// extensions when ED is set, and nothing after them.
+/// Authenticator data (WebAuthn §6.1), parsed strictly: the fixed layout (``AuthenticatorData``, shared with App
+/// Attest), then the credential public key when AT is set, the extensions when ED is set, and nothing after them.
 struct WebAuthnAuthenticatorData {
     let raw: Data
     let rpIDHash: Data
@@ -24,34 +24,25 @@ struct WebAuthnAuthenticatorData {
     var backupEligible: Bool { flags & 0x08 != 0 }
     var backedUp: Bool { flags & 0x10 != 0 }
 
-    /// The longest credential id WebAuthn allows (§7.1 step 26).
-    static let maxCredentialIDLength = 1023
-
     init(_ data: Data) throws(WebAuthnError) {
         let bytes = [UInt8](data)
-        guard bytes.count >= 37 else { throw .malformed("authenticator data is shorter than 37 bytes") }
+        let header = try AuthenticatorData(bytes, attestedCredential: .whenFlagged, malformed: WebAuthnError.malformed)
         raw = data
-        rpIDHash = Data(bytes[0..<32])
-        flags = bytes[32]
-        signCount = bytes[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
-        var position = 37
+        rpIDHash = header.rpIDHash
+        flags = header.flags
+        signCount = header.counter
+        var position = header.end
         let decoder = CBORDecoder(maxInputSize: 16 * 1024, maxDepth: 8, maxItems: 256)
-        if flags & 0x40 != 0 {
-            guard bytes.count >= position + 18 else { throw .malformed("attested credential data is truncated") }
-            let aaguid = Data(bytes[position..<position + 16])
-            let length = Int(bytes[position + 16]) << 8 | Int(bytes[position + 17])
-            position += 18
-            guard length <= Self.maxCredentialIDLength else { throw .malformed("the credential id is longer than 1023 bytes") }
-            guard bytes.count >= position + length else { throw .malformed("the credential id runs past the authenticator data") }
-            let credentialID = Data(bytes[position..<position + length])
-            position += length
+        if let credential = header.attestedCredential {
             let item: CBOR
             let used: Int
             do { (item, used) = try decoder.decodePrefix(Data(bytes[position...])) } catch {
                 throw .malformed("the credential public key is not CBOR (\(error.code))")
             }
             let publicKey = try COSEKey(item)
-            attested = AttestedCredential(aaguid: aaguid, credentialID: credentialID, publicKeyCBOR: Data(bytes[position..<position + used]), publicKey: publicKey)
+            attested = AttestedCredential(
+                aaguid: credential.aaguid, credentialID: credential.credentialID,
+                publicKeyCBOR: Data(bytes[position..<position + used]), publicKey: publicKey)
             position += used
         } else {
             attested = nil
