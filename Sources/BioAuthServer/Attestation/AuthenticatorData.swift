@@ -1,7 +1,8 @@
 import Foundation
 
 /// The fixed-layout start of WebAuthn authenticator data (§6.1), which App Attest reuses unchanged: the relying-party
-/// id hash, the flags, the signature counter and, when the AT flag is set, the attested credential's aaguid and id.
+/// id hash, the flags, the signature counter and the attested credential's aaguid and id (read as
+/// ``AttestedCredentialRule`` says: WebAuthn reads them when the AT flag is set, App Attest by its own rules).
 /// What may follow the credential id (its COSE key, then extensions) is variable-length CBOR; a caller that needs it
 /// reads it from ``end``.
 struct AuthenticatorData {
