@@ -20,12 +20,14 @@ struct StorageConformanceTests {
         }
     }
 
-    @Test("migrations: a second open applies nothing and changes nothing", arguments: StorageBackend.available)
+    @Test("migrations: a second open applies nothing and changes nothing, and no open logs a warning", arguments: StorageBackend.available)
     func migrations(backend: StorageBackend) async throws {
         // A file, not memory, for SQLite: the second open must see what the first wrote.
         let location = try await TestDatabase.make(backend)
         let path = backend == .sqlite ? FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID()).sqlite").path : location.location
-        let logger = Logger(label: "conformance")
+        // PostgresNIO warned at every start that the pool was used before it ran; an operator sees a clean start.
+        let log = LogSink()
+        let logger = Logger(label: "conformance") { _ in CapturingLogHandler(sink: log) }
         let first = try await openDatabase(path, logger: logger)
         let versions = try await first.transaction { db in
             try await db.select().column("version").from("schema_migrations").orderBy("version").all().map { try $0.decode(column: "version", as: Int.self) }
@@ -38,6 +40,8 @@ struct StorageConformanceTests {
         }
         let after = try await first.transaction { db in try await db.select().column("version").from("schema_migrations").all().count }
         #expect(after == versions.count)
+        let complaints = log.text.split(separator: "\n").filter { ["warning", "error", "critical"].contains($0.split(separator: " ").first ?? "") }
+        #expect(complaints.isEmpty, "starting on \(backend) logged: \(complaints)")
         try await first.close()
         if backend == .sqlite { try? FileManager.default.removeItem(atPath: path) }
         await location.drop()

@@ -45,7 +45,7 @@ struct TestDatabase: Sendable {
 
     static func admin(_ url: String, _ body: @Sendable (any SQLDatabase) async throws -> Void) async throws {
         let client = PostgresClient(configuration: try PostgresDatabaseExecutor.clientConfiguration(url), backgroundLogger: Logger(label: "pg-admin"))
-        let runner = Task { await client.run() }
+        let runner = client.runInBackground()
         defer { runner.cancel() }
         try await client.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
     }

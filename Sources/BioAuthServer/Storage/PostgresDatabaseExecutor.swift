@@ -31,7 +31,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         var configuration = try clientConfiguration(url)
         configuration.options.maximumConnections = maximumConnections
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let runner = Task { await client.run() }
+        let runner = client.runInBackground()
         let executor = PostgresDatabaseExecutor(client: client, runner: runner, logger: logger)
         do {
             try await Migrations.run(on: executor, logger: logger)
@@ -90,5 +90,16 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
 
     public func close() async throws {
         runner.cancel()
+    }
+}
+
+extension PostgresClient {
+    /// Runs the client (``PostgresClient/run()``) in a task of its own, which closes the client when cancelled.
+    ///
+    /// The task starts at once, on the caller's thread, and `run()` marks the client running before it first
+    /// suspends, so a query right after this call does not make PostgresNIO warn that `run()` was never called. With
+    /// a plain `Task` the first migration often came first, and every start on PostgreSQL logged that warning.
+    func runInBackground() -> Task<Void, Never> {
+        Task.immediate { await self.run() }
     }
 }
