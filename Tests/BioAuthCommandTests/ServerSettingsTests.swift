@@ -84,6 +84,25 @@ struct ServerSettingsTests {
         #expect(lines.contains { $0.hasPrefix("accessTokenLifetime ") && $0.contains("900") && $0.hasSuffix("(default)") })
     }
 
+    @Test("--print-config shows the passkey origin and rp id the web page brings, and says where they come from")
+    func printConfigDerivedPasskeyDefaults() throws {
+        func line(_ key: String, _ flags: [String: String]) throws -> String {
+            let (configuration, sources) = try ServerSettings.resolve(flags: flags, configFile: nil, environment: [:])
+            let lines = ServerSettings.describe(configuration, sources: sources).split(separator: "\n")
+            return String(try #require(lines.first { $0.hasPrefix(key + " ") }))
+        }
+        let web = ["passkeyWeb": "true", "port": "9000"]
+        #expect(try line("passkeyOrigins", web).contains("http://localhost:9000  (default: the web page's own origin on this port)"))
+        #expect(try line("passkeyRpId", web).contains("localhost  (default: the first passkey origin's host)"))
+        // Given values keep their own source; nothing is derived when passkeys are off.
+        let given = ["passkeyWeb": "true", "passkeyOrigins": "https://www.bank.example", "passkeyRpId": "bank.example"]
+        #expect(try line("passkeyOrigins", given).hasSuffix("https://www.bank.example  (--passkey-origins)"))
+        #expect(try line("passkeyRpId", given).hasSuffix("bank.example  (--passkey-rp-id)"))
+        #expect(try line("passkeyRpId", ["passkeyOrigins": "https://www.bank.example"]).contains("www.bank.example  (default: the first"))
+        #expect(try line("passkeyOrigins", [:]).hasSuffix("-  (default)"))
+        #expect(try line("passkeyRpId", [:]).hasSuffix("-  (default)"))
+    }
+
     @Test("every setting's three names follow from its key, so the environment names stay as documented")
     func names() {
         let settings = Dictionary(uniqueKeysWithValues: ServerSettings.all.map { ($0.key, $0) })

@@ -74,7 +74,7 @@ public enum BioAuthServerApplication {
         onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
         var configuration = configuration
-        configuration.passkeys.defaultOrigin(port: configuration.port)
+        configuration.passkeys.applyDefaultOrigin(port: configuration.port)
         try configuration.validate()
         let database = MeasuredDatabaseExecutor(base: database, metrics: metrics)
         guard let documentURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {

@@ -59,7 +59,7 @@ public struct PasskeyPolicy: Sendable {
 
     /// With the web page on and no origins, the page's own origin on this machine: `http://localhost:<port>` (rp id
     /// `localhost`), so that `bioauth serve --passkey-web` works on a developer's machine without more settings.
-    mutating func defaultOrigin(port: Int) {
+    public mutating func applyDefaultOrigin(port: Int) {
         if webPageEnabled, origins.isEmpty, port > 0 { origins = ["http://localhost:\(port)"] }
     }
 

@@ -135,7 +135,7 @@ public struct ServerConfiguration: Sendable {
         try retention.validate()
         try webhooks.validate()
         var passkeys = self.passkeys
-        passkeys.defaultOrigin(port: port)
+        passkeys.applyDefaultOrigin(port: port)
         try passkeys.validate()
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }

@@ -11,10 +11,12 @@ import Logging
 enum ServerSettings {
     /// Where a setting's value came from.
     enum Source: Equatable, CustomStringConvertible {
-        case defaultValue, file(path: String, key: String), environment(String), flag(String)
+        /// `derived`: a default that follows from other settings, with the reason (`"default: …"`).
+        case defaultValue, derived(String), file(path: String, key: String), environment(String), flag(String)
         var description: String {
             switch self {
             case .defaultValue: "default"
+            case .derived(let reason): "default: \(reason)"
             case .file(let path, let key): "config file \(path): \(key)"
             case .environment(let name): name
             case .flag(let name): name
@@ -168,7 +170,7 @@ enum ServerSettings {
         list("passkeyOrigins", \.passkeys.origins),
         Setting(key: "passkeyRpId", apply: { configuration, text throws(Reason) in
             configuration.passkeys.relyingPartyID = text.isEmpty ? nil : text
-        }, show: { $0.passkeys.relyingPartyID ?? "" }),
+        }, show: { $0.passkeys.resolvedRelyingPartyID }),
         text("passkeyRpName", \.passkeys.relyingPartyName),
         Setting(key: "passkeyAttestation", apply: { configuration, text throws(Reason) in
             switch text.lowercased() {
@@ -227,6 +229,13 @@ enum ServerSettings {
                 throw ValidationError("\(source) \(error.text), not \(shown)")
             }
             sources[setting.key] = source
+        }
+        // Defaults that follow from other settings are filled in here, so that --print-config shows the values in effect.
+        let origins = configuration.passkeys.origins
+        configuration.passkeys.applyDefaultOrigin(port: configuration.port)
+        if configuration.passkeys.origins != origins { sources["passkeyOrigins"] = .derived("the web page's own origin on this port") }
+        if configuration.passkeys.relyingPartyID == nil, configuration.passkeys.enabled {
+            sources["passkeyRpId"] = .derived("the first passkey origin's host")
         }
         do {
             try configuration.validate()
