@@ -43,6 +43,9 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
         case wrongNonce
         /// `generateKey` hands out the first key again (one App Attest key bound to two devices).
         case reuseFirstKey
+        /// The attestation's authenticator data has its AT flag cleared (it says no credential data follows),
+        /// signed and certified as it is, so that only that check can refuse it.
+        case noAttestedCredentialFlag
     }
 
     private let ca: TestCA
@@ -89,7 +92,7 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
             .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(6)), .init(.negative(0), .unsigned(1)),
             .init(.negative(1), .bytes(point[1..<33])), .init(.negative(2), .bytes(point[33..<65])),
         ]))
-        var authData = rpIDHash + Data([0x40]) + Data(count: 4) + aaguid
+        var authData = rpIDHash + Data([tamper == .noAttestedCredentialFlag ? 0x00 : 0x40]) + Data(count: 4) + aaguid
         authData += Data([UInt8(keyID.count >> 8), UInt8(keyID.count & 0xFF)]) + keyID + coseKey
         let nonce = Data(SHA256.hash(data: authData + (tamper == .wrongNonce ? Data(count: 32) : clientDataHash)))
         let now = clock.now

@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthTesting
 import Crypto
 import Foundation
 import Testing
@@ -39,12 +40,22 @@ struct AuthenticatorDataTests {
     }
 
     @Test("App Attest's rules: an attestation must carry the credential data; an assertion is read as 37 bytes though Apple sets AT in it")
-    func appAttestRules() throws {
-        #expect(throws: Refused(reason: "authenticator data has no attested credential data")) {
-            try AuthenticatorData(Self.bytes(flags: 0x05, idLength: 32), attestedCredential: .required, malformed: Refused.init)
+    func appAttestRules() async throws {
+        // An attestation signed and certified as it is, its AT flag cleared: refused, while the same device's
+        // untampered attestation is accepted.
+        let ca = try SimulatedAppAttestProvider.TestCA()
+        let verifier = AppAttestVerifier(trustedRoots: [ca.certificate], allowedAppIDs: ["ABCDE12345.bank.example"], environments: [.production])
+        let device = SimulatedAppAttestProvider(ca: ca, appID: "ABCDE12345.bank.example")
+        let clientDataHash = Data(SHA256.hash(data: Data("challenge".utf8)))
+        let keyID = try await device.generateKey()
+        let accepted = try await verifier.verifyAttestation(
+            try await device.attestKey(keyID, clientDataHash: clientDataHash), keyID: keyID, clientDataHash: clientDataHash, at: Date())
+        #expect(accepted.keyID == keyID)
+        await device.setTamper(.noAttestedCredentialFlag)
+        let unflagged = try await device.attestKey(keyID, clientDataHash: clientDataHash)
+        await #expect(throws: AppAttestError.malformed("authenticator data has no attested credential data")) {
+            try await verifier.verifyAttestation(unflagged, keyID: keyID, clientDataHash: clientDataHash, at: Date())
         }
-        #expect(try AuthenticatorData(Self.bytes(flags: 0x45, idLength: 32), attestedCredential: .required, malformed: Refused.init)
-            .attestedCredential?.credentialID.count == 32)
 
         let assertion = try AuthenticatorData(Self.bytes(flags: 0x45, counter: 9), attestedCredential: .ignored, malformed: Refused.init)
         #expect(assertion.attestedCredential == nil)

@@ -106,7 +106,7 @@ public struct AppAttestVerifier: Sendable {
         // 6. rpIdHash is SHA-256 of an allowed app id.
         // Bytes after the credential id (the COSE key, extensions — present in some of Apple's own samples even
         // without the ED flag) are not needed and not interpreted.
-        let parsed = try AuthenticatorData([UInt8](authData), attestedCredential: .required, malformed: AppAttestError.malformed)
+        let parsed = try AuthenticatorData([UInt8](authData), attestedCredential: .whenFlagged, malformed: AppAttestError.malformed)
         guard let credential = parsed.attestedCredential else { throw .malformed("authenticator data has no attested credential data") }
         guard let appID = allowedAppIDs.first(where: { Data(SHA256.hash(data: Data($0.utf8))) == parsed.rpIDHash }) else {
             throw .appIDMismatch

@@ -1,8 +1,8 @@
 import Foundation
 
 /// The fixed-layout start of WebAuthn authenticator data (§6.1), which App Attest reuses unchanged: the relying-party
-/// id hash, the flags, the signature counter and the attested credential's aaguid and id (read as
-/// ``AttestedCredentialRule`` says: WebAuthn reads them when the AT flag is set, App Attest by its own rules).
+/// id hash, the flags, the signature counter and the attested credential's aaguid and id (read when the AT flag is
+/// set, unless ``AttestedCredentialRule/ignored`` says not to).
 /// What may follow the credential id (its COSE key, then extensions) is variable-length CBOR; a caller that needs it
 /// reads it from ``end``.
 struct AuthenticatorData {
@@ -20,12 +20,11 @@ struct AuthenticatorData {
         let credentialID: Data
     }
 
-    /// When the attested credential data (aaguid, credential id, key) follows the counter.
+    /// When the attested credential data (aaguid, credential id, key) is read. A caller that needs it (an App Attest
+    /// attestation) refuses data without it.
     enum AttestedCredentialRule {
         /// When the AT flag is set, as WebAuthn says.
         case whenFlagged
-        /// Always; without the AT flag the data is malformed (an App Attest attestation).
-        case required
         /// Never: an App Attest assertion is 37 bytes, though Apple's devices set the AT flag in it.
         case ignored
     }
@@ -42,13 +41,11 @@ struct AuthenticatorData {
         rpIDHash = Data(bytes[0..<32])
         flags = bytes[32]
         counter = bytes[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
-        let flagged = flags & Self.attestedCredentialFlag != 0
-        guard rule == .required || (rule == .whenFlagged && flagged) else {
+        guard rule == .whenFlagged, flags & Self.attestedCredentialFlag != 0 else {
             attestedCredential = nil
             end = 37
             return
         }
-        guard flagged else { throw malformed("authenticator data has no attested credential data") }
         guard bytes.count >= 55 else { throw malformed("attested credential data is truncated") }
         let length = Int(bytes[53]) << 8 | Int(bytes[54])
         guard length <= Self.maxCredentialIDLength else { throw malformed("the credential id is longer than 1023 bytes") }
