@@ -53,7 +53,7 @@ enum AuthorizationLoad {
     /// be refused while it is being interrupted.
     static func authorize(
         _ payments: [String], workers: Int, api: BioAuthAPI, token: String, interruptAfter: Int, interrupt: @escaping @Sendable () -> Void
-    ) async throws -> Outcome {
+    ) async -> Outcome {
         precondition(interruptAfter >= 1 && interruptAfter <= payments.count - workers, "the interruption must come while work is left")
         let progress = Progress(interruptAfter: interruptAfter, interrupt: interrupt)
         let share = payments.count / workers

@@ -39,7 +39,7 @@ struct CrashSafetyTests {
             created += payments
             let pid = server.pid
             // Four workers authorize; the server is killed somewhere in the middle of their work.
-            let outcome = try await AuthorizationLoad.authorize(
+            let outcome = await AuthorizationLoad.authorize(
                 payments, workers: 4, api: api, token: tokens.accessToken, interruptAfter: Int.random(in: 1...20)) { kill(pid, SIGKILL) }
             acknowledged.formUnion(outcome.acknowledged)
             #expect(outcome.unanswered > 0, "round \(round): the kill came after all the work; nothing was tested")

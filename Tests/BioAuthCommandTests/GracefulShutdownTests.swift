@@ -28,7 +28,7 @@ struct GracefulShutdownTests {
             try await api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: tokens.accessToken)
             let payments = try await AuthorizationLoad.createPayments(32, prefix: "p", api: api, token: tokens.accessToken)
             let pid = server.pid
-            let outcome = try await AuthorizationLoad.authorize(
+            let outcome = await AuthorizationLoad.authorize(
                 payments, workers: 4, api: api, token: tokens.accessToken, interruptAfter: 6) { kill(pid, SIGTERM) }
             let status = await server.exitStatus(within: 20)
             #expect(status == 0, "SIGTERM ends the server with status 0: \(String(describing: status)); log: \(server.log.suffix(2000))")
