@@ -84,8 +84,37 @@ struct PaymentFormatTests {
             tampered.append(copy)
         }
         for copy in tampered { #expect(!copy.isValid(signedBy: serverKey)) }
+        // The vector has no currencyExponent (receipts did not carry it at first): it reads as the currency's own.
+        #expect(receipt.currencyExponent == 2)
         var malformed = receipt
         malformed.currency = "XXX"
         #expect(malformed.signedBytes() == nil && !malformed.isValid(signedBy: serverKey))
+    }
+
+    @Test("a receipt carries its currency's exponent; one that states another exponent, or swaps the currency for one with another, is not valid")
+    func receiptExponent() throws {
+        let vector = try Self.vectors().receipt
+        let serverKey = try DevicePublicKey(x963Representation: try hex(vector.serverPublicKeyX963Hex))
+        let receipt = vector.json
+        let encoded = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(receipt)) as? [String: Any])
+        #expect(encoded["currencyExponent"] as? Int == 2, "written out, so a verifier in another language needs no ISO table")
+        let decoded = try JSONDecoder().decode(PaymentReceipt.self, from: JSONSerialization.data(withJSONObject: encoded))
+        #expect(decoded == receipt && decoded.isValid(signedBy: serverKey))
+
+        for exponent in [0, 3, -1] {
+            var stated = encoded
+            stated["currencyExponent"] = exponent
+            let lying = try JSONDecoder().decode(PaymentReceipt.self, from: JSONSerialization.data(withJSONObject: stated))
+            #expect(lying.transaction == nil && lying.signedBytes() == nil && !lying.isValid(signedBy: serverKey), "exponent \(exponent)")
+        }
+        // JPY has exponent 0: a receipt that keeps CNY's 2 but names JPY is refused before any signature check.
+        var swapped = receipt
+        swapped.currency = "JPY"
+        #expect(swapped.transaction == nil && !swapped.isValid(signedBy: serverKey))
+        // Built from a Money, the exponent is the currency's.
+        let built = PaymentReceipt(
+            paymentId: "p", accountId: "a", amount: Money(minorUnits: 5, currency: try #require(Currency(code: "KWD"))), payeeId: "m",
+            payeeName: "Shop", method: "pin", authorizedAtMs: 0, keyId: receipt.keyId)
+        #expect(built.currencyExponent == 3 && built.transaction != nil)
     }
 }

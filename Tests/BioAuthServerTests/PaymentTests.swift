@@ -45,6 +45,8 @@ struct PaymentTests {
             let receipt = try JSONDecoder().decode(PaymentReceipt.self, from: receiptJSON)
             #expect(receipt.isValid(signedBy: serverKey))
             #expect(receipt.amountMinor == 8800 && receipt.currency == "CNY" && receipt.payeeName == "Coffee Shop" && receipt.method == "biometric")
+            // The receipt carries the exponent the hash covers, so a verifier in another language needs no ISO table.
+            #expect((authorized.json["receipt"] as? [String: Any])?["currencyExponent"] as? Int == 2)
             var changed = receipt
             changed.amountMinor = 88
             #expect(!changed.isValid(signedBy: serverKey))
@@ -60,6 +62,20 @@ struct PaymentTests {
             #expect(again.status == 409 && again.code == "payment_already_authorized")
             let list = try await api.call(.get, "/v1/payments", token: setup.token)
             #expect((list.json["payments"] as? [[String: Any]])?.count == 1)
+
+            // A receipt an earlier version stored without the exponent is served with it, and still verifies.
+            let paymentID = try #require(setup.payment["paymentId"])
+            var stored = try #require(try JSONSerialization.jsonObject(with: receiptJSON) as? [String: Any])
+            stored["currencyExponent"] = nil
+            let legacy = try #require(String(data: try JSONSerialization.data(withJSONObject: stored), encoding: .utf8))
+            try await api.database.transaction { db in
+                try await db.raw("UPDATE payments SET receipt = \(bind: legacy) WHERE id = \(bind: paymentID)").run()
+            }
+            let served = try await api.call(.get, "/v1/payments/\(paymentID)", token: setup.token)
+            let servedReceipt = try #require(served.json["receipt"] as? [String: Any])
+            #expect(servedReceipt["currencyExponent"] as? Int == 2)
+            let reread = try JSONDecoder().decode(PaymentReceipt.self, from: try JSONSerialization.data(withJSONObject: servedReceipt))
+            #expect(reread == receipt && reread.isValid(signedBy: serverKey))
         }
     }
 

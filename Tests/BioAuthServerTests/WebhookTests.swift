@@ -116,6 +116,7 @@ struct WebhookTests {
             #expect(data["paymentId"] as? String == paid["paymentId"] && data["amountMinor"] as? Int == 8800 && data["currency"] as? String == "CNY")
             #expect(data["payeeName"] as? String == "Coffee Shop" && data["status"] as? String == "authorized")
             #expect((data["receipt"] as? [String: Any])?["signature"] as? String == (paid.json["receipt"] as? [String: Any])?["signature"] as? String)
+            #expect((data["receipt"] as? [String: Any])?["currencyExponent"] as? Int == 2, "the receipt verifies without a currency table")
             let expired = try #require(events.last?.json["data"] as? [String: Any])
             #expect(expired["paymentId"] as? String == unattended && expired["status"] as? String == "expired")
             let lock = try #require(events.first { $0.eventType == "account.locked" }?.json["data"] as? [String: Any])

@@ -343,7 +343,7 @@ public struct BioAuthAPI: Sendable {
         let receipt = payment.receipt.map { receipt in
             PaymentReceipt(
                 version: receipt.version, paymentId: receipt.paymentId, accountId: receipt.accountId, amountMinor: receipt.amountMinor,
-                currency: receipt.currency, payeeId: receipt.payeeId, payeeName: receipt.payeeName, method: receipt.method,
+                currency: receipt.currency, currencyExponent: receipt.currencyExponent, payeeId: receipt.payeeId, payeeName: receipt.payeeName, method: receipt.method,
                 authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId, signature: receipt.signature)
         }
         return PaymentDetails(

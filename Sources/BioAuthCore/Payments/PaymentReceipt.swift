@@ -28,6 +28,11 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
     public var amountMinor: Int64
     /// ISO 4217 code.
     public var currency: String
+    /// The currency's minor-unit exponent (ISO 4217: 2 for CNY, 0 for JPY, 3 for KWD), which the transaction hash
+    /// covers. It is here so that a verifier in any language needs no currency table. A receipt that arrives without
+    /// it (one signed before receipts carried it) takes it from ``Currency``; a receipt whose value is not its
+    /// currency's exponent is not valid. `nil` only for a currency BioAuth does not know.
+    public var currencyExponent: Int?
     /// The payee's id.
     public var payeeId: String
     /// The payee's display name.
@@ -51,6 +56,7 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
         self.accountId = accountId
         self.amountMinor = amount.minorUnits
         self.currency = amount.currency.code
+        self.currencyExponent = amount.currency.minorUnitExponent
         self.payeeId = payeeId
         self.payeeName = payeeName
         self.method = method
@@ -59,16 +65,18 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
         self.signature = signature
     }
 
-    /// A receipt exactly as it arrived on the wire; ``isValid(signedBy:)`` decides whether it is any good.
+    /// A receipt exactly as it arrived on the wire; ``isValid(signedBy:)`` decides whether it is any good. Without
+    /// `currencyExponent`, the exponent is the currency's own.
     public init(
-        version: Int, paymentId: String, accountId: String, amountMinor: Int64, currency: String, payeeId: String, payeeName: String,
-        method: String, authorizedAtMs: Int64, keyId: String, signature: String
+        version: Int, paymentId: String, accountId: String, amountMinor: Int64, currency: String, currencyExponent: Int? = nil,
+        payeeId: String, payeeName: String, method: String, authorizedAtMs: Int64, keyId: String, signature: String
     ) {
         self.version = version
         self.paymentId = paymentId
         self.accountId = accountId
         self.amountMinor = amountMinor
         self.currency = currency
+        self.currencyExponent = currencyExponent ?? Currency(code: currency)?.minorUnitExponent
         self.payeeId = payeeId
         self.payeeName = payeeName
         self.method = method
@@ -77,9 +85,24 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
         self.signature = signature
     }
 
-    /// The transaction the receipt is for, or `nil` when its fields are not a valid transaction.
+    /// Reads a receipt; one without `currencyExponent` takes its currency's.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            version: try container.decode(Int.self, forKey: .version), paymentId: try container.decode(String.self, forKey: .paymentId),
+            accountId: try container.decode(String.self, forKey: .accountId),
+            amountMinor: try container.decode(Int64.self, forKey: .amountMinor), currency: try container.decode(String.self, forKey: .currency),
+            currencyExponent: try container.decodeIfPresent(Int.self, forKey: .currencyExponent),
+            payeeId: try container.decode(String.self, forKey: .payeeId), payeeName: try container.decode(String.self, forKey: .payeeName),
+            method: try container.decode(String.self, forKey: .method), authorizedAtMs: try container.decode(Int64.self, forKey: .authorizedAtMs),
+            keyId: try container.decode(String.self, forKey: .keyId), signature: try container.decode(String.self, forKey: .signature))
+    }
+
+    /// The transaction the receipt is for, or `nil` when its fields are not a valid transaction (an unknown
+    /// currency, or an exponent that is not the currency's).
     public var transaction: CanonicalTransaction? {
-        guard let currency = Currency(code: currency) else { return nil }
+        guard let currency = Currency(code: currency), (currencyExponent ?? currency.minorUnitExponent) == currency.minorUnitExponent
+        else { return nil }
         return try? CanonicalTransaction(
             paymentID: paymentId, amount: Money(minorUnits: amountMinor, currency: currency), payeeID: payeeId,
             payeeName: payeeName)
