@@ -5,6 +5,7 @@ import BioAuthTesting
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import OpenAPIURLSession
 import Testing
 
 @Suite("Flows end to end over a real socket")
@@ -101,6 +102,32 @@ struct FlowsEndToEndTests {
             #expect(BiometricError(.userFallback).recovery == .usePassword)
             let byPIN = try await flows.pay(tea.id, pin: "258046")
             #expect(byPIN.status == "authorized" && byPIN.receipt?.method == "pin")
+        }
+    }
+
+    @Test("receipts without currencyExponent (an older server) still verify; a receipt stating another exponent is refused")
+    func receiptExponentFromOlderServers() async throws {
+        try await TestBackend.run { backend in
+            let rewriter = ReceiptRewriter(to: backend.server.url)
+            let phone = Phone(backend, transport: rewriter)
+            let flows = try await phone.enrolled()
+            let token = try await flows.accessToken()
+            func pay(_ key: String) async throws -> PaymentDetails {
+                let payment = try await phone.api.createPayment(
+                    amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
+                    idempotencyKey: key, accessToken: token)
+                await phone.sensor.script(.match)
+                return try await flows.pay(payment.id)
+            }
+            rewriter.exponent = .removed
+            let paid = try await pay("older-server")
+            #expect(paid.status == "authorized" && paid.receipt?.currencyExponent == 2)
+
+            rewriter.exponent = .stated(0)
+            let refused = await #expect(throws: APIProblem.self) { _ = try await pay("wrong-exponent") }
+            #expect(refused?.code == .unexpectedResponse && refused?.detail == "the payment's receipt does not verify")
+            rewriter.exponent = .asSent
+            #expect(try await pay("as-sent").receipt?.currencyExponent == 2)
         }
     }
 
@@ -275,5 +302,40 @@ extension FlowsEndToEndTests {
 struct BrokenGateway: ClientTransport {
     func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
         (HTTPResponse(status: .badGateway, headerFields: [.contentType: "text/html"]), HTTPBody("<html>Bad Gateway</html>"))
+    }
+}
+
+/// Passes requests to the server and rewrites the `currencyExponent` of the receipt in its answers: removed, as a
+/// server from before receipts carried it sends them, or stated as another value, as a tampering proxy would.
+final class ReceiptRewriter: ClientTransport, @unchecked Sendable {
+    enum Exponent { case asSent, removed, stated(Int) }
+
+    private let lock = NSLock()
+    private var rewrite = Exponent.asSent
+    private let url: URL
+    private let inner = URLSessionTransport()
+
+    init(to url: URL) { self.url = url }
+
+    /// What happens to the exponent of the next answers' receipts.
+    var exponent: Exponent {
+        get { lock.withLock { rewrite } }
+        set { lock.withLock { rewrite = newValue } }
+    }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        var (response, answer) = try await inner.send(request, body: body, baseURL: url, operationID: operationID)
+        guard let answer else { return (response, nil) }
+        let bytes = try await Data(collecting: answer, upTo: 1 << 20)
+        guard var object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any], var receipt = object["receipt"] as? [String: Any]
+        else { return (response, HTTPBody(bytes)) }
+        switch exponent {
+        case .asSent: return (response, HTTPBody(bytes))
+        case .removed: receipt["currencyExponent"] = nil
+        case .stated(let value): receipt["currencyExponent"] = value
+        }
+        object["receipt"] = receipt
+        response.headerFields[.contentLength] = nil
+        return (response, HTTPBody(try JSONSerialization.data(withJSONObject: object)))
     }
 }

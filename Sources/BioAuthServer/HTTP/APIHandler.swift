@@ -435,12 +435,12 @@ struct APIHandler: APIProtocol {
             transactionHash: Base64URL.encode(try payment.transaction().hash), failedAttempts: payment.failedAttempts,
             createdAt: payment.createdAt, expiresAt: payment.expiresAt, authorizedAt: payment.authorizedAt,
             authorizationMethod: payment.authorizationMethod.flatMap { .init(rawValue: $0) }, deviceId: payment.deviceID,
-            receipt: try payment.receipt.map { receipt in
-                guard let exponent = receipt.currencyExponent else { throw APIError.internalError }
-                return .init(
+            receipt: payment.receipt.map { receipt in
+                .init(
                     version: receipt.version, paymentId: receipt.paymentId, accountId: receipt.accountId, amountMinor: receipt.amountMinor,
-                    currency: receipt.currency, currencyExponent: exponent, payeeId: receipt.payeeId, payeeName: receipt.payeeName,
-                    method: receipt.method, authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId, signature: receipt.signature)
+                    currency: receipt.currency, currencyExponent: receipt.currencyExponent, payeeId: receipt.payeeId,
+                    payeeName: receipt.payeeName, method: receipt.method, authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId,
+                    signature: receipt.signature)
             })
     }
 
