@@ -3,10 +3,7 @@ import BioAuthCore
 import BioAuthServer
 import BioAuthTesting
 import Foundation
-import HTTPTypes
 import Logging
-import OpenAPIRuntime
-import OpenAPIURLSession
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -303,24 +300,5 @@ struct AppAttestEndToEndTests {
             #expect(refused == nil)
             #expect(try await phone.api.devices(accessToken: try await flows.accessToken()).first?.attestation == "none")
         }
-    }
-}
-
-/// Sends every request to `target`, whichever server that is now (a deployment restarted with other settings).
-final class ForwardingTransport: ClientTransport, @unchecked Sendable {
-    private let lock = NSLock()
-    private var url: URL
-    private let inner = URLSessionTransport()
-
-    init(to url: URL) { self.url = url }
-
-    /// Where requests go from now on.
-    var target: URL {
-        get { lock.withLock { url } }
-        set { lock.withLock { url = newValue } }
-    }
-
-    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
-        try await inner.send(request, body: body, baseURL: target, operationID: operationID)
     }
 }

@@ -2,10 +2,7 @@ import BioAuthClient
 import BioAuthCore
 import BioAuthServer
 import Foundation
-import HTTPTypes
 import Logging
-import OpenAPIRuntime
-import OpenAPIURLSession
 import Testing
 
 /// The app keeps paying across a rotation of the server's receipt key: it fetches the published keys again when a
@@ -19,13 +16,12 @@ struct ReceiptRotationEndToEndTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let keyPath = folder.appendingPathComponent("receipt-key.pem").path
         let databasePath = folder.appendingPathComponent("bioauth.sqlite").path
-        let redirect = Redirect()
         try await TestBackend.run(configure: {
             $0.databasePath = databasePath
             $0.receiptKeyPath = keyPath
             $0.pinKeyPath = folder.appendingPathComponent("pin-key").path
         }) { backend in
-            redirect.set(backend.server.url)
+            let redirect = ForwardingTransport(to: backend.server.url)
             let phone = Phone(backend, transport: redirect)
             let flows = try await phone.enrolled()
             let token = try await flows.accessToken()
@@ -48,7 +44,7 @@ struct ReceiptRotationEndToEndTests {
             configuration.bcryptCost = 4
             configuration.relyingPartyID = "bank.example"
             let restarted = try await LoopbackServer.start(configuration: configuration, clock: backend.clock, logger: Logger(label: "e2e"))
-            redirect.set(restarted.url)
+            redirect.target = restarted.url
             defer { Task { await restarted.stop() } }
 
             let tea = try await phone.api.createPayment(
@@ -60,19 +56,5 @@ struct ReceiptRotationEndToEndTests {
             #expect(first.receipt?.keyId == rotation.retiredKeyID)
             await restarted.stop()
         }
-    }
-}
-
-/// Sends every request to the server the test says, whatever URL the client was made with (the server's port changes
-/// when it restarts).
-final class Redirect: ClientTransport, @unchecked Sendable {
-    private let lock = NSLock()
-    private var target = URL(string: "http://127.0.0.1:1")!
-    private let inner = URLSessionTransport()
-
-    func set(_ url: URL) { lock.withLock { target = url } }
-
-    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
-        try await inner.send(request, body: body, baseURL: lock.withLock { target }, operationID: operationID)
     }
 }
