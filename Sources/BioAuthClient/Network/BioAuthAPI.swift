@@ -343,8 +343,9 @@ public struct BioAuthAPI: Sendable {
         let receipt = payment.receipt.map { receipt in
             PaymentReceipt(
                 version: receipt.version, paymentId: receipt.paymentId, accountId: receipt.accountId, amountMinor: receipt.amountMinor,
-                currency: receipt.currency, currencyExponent: receipt.currencyExponent, payeeId: receipt.payeeId, payeeName: receipt.payeeName, method: receipt.method,
-                authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId, signature: receipt.signature)
+                currency: receipt.currency, currencyExponent: receipt.currencyExponent, payeeId: receipt.payeeId,
+                payeeName: receipt.payeeName, method: receipt.method, authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId,
+                signature: receipt.signature)
         }
         return PaymentDetails(
             status: payment.status.rawValue, id: payment.paymentId, amount: Money(minorUnits: payment.amountMinor, currency: currency),
