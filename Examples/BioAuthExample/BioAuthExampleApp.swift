@@ -47,7 +47,8 @@ final class ExampleModel: ObservableObject {
             let flows = try await BioAuthFlows(
                 api: api, authenticator: authenticator, keyStore: keys, store: store,
                 configuration: .init(
-                    language: language, deviceName: UIDevice.current.name, appAttest: DeviceCheckAppAttestProvider(),
+                    language: language, deviceName: UIDevice.current.name, deviceModel: UIDevice.current.model,
+                    appAttest: DeviceCheckAppAttestProvider(),
                     passkeys: AuthorizationPasskeyProvider { Self.keyWindow() }),
                 isActive: false)
             self.flows = flows

@@ -128,6 +128,18 @@ struct FlowsEndToEndTests {
         }
     }
 
+    @Test("a device whose name has nothing that can be shown is registered under its model: an iPad as \"iPad\", not \"iPhone\"")
+    func deviceNameFallsBackToModel() async throws {
+        try await TestBackend.run { backend in
+            var phone = Phone(backend)
+            phone.deviceName = "🦄✨"
+            phone.deviceModel = "iPad"
+            let flows = try await phone.enrolled()
+            let devices = try await phone.api.devices(accessToken: try await flows.accessToken())
+            #expect(devices.map(\.name) == ["iPad"])
+        }
+    }
+
     @Test("a locked app can't pay, nor hand out its access token, until it is unlocked")
     func lockedCannotPay() async throws {
         try await TestBackend.run { backend in

@@ -58,6 +58,9 @@ struct Phone {
     var appAttest: (any AppAttestProvider)?
     /// The passkey provider the next ``launch()`` configures.
     var passkeys: (any PasskeyProvider)?
+    /// The device's name and model the next ``launch()`` configures.
+    var deviceName = "Test phone"
+    var deviceModel = "iPhone"
 
     init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil, appAttest: (any AppAttestProvider)? = nil) {
         self.appAttest = appAttest
@@ -74,7 +77,7 @@ struct Phone {
         let log = signed
         return try await BioAuthFlows(
             api: api, authenticator: sensor, keyStore: keys, store: store, clock: clock,
-            configuration: .init(language: .english, deviceName: "Test phone", expectedRelyingPartyID: "bank.example",
+            configuration: .init(language: .english, deviceName: deviceName, deviceModel: deviceModel, expectedRelyingPartyID: "bank.example",
                                  observer: { event in log.record(event) }, appAttest: appAttest, passkeys: passkeys))
     }
 

@@ -21,8 +21,12 @@ public actor BioAuthFlows {
     public struct Configuration: Sendable {
         /// The language of prompts and messages.
         public var language: Language
-        /// The name the device is registered under ("Alice's iPhone").
+        /// The name the device is registered under ("Alice's iPhone"), fitted to the display-name rule (emoji and odd
+        /// spaces dropped).
         public var deviceName: String
+        /// What the device is (`UIDevice.current.model`: "iPhone", "iPad"): the name it is registered under when
+        /// ``deviceName`` has nothing that can be shown (only emoji, say).
+        public var deviceModel: String
         /// How long the app may stay in the background without locking.
         public var gracePeriod: TimeInterval
         /// When set, challenges for any other relying party are refused (pin it to your server's).
@@ -38,17 +42,24 @@ public actor BioAuthFlows {
 
         /// Settings with the given values.
         public init(
-            language: Language = .english, deviceName: String = "iPhone", gracePeriod: TimeInterval = 30,
+            language: Language = .english, deviceName: String = "iPhone", deviceModel: String = "iPhone", gracePeriod: TimeInterval = 30,
             expectedRelyingPartyID: String? = nil, observer: (@Sendable (FlowEvent) -> Void)? = nil,
             appAttest: (any AppAttestProvider)? = nil, passkeys: (any PasskeyProvider)? = nil
         ) {
             self.language = language
             self.deviceName = deviceName
+            self.deviceModel = deviceModel
             self.gracePeriod = gracePeriod
             self.expectedRelyingPartyID = expectedRelyingPartyID
             self.observer = observer
             self.appAttest = appAttest
             self.passkeys = passkeys
+        }
+
+        /// The name registration sends: ``deviceName`` fitted to the display-name rule, else ``deviceModel``, else
+        /// "iPhone".
+        var registeredDeviceName: String {
+            DisplayName.fitted(deviceName, maxCharacters: 64, fallback: DisplayName.fitted(deviceModel, maxCharacters: 64, fallback: "iPhone"))
         }
     }
 
@@ -139,7 +150,7 @@ public actor BioAuthFlows {
                 let proof = try await self.sign(.register, challenge, tag: tag, keyID: publicKey.keyID, counter: 0, context: context)
                 let attestation = try await self.appAttestation(for: proof.payload)
                 let device = try await self.api.registerDevice(
-                    challengeID: challenge.id, publicKey: publicKey, biometryKind: kind, deviceName: DisplayName.fitted(self.configuration.deviceName, maxCharacters: 64, fallback: "iPhone"),
+                    challengeID: challenge.id, publicKey: publicKey, biometryKind: kind, deviceName: self.configuration.registeredDeviceName,
                     counter: 0, signature: proof.signature, appAttest: attestation, accessToken: token)
                 return (device, attestation?.keyID)
             }

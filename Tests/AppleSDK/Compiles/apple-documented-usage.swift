@@ -40,3 +40,4 @@ func attestedKeyID() async throws -> String? {
 }
 
 @MainActor func deviceName() -> String { UIDevice.current.name }
+@MainActor func deviceModel() -> String { UIDevice.current.model }

@@ -64,6 +64,8 @@ open class UIDevice {
     open class var current: UIDevice { instance }
     /// The device's name (on iOS 16 and later a generic name such as "iPhone" unless the app has the entitlement).
     open var name: String { "iPhone" }
+    /// The model of the device, such as "iPhone" or "iPad".
+    open var model: String { "iPhone" }
 }
 
 /// A window (a main-actor UIView subclass in the SDK; the view hierarchy is not declared here): what
