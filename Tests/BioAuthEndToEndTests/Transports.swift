@@ -38,10 +38,9 @@ final class ReceiptRewriter: ClientTransport, @unchecked Sendable {
 
     private let lock = NSLock()
     private var rewrite = Exponent.asSent
-    private let url: URL
-    private let inner = URLSessionTransport()
+    private let server: ForwardingTransport
 
-    init(to url: URL) { self.url = url }
+    init(to url: URL) { server = ForwardingTransport(to: url) }
 
     /// What happens to the exponent of the next answers' receipts.
     var exponent: Exponent {
@@ -50,7 +49,7 @@ final class ReceiptRewriter: ClientTransport, @unchecked Sendable {
     }
 
     func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
-        var (response, answer) = try await inner.send(request, body: body, baseURL: url, operationID: operationID)
+        var (response, answer) = try await server.send(request, body: body, baseURL: baseURL, operationID: operationID)
         guard let answer else { return (response, nil) }
         let bytes = try await Data(collecting: answer, upTo: 1 << 20)
         guard var object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any], var receipt = object["receipt"] as? [String: Any]
