@@ -327,9 +327,9 @@ extension PasskeyTests {
             #expect(overview.hours.map(\.passkey).reduce(0, +) == 1 && overview.hours.map(\.password).reduce(0, +) == 1, "the overview counts the passkey sign-in apart")
 
             await #expect(throws: SupportError.notAllowed("vic is a viewer: viewers only read")) {
-                try await desk.revokePasskey(passkeyID, operator: "vic", reason: "Laptop lost")
+                try await desk.revokePasskey(passkeyID, customer: "alice", operator: "vic", reason: "Laptop lost")
             }
-            try await desk.revokePasskey(passkeyID, operator: "mei", reason: "Laptop lost, call 4712")
+            try await desk.revokePasskey(passkeyID, customer: "alice", operator: "mei", reason: "Laptop lost, call 4712")
             #expect(try await api.call(.get, "/v1/me", token: web).code == "session_ended")
             #expect(try await api.call(.get, "/v1/me", token: password.access).status == 200, "the password session stays")
             #expect(try await api.passkeySignIn(provider).code == "passkey_unknown_credential")
@@ -372,7 +372,7 @@ extension PasskeyTests {
                 SimulatedPasskeyProvider(behaviour: .init(synced: false, countsSignatures: true)), token: password.access, name: "Security key")["passkeyId"])
             #expect(try await api.call(.delete, "/v1/passkeys/\(laptop)", token: password.access).status == 204)
             let desk = try await SupportDeskTests.desk(api)
-            try await desk.revokePasskey(key, operator: "mei", reason: "Key reported lost")
+            try await desk.revokePasskey(key, customer: "alice", operator: "mei", reason: "Key reported lost")
             await desk.close()
             #expect(try await setup.deliver().attempted == 4)
 

@@ -23,19 +23,30 @@ struct QueryPlanTests {
         return lines
     }
 
+    @Test("every statement a table lists as hot finds its rows through an index, never by reading a whole table")
+    func hotStatementsUseIndexes() async throws {
+        let statements = HotStatements.all
+        #expect(Set(statements.map(\.family)).count >= 6, "the tables list their hot statements")
+        for (family, statement) in statements {
+            let lines = try await Self.plan(statement)
+            let scans = lines.filter { $0.hasPrefix("SCAN") && !$0.hasPrefix("SCAN CONSTANT ROW") }
+            #expect(scans.isEmpty, "\(family): \(statement.sql.text) reads a whole table: \(lines)")
+        }
+    }
+
     @Test("replacing an installation's session reads only live sessions, through their index")
     func endingSessions() async throws {
         let cases: [(String?, String?, String?)] = [("i", nil, nil), ("i", nil, "k"), (nil, "d", nil), (nil, "d", "k"), ("i", "d", nil), ("i", "d", "k")]
         for (installation, device, keeping) in cases {
             let lines = try await Self.plan(
-                BioAuthService.endingSessions(account: "a", installationID: installation, device: device, keeping: keeping, reason: "replaced", at: 1))
+                SessionsTable.ending(account: "a", installationID: installation, device: device, keeping: keeping, reason: "replaced", at: 1))
             #expect(lines.count == 1 && lines[0].hasPrefix("SEARCH sessions USING INDEX sessions_live_by_account_installation"), "\(lines)")
         }
     }
 
     @Test("a refresh deletes the session's access tokens through an index, not by reading the whole table")
     func deletingAccessTokens() async throws {
-        let lines = try await Self.plan(BioAuthService.deleteAccessTokens("s"))
+        let lines = try await Self.plan(SessionsTable.deleteAccessTokensSQL("s"))
         #expect(lines.count == 1 && lines[0].hasPrefix("SEARCH access_tokens USING") && lines[0].contains("INDEX access_tokens_by_session"), "\(lines)")
     }
 }

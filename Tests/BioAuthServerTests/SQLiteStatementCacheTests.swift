@@ -15,10 +15,10 @@ struct SQLiteStatementCacheTests {
         let database = try await SQLiteDatabaseExecutor.open(path: path, logger: Logger(label: "cache"))
         defer { try? FileManager.default.removeItem(atPath: path) }
         for token in ["first", "second", "third", "fourth", "fifth"] {
-            let row = try await database.transaction { db in try await db.first(BioAuthService.sessionByAccessToken(BioAuthService.tokenHash(token))) }
+            let row = try await database.transaction { db in try await db.first(SessionsTable.byAccessToken(BioAuthService.tokenHash(token))) }
             #expect(row == nil)
         }
-        let statistics = try #require(database.statementStatistics()[BioAuthService.sessionByAccessToken.text])
+        let statistics = try #require(database.statementStatistics()[SessionsTable.byAccessToken.text])
         #expect(statistics.runs == 5)
         // SQLite marks this join's plan as tunable to its bound value; clearing the bindings after each run made it
         // expire, and every run compiled it again.

@@ -2,6 +2,7 @@ import BioAuthCore
 import Foundation
 import Hummingbird
 import NIOCore
+import BioAuthTesting
 import Testing
 
 @testable import BioAuthServer
@@ -32,16 +33,16 @@ struct SupportDeskTests {
 
             let snapshot = try await api.snapshot()
             await #expect(throws: SupportError.notAllowed("vic is a viewer: viewers only read")) {
-                try await desk.revokeDevice(deviceID, operator: "vic", reason: "Phone stolen")
+                try await desk.revokeDevice(deviceID, customer: "alice", operator: "vic", reason: "Phone stolen")
             }
-            await #expect(throws: SupportError.self, "a reason is required") { try await desk.revokeDevice(deviceID, operator: "mei", reason: "  ") }
-            await #expect(throws: SupportError.self, "an unknown operator") { try await desk.revokeDevice(deviceID, operator: "eve", reason: "Phone stolen") }
-            await #expect(throws: SupportError.notFound("no device 01a2aaaa-0000-7000-8000-000000000000")) {
-                try await desk.revokeDevice("01a2aaaa-0000-7000-8000-000000000000", operator: "mei", reason: "Phone stolen")
+            await #expect(throws: SupportError.self, "a reason is required") { try await desk.revokeDevice(deviceID, customer: "alice", operator: "mei", reason: "  ") }
+            await #expect(throws: SupportError.self, "an unknown operator") { try await desk.revokeDevice(deviceID, customer: "alice", operator: "eve", reason: "Phone stolen") }
+            await #expect(throws: SupportError.notFound("the customer has no device 01a2aaaa-0000-7000-8000-000000000000")) {
+                try await desk.revokeDevice("01a2aaaa-0000-7000-8000-000000000000", customer: "alice", operator: "mei", reason: "Phone stolen")
             }
             #expect(try await api.snapshot() == snapshot, "a refused action changes nothing")
 
-            try await desk.revokeDevice(deviceID, operator: "mei", reason: "Phone reported stolen on call 4711")
+            try await desk.revokeDevice(deviceID, customer: "alice", operator: "mei", reason: "Phone reported stolen on call 4711")
             let refused = try await api.call(.post, "/v1/sessions/biometric/challenges", json: ["keyId": key.keyID])
             #expect(refused.code == "device_revoked", "the phone's Face ID sign-in is refused: \(refused.raw)")
             #expect(try await api.call(.get, "/v1/me", token: tokens.access).code == "session_ended", "the phone's session ended")
@@ -52,6 +53,32 @@ struct SupportDeskTests {
             #expect((revoked["operatorId"] as? String)?.hasPrefix("op_") == true && revoked["reason"] as? String == "Phone reported stolen on call 4711")
             let after = try await desk.customer("alice")
             #expect(after.devices[0].revokedAt != nil && after.events.contains { $0.kind == "device_revoked" && $0.reason != nil })
+            await desk.close()
+        }
+    }
+
+    @Test("an action names the customer: another customer's device, passkey or payment is not found and nothing changes",
+          arguments: StorageBackend.available)
+    func anotherCustomersObject(backend: StorageBackend) async throws {
+        try await PasskeyTests.run(backend) { api in
+            let desk = try await Self.desk(api)
+            let (bob, bobDevice) = try await api.enrolled(TestKey(), username: "bob")
+            let bobPayment = try #require(try await api.createPayment(token: bob.access)["paymentId"])
+            let bobPasskey = try #require(try await api.createPasskey(SimulatedPasskeyProvider(), token: bob.access, name: "Bob's laptop")["passkeyId"])
+            try await api.createAccount("alice")
+            let snapshot = try await api.snapshot()
+            await #expect(throws: SupportError.notFound("the customer has no device \(bobDevice)")) {
+                try await desk.revokeDevice(bobDevice, customer: "alice", operator: "mei", reason: "Phone stolen")
+            }
+            await #expect(throws: SupportError.notFound("the customer has no passkey \(bobPasskey)")) {
+                try await desk.revokePasskey(bobPasskey, customer: "alice", operator: "mei", reason: "Laptop lost")
+            }
+            await #expect(throws: SupportError.notFound("the customer has no payment \(bobPayment)")) {
+                try await desk.cancelPayment(bobPayment, customer: "alice", operator: "mei", reason: "Not started by the customer")
+            }
+            #expect(try await api.snapshot() == snapshot, "nothing of bob's changed")
+            try await desk.revokeDevice(bobDevice, customer: "bob", operator: "mei", reason: "Phone stolen")
+            #expect(try await desk.customer("bob").devices[0].revokedAt != nil, "named with its own customer, the device is revoked")
             await desk.close()
         }
     }
@@ -70,7 +97,7 @@ struct SupportDeskTests {
             let coffee = try #require(try await api.createPayment(token: alice2.access, amountMinor: 8800)["paymentId"])
             api.clock.advance(by: 1)
             let tom = try #require(try await api.createPayment(token: alice2.access, amountMinor: 1200, payeeID: "tom-1", payeeName: nil)["paymentId"])
-            try await desk.cancelPayment(tom, operator: "mei", reason: "Customer did not start it")
+            try await desk.cancelPayment(tom, customer: "alice", operator: "mei", reason: "Customer did not start it")
 
             let ids = { (search: SupportDesk.PaymentSearch) in try await desk.payments(search).map(\.payment.id) }
             #expect(try await ids(.init()) == [tom, coffee, early], "newest first")
@@ -221,10 +248,10 @@ struct SupportDeskTests {
             #expect(paid["status"] == "authorized", "\(paid.raw)")
 
             let third = try #require(try await api.createPayment(token: back.access, amountMinor: 200)["paymentId"])
-            try await desk.cancelPayment(third, operator: "mei", reason: "Customer did not start it")
+            try await desk.cancelPayment(third, customer: "alice", operator: "mei", reason: "Customer did not start it")
             #expect(try await api.call(.get, "/v1/payments/\(third)", token: back.access)["status"] == "cancelled")
             await #expect(throws: SupportError.invalid("the payment is cancelled, not pending")) {
-                try await desk.cancelPayment(third, operator: "mei", reason: "again")
+                try await desk.cancelPayment(third, customer: "alice", operator: "mei", reason: "again")
             }
             try await desk.endSessions(customer: "alice", operator: "mei", reason: "Customer asked to sign out everywhere")
             #expect(try await api.call(.get, "/v1/me", token: back.access).code == "session_ended")

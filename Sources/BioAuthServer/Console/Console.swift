@@ -94,13 +94,13 @@ struct Console: Sendable {
         router.post("/console/customers/{account}/devices/{device}/revoke") { request, context in
             let account = try context.parameters.require("account"), device = try context.parameters.require("device")
             return try await console.act(request, account: account, done: "revoked") { name, reason in
-                try await console.desk.revokeDevice(device, operator: name, reason: reason)
+                try await console.desk.revokeDevice(device, customer: account, operator: name, reason: reason)
             }
         }
         router.post("/console/customers/{account}/passkeys/{passkey}/revoke") { request, context in
             let account = try context.parameters.require("account"), passkey = try context.parameters.require("passkey")
             return try await console.act(request, account: account, done: "passkey-revoked") { name, reason in
-                try await console.desk.revokePasskey(passkey, operator: name, reason: reason)
+                try await console.desk.revokePasskey(passkey, customer: account, operator: name, reason: reason)
             }
         }
         router.post("/console/customers/{account}/end-sessions") { request, context in
@@ -124,7 +124,7 @@ struct Console: Sendable {
         router.post("/console/customers/{account}/payments/{payment}/cancel") { request, context in
             let account = try context.parameters.require("account"), payment = try context.parameters.require("payment")
             return try await console.act(request, account: account, done: "cancelled") { name, reason in
-                try await console.desk.cancelPayment(payment, operator: name, reason: reason)
+                try await console.desk.cancelPayment(payment, customer: account, operator: name, reason: reason)
             }
         }
     }

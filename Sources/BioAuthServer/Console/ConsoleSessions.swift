@@ -25,12 +25,7 @@ struct ConsoleSessions: Sendable {
         let now = service.now.millisecondsSince1970
         let csrf = service.newSecret()
         try await service.database.transaction { db in
-            try await db.raw(
-                """
-                INSERT INTO operator_sessions (token_hash, operator_id, csrf_token, created_at, last_seen_at, ended_at)
-                VALUES (\(bind: BioAuthService.tokenHash(token)), \(bind: `operator`.id), \(bind: csrf), \(bind: now), \(bind: now), NULL)
-                """
-            ).run()
+            try await db.operators.insertSession(tokenHash: BioAuthService.tokenHash(token), operatorID: `operator`.id, csrfToken: csrf, at: now)
         }
         return token
     }
@@ -42,25 +37,11 @@ struct ConsoleSessions: Sendable {
         let now = service.now.millisecondsSince1970
         let idle = now - Int64(Self.idleTimeout * 1000), absolute = now - Int64(Self.absoluteTimeout * 1000)
         return try await service.database.transaction { db in
-            guard let row = try await db.raw(
-                """
-                UPDATE operator_sessions SET last_seen_at = \(bind: now)
-                WHERE token_hash = \(bind: BioAuthService.tokenHash(token)) AND ended_at IS NULL
-                    AND last_seen_at > \(bind: idle) AND created_at > \(bind: absolute)
-                RETURNING operator_id, csrf_token
-                """
-            ).first() else { return nil }
-            let operatorID = try row.decode(column: "operator_id", as: String.self)
-            guard let found = try await db.raw(
-                "SELECT id, name, role, created_at, created_by, totp_secret IS NOT NULL AS enrolled FROM operators WHERE id = \(bind: operatorID) AND disabled_at IS NULL"
-            ).first(), let role = OperatorRole(rawValue: try found.decode(column: "role", as: String.self)) else { return nil }
-            return Session(
-                operator: Operator(
-                    id: operatorID, name: try found.decode(column: "name", as: String.self), role: role,
-                    totpEnrolled: try found.decode(column: "enrolled", as: Bool.self), lockedUntil: nil,
-                    createdAt: Date(millisecondsSince1970: try found.decode(column: "created_at", as: Int64.self)),
-                    createdBy: try found.decode(column: "created_by", as: String?.self), disabledAt: nil),
-                csrfToken: try row.decode(column: "csrf_token", as: String.self))
+            guard let touched = try await db.operators.touchSession(
+                tokenHash: BioAuthService.tokenHash(token), now: now, idleSince: idle, startedSince: absolute),
+                let found = try await db.operators.findEnabled(id: touched.operatorID)
+            else { return nil }
+            return Session(operator: found, csrfToken: touched.csrfToken)
         }
     }
 
@@ -69,9 +50,7 @@ struct ConsoleSessions: Sendable {
         guard let token else { return }
         let now = service.now.millisecondsSince1970
         try await service.database.transaction { db in
-            try await db.raw(
-                "UPDATE operator_sessions SET ended_at = \(bind: now) WHERE token_hash = \(bind: BioAuthService.tokenHash(token)) AND ended_at IS NULL"
-            ).run()
+            try await db.operators.endSession(tokenHash: BioAuthService.tokenHash(token), at: now)
         }
     }
 }

@@ -71,8 +71,7 @@ public struct Retention: Sendable {
         return try await database.transaction { db in
             var report = Report()
             for rule in rules {
-                let row = try await db.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: rule.table) WHERE \(rule.condition)").first()
-                report.counts[rule.kind] = try row?.decode(column: "n", as: Int.self) ?? 0
+                report.counts[rule.kind] = try await db.countPurgeable(rule.purge)
             }
             return report
         }
@@ -89,7 +88,7 @@ public struct Retention: Sendable {
         do {
             for rule in rules(now: clock.now) {
                 while proceed() {
-                    let deleted = try await database.transaction { db in try await Self.deleteBatch(rule, on: db) }
+                    let deleted = try await database.transaction { db in try await db.deletePurgeable(rule.purge, limit: Self.batchSize) }
                     report.counts[rule.kind, default: 0] += deleted
                     metrics?.retentionDeleted(rule.kind.rawValue, count: deleted)
                     guard deleted == Self.batchSize else { break }
@@ -109,77 +108,40 @@ public struct Retention: Sendable {
 
     // MARK: Rules
 
-    /// One kind of row and the condition that makes it purgeable.
+    /// One kind of row and which of its rows are purgeable (its table's rule).
     struct Rule {
         let kind: Kind
-        let table: String
-        /// The key columns, comma-separated: `id`, or `account_id, idempotency_key`.
-        let key: String
-        let condition: SQLQueryString
+        let purge: PurgeRule
     }
 
     /// The rules at `now`: each cutoff is fixed for the whole run.
     func rules(now: Date) -> [Rule] {
         let now = now.millisecondsSince1970
         let tokens = now - Int64(policy.tokens * 1000)
-        // A user's token goes when it expired, or its session ended, long enough ago.
         let webhooks = now - Int64(policy.webhookEvents * 1000)
-        let endedDeliveries: SQLQueryString = "status <> 'pending' AND created_at < \(bind: webhooks)"
-        let agedToken: SQLQueryString =
-            "expires_at < \(bind: tokens) OR session_id IN (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < \(bind: tokens))"
         return [
-            Rule(kind: .challenges, table: "challenges", key: "id", condition: "expires_at < \(bind: now)"),
-            Rule(kind: .passkeyChallenges, table: "passkey_challenges", key: "id", condition: "expires_at < \(bind: now)"),
-            Rule(kind: .accessTokens, table: "access_tokens", key: "token_hash", condition: agedToken),
-            Rule(kind: .refreshTokens, table: "refresh_tokens", key: "token_hash", condition: agedToken),
-            // A session goes when the rules above have taken everything that refers to it: it ended longer ago than the
-            // token retention (so its tokens went), or it never ended and every token it has expired that long ago (it
-            // was abandoned); and it has no live challenge. Said without reference to those rules' deletions, so a dry
-            // run counts what the purge deletes. The audit log keeps its id.
-            Rule(
-                kind: .sessions, table: "sessions", key: "id",
-                condition: """
-                    (ended_at < \(bind: tokens) OR (ended_at IS NULL AND created_at < \(bind: tokens)
-                        AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.session_id = sessions.id AND a.expires_at >= \(bind: tokens))
-                        AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = sessions.id AND r.expires_at >= \(bind: tokens))))
-                    AND NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: now))
-                    """),
-            Rule(kind: .serviceTokens, table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: tokens)"),
+            Rule(kind: .challenges, purge: ChallengesTable.purgeExpired(now: now)),
+            Rule(kind: .passkeyChallenges, purge: ChallengesTable.purgeExpiredPasskey(now: now)),
+            Rule(kind: .accessTokens, purge: SessionsTable.purgeAccessTokens(before: tokens)),
+            Rule(kind: .refreshTokens, purge: SessionsTable.purgeRefreshTokens(before: tokens)),
+            Rule(kind: .sessions, purge: SessionsTable.purgeSessions(before: tokens, now: now)),
+            Rule(kind: .serviceTokens, purge: ServiceClientsTable.purgeTokens(before: tokens)),
             // A console session is over when its operator signed out, it sat idle, or it reached its absolute limit; it goes
-            // once it has been over for the token retention. Nothing refers to it; the audit log names the operator.
+            // once it has been over for the token retention.
             Rule(
-                kind: .operatorSessions, table: "operator_sessions", key: "token_hash",
-                condition: """
-                    ended_at < \(bind: tokens) OR last_seen_at < \(bind: tokens - Int64(ConsoleSessions.idleTimeout * 1000))
-                        OR created_at < \(bind: tokens - Int64(ConsoleSessions.absoluteTimeout * 1000))
-                    """),
-            Rule(
-                kind: .idempotencyKeys, table: "idempotency_keys", key: "account_id, idempotency_key",
-                condition: "created_at < \(bind: now - Int64(policy.idempotencyKeys * 1000))"),
-            Rule(kind: .auditEvents, table: "audit_events", key: "id", condition: "occurred_at < \(bind: now - Int64(policy.auditEvents * 1000))"),
-            // A bucket whose window has passed counts from zero at its next hit anyway.
-            Rule(kind: .rateLimits, table: "rate_limits", key: "bucket", condition: "window_start < \(bind: now - Int64(rateLimitWindow * 1000))"),
+                kind: .operatorSessions,
+                purge: OperatorsTable.purgeSessions(
+                    endedBefore: tokens, idleSince: tokens - Int64(ConsoleSessions.idleTimeout * 1000),
+                    startedBefore: tokens - Int64(ConsoleSessions.absoluteTimeout * 1000))),
+            Rule(kind: .idempotencyKeys, purge: IdempotencyKeysTable.purge(before: now - Int64(policy.idempotencyKeys * 1000))),
+            Rule(kind: .auditEvents, purge: AuditEventsTable.purge(before: now - Int64(policy.auditEvents * 1000))),
+            Rule(kind: .rateLimits, purge: RateLimitsTable.purge(windowsBefore: now - Int64(rateLimitWindow * 1000))),
             // A webhook event goes with its deliveries and their attempts once every delivery has ended long enough ago; a
             // pending one (still being tried) keeps all of them.
-            Rule(
-                kind: .webhookAttempts, table: "webhook_attempts", key: "event_id, endpoint_id, attempt",
-                condition: "(event_id, endpoint_id) IN (SELECT event_id, endpoint_id FROM webhook_deliveries WHERE \(endedDeliveries))"),
-            Rule(kind: .webhookDeliveries, table: "webhook_deliveries", key: "event_id, endpoint_id", condition: endedDeliveries),
-            Rule(
-                kind: .webhookEvents, table: "webhook_events", key: "id",
-                condition: "created_at < \(bind: webhooks) AND id NOT IN (SELECT event_id FROM webhook_deliveries)"),
+            Rule(kind: .webhookAttempts, purge: WebhooksTable.purgeAttempts(before: webhooks)),
+            Rule(kind: .webhookDeliveries, purge: WebhooksTable.purgeDeliveries(before: webhooks)),
+            Rule(kind: .webhookEvents, purge: WebhooksTable.purgeEvents(before: webhooks)),
         ]
-    }
-
-    /// Deletes up to ``batchSize`` rows `rule` selects, in one statement; returns how many went.
-    private static func deleteBatch(_ rule: Rule, on db: any SQLDatabase) async throws -> Int {
-        try await db.raw(
-            """
-            DELETE FROM \(unsafeRaw: rule.table) WHERE (\(unsafeRaw: rule.key)) IN
-                (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE (\(rule.condition)) LIMIT \(literal: batchSize))
-            RETURNING 1 AS deleted
-            """
-        ).all().count
     }
 
     // MARK: The lease
@@ -189,24 +151,13 @@ public struct Retention: Sendable {
         let now = clock.now.millisecondsSince1970
         let until = now + Int64(Self.leaseDuration * 1000)
         let holder = self.holder
-        return try await database.transaction { db in
-            try await db.raw(
-                """
-                INSERT INTO maintenance_leases (name, holder, expires_at) VALUES (\(bind: Self.leaseName), \(bind: holder), \(bind: until))
-                ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-                WHERE maintenance_leases.expires_at < \(bind: now) OR maintenance_leases.holder = excluded.holder
-                RETURNING holder
-                """
-            ).first() != nil
-        }
+        return try await database.transaction { db in try await db.maintenanceLeases.claim(Self.leaseName, holder: holder, now: now, until: until) }
     }
 
     /// Gives the lease up, if it is still ours.
     private func releaseLease() async throws {
         let holder = self.holder
-        try await database.transaction { db in
-            try await db.raw("UPDATE maintenance_leases SET expires_at = 0 WHERE name = \(bind: Self.leaseName) AND holder = \(bind: holder)").run()
-        }
+        try await database.transaction { db in try await db.maintenanceLeases.release(Self.leaseName, holder: holder) }
     }
 }
 

@@ -161,17 +161,8 @@ public struct Operators: Sendable {
 
     /// Stores `new` in the caller's unit of work (an admin's action audits in the same one).
     func insert(_ new: NewOperator, createdBy: String?, on db: any SQLDatabase) async throws -> Operator {
-        guard try await db.raw("SELECT id FROM operators WHERE name = \(bind: new.name)").first() == nil else {
-            throw OperatorError.invalid("there is already an operator named \(new.name)")
-        }
-        try await db.raw(
-            """
-            INSERT INTO operators (id, name, role, password_hash, totp_secret, totp_pending_secret, totp_last_step, failed_attempts,
-                locked_until, created_at, created_by, disabled_at)
-            VALUES (\(bind: new.id), \(bind: new.name), \(bind: new.role.rawValue), \(bind: new.hash), NULL, NULL, NULL, 0, NULL,
-                \(bind: new.createdAt.millisecondsSince1970), \(bind: createdBy), NULL)
-            """
-        ).run()
+        guard try await !db.operators.exists(name: new.name) else { throw OperatorError.invalid("there is already an operator named \(new.name)") }
+        try await db.operators.insert(new, createdBy: createdBy)
         return Operator(
             id: new.id, name: new.name, role: new.role, totpEnrolled: false, lockedUntil: nil, createdAt: new.createdAt, createdBy: createdBy,
             disabledAt: nil)
@@ -179,9 +170,7 @@ public struct Operators: Sendable {
 
     /// Every operator, by name.
     public func list() async throws -> [Operator] {
-        try await database.transaction { db in
-            try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM operators ORDER BY name").all().map(Self.operator)
-        }
+        try await database.transaction { db in try await db.operators.list() }
     }
 
     /// Disables an operator: sign-in is refused from now on.
@@ -192,8 +181,7 @@ public struct Operators: Sendable {
     /// ``disable(name:)`` in the caller's unit of work.
     func disable(name: String, on db: any SQLDatabase) async throws {
         let now = clock.now.millisecondsSince1970
-        guard try await db.raw("UPDATE operators SET disabled_at = \(bind: now) WHERE name = \(bind: name) AND disabled_at IS NULL RETURNING id").first() != nil
-        else { throw OperatorError.invalid("there is no enabled operator named \(name)") }
+        guard try await db.operators.markDisabled(name: name, at: now) else { throw OperatorError.invalid("there is no enabled operator named \(name)") }
     }
 
     /// One step of signing in: the password, then (with `code`) the TOTP code. Without an enrolled second factor, the
@@ -201,46 +189,31 @@ public struct Operators: Sendable {
     /// enrolls it. Every failure counts toward the lock; a success clears the count.
     public func signIn(name: String, password: String, code: String?) async throws -> SignIn {
         let now = clock.now
-        let found = try await database.transaction { db in
-            try await db.raw(
-                "SELECT \(unsafeRaw: Self.columns), password_hash, totp_secret, totp_pending_secret, totp_last_step FROM operators WHERE name = \(bind: name)"
-            ).first()
-        }
+        let found = try await database.transaction { db in try await db.operators.credentials(name: name) }
         // A name that does not exist costs a bcrypt check too, so the time does not say which names exist.
-        guard let row = found else {
+        guard let found else {
             _ = try await verify(password, hash: nil)
             throw OperatorError.invalidCredentials
         }
-        let account = try Self.operator(row)
+        let account = found.operator
         guard account.disabledAt == nil else { throw OperatorError.disabled }
         if let until = account.lockedUntil, until > now { throw OperatorError.locked(until: until) }
-        guard try await verify(password, hash: try row.decode(column: "password_hash", as: String.self)) else {
-            throw try await fail(account, now: now)
-        }
-        let enrolled = try row.decode(column: "totp_secret", as: String?.self)
-        let pending = try row.decode(column: "totp_pending_secret", as: String?.self)
-        let lastStep = try row.decode(column: "totp_last_step", as: Int64?.self) ?? -1
+        guard try await verify(password, hash: found.passwordHash) else { throw try await fail(account, now: now) }
+        let enrolled = found.totpSecret
+        let pending = found.pendingTOTPSecret
+        let lastStep = found.lastStep ?? -1
         guard let secret = enrolled ?? pending, let code else {
             if enrolled != nil { return .codeRequired }
             let secret = pending ?? Self.newTOTPSecret(random)
             if pending == nil {
-                try await database.transaction { db in
-                    try await db.raw("UPDATE operators SET totp_pending_secret = \(bind: secret) WHERE id = \(bind: account.id)").run()
-                }
+                try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: secret) }
             }
             let uri = TOTP(secret: secret).createAuthenticatorURL(label: "BioAuth:\(account.name)", issuer: "BioAuth")
             let typed = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
             return .enrollTOTP(secret: typed, uri: uri)
         }
         guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(account, now: now) }
-        try await database.transaction { db in
-            try await db.raw(
-                """
-                UPDATE operators SET totp_secret = \(bind: secret), totp_pending_secret = NULL, totp_last_step = \(bind: step),
-                    failed_attempts = 0, locked_until = NULL WHERE id = \(bind: account.id)
-                """
-            ).run()
-        }
+        try await database.transaction { db in try await db.operators.recordSignIn(account.id, secret: secret, step: step) }
         return .signedIn(Operator(
             id: account.id, name: account.name, role: account.role, totpEnrolled: true, lockedUntil: nil, createdAt: account.createdAt,
             createdBy: account.createdBy, disabledAt: nil))
@@ -253,14 +226,7 @@ public struct Operators: Sendable {
         let until = now.addingTimeInterval(Self.lockDuration)
         // Both expressions read the row as it was: the failure that reaches the limit locks and starts the count again.
         let locked = try await database.transaction { db in
-            try await db.raw(
-                """
-                UPDATE operators SET
-                    failed_attempts = CASE WHEN failed_attempts + 1 >= \(bind: Self.maxFailures) THEN 0 ELSE failed_attempts + 1 END,
-                    locked_until = CASE WHEN failed_attempts + 1 >= \(bind: Self.maxFailures) THEN \(bind: until.millisecondsSince1970) ELSE NULL END
-                WHERE id = \(bind: account.id) RETURNING locked_until
-                """
-            ).first()?.decode(column: "locked_until", as: Int64?.self)
+            try await db.operators.recordFailure(account.id, maxFailures: Self.maxFailures, lockUntil: until.millisecondsSince1970)
         }
         return locked == nil ? .invalidCredentials : .locked(until: until)
     }
@@ -280,18 +246,5 @@ public struct Operators: Sendable {
     static func newTOTPSecret(_ random: any RandomSource) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
         return String(random.bytes(32).map { alphabet[Int($0) & 31] })
-    }
-
-    private static let columns = "id, name, role, failed_attempts, locked_until, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
-
-    private static func `operator`(_ row: any SQLRow) throws -> Operator {
-        Operator(
-            id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
-            role: OperatorRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .viewer,
-            totpEnrolled: try row.decode(column: "enrolled", as: Bool.self),
-            lockedUntil: try row.decode(column: "locked_until", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
-            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            createdBy: try row.decode(column: "created_by", as: String?.self),
-            disabledAt: try row.decode(column: "disabled_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
     }
 }

@@ -140,95 +140,93 @@ public struct CustomerRecord: Sendable {
 /// ```swift
 /// let desk = try await SupportDesk.open(database: database, configuration: configuration)
 /// let record = try await desk.customer("alice")
-/// try await desk.revokeDevice(record.devices[0].id, operator: "mei", reason: "Phone reported stolen (call 4711)")
+/// try await desk.revokeDevice(record.devices[0].id, customer: record.accountID, operator: "mei", reason: "Phone reported stolen (call 4711)")
 /// await desk.close()
 /// ```
 public struct SupportDesk: Sendable {
-    let service: BioAuthService
-    private let passwords: PasswordHasher?
+    let database: any DatabaseExecutor
+    let clock: any WallClock
+    let random: any RandomSource
+    /// Writes the audit and outbox events of support actions, and the changes the customer's own requests also make.
+    let recorder: ChangeRecorder
+    /// The operators, for admins' actions.
+    let operators: Operators
 
+    /// The desk of the running server: its database, clock and password hashing threads.
     init(service: BioAuthService) {
-        self.service = service
-        self.passwords = nil
+        self.database = service.database
+        self.clock = service.clock
+        self.random = service.random
+        self.recorder = service.recorder
+        self.operators = Operators(service: service)
     }
 
-    /// A desk over `database` with the server's `configuration` (its lock and lifetime settings). It signs nothing, so it
-    /// loads no receipt or PIN key; close it when done.
+    /// A desk over `database` with the server's `configuration` (its bcrypt cost and webhook settings), for the command
+    /// line. It signs nothing and loads no receipt or PIN key.
     public static func open(
         database: any DatabaseExecutor, configuration: ServerConfiguration, clock: any WallClock = SystemClock(),
         logger: Logger = Logger(label: "bioauth-support")
     ) async throws -> SupportDesk {
-        var configuration = configuration
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        let metrics = ServerMetrics(factory: NOOPMetricsHandler.instance)
-        let passwords = try await PasswordHasher.start(cost: configuration.bcryptCost, threads: 1, metrics: metrics)
-        let service = BioAuthService(
-            configuration: configuration, database: database, clock: clock, random: SystemRandomSource(), passwords: passwords,
-            receipts: try ReceiptSigner.load(path: ":memory:"), sealers: try Sealers.load(path: ":memory:"), logger: logger, metrics: metrics)
-        return SupportDesk(service: service, passwords: passwords)
+        let random = SystemRandomSource()
+        return SupportDesk(
+            database: database, clock: clock, random: random,
+            recorder: ChangeRecorder(
+                clock: clock, random: random, dialect: database.dialect, webhookRetryWindow: configuration.webhooks.retryWindow, logger: logger),
+            operators: Operators(database: database, clock: clock, random: random, bcryptCost: configuration.bcryptCost))
     }
 
-    private init(service: BioAuthService, passwords: PasswordHasher) {
-        self.service = service
-        self.passwords = passwords
+    private init(database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource, recorder: ChangeRecorder, operators: Operators) {
+        self.database = database
+        self.clock = clock
+        self.random = random
+        self.recorder = recorder
+        self.operators = operators
     }
 
-    /// Stops what ``open(database:configuration:clock:logger:)`` started (not the database).
-    public func close() async {
-        try? await passwords?.shutdown()
-    }
+    /// Kept for callers of ``open(database:configuration:clock:logger:)``: the desk holds nothing that needs stopping (the
+    /// database is the caller's).
+    public func close() async {}
 
     // MARK: Reading
 
     /// The customer with this username or account id.
     public func customer(_ query: String) async throws -> CustomerRecord {
         guard (1...64).contains(query.utf8.count) else { throw SupportError.notFound("no customer \(query)") }
-        let service = self.service
-        let now = service.now
-        let record = try await service.database.transaction { db in
-            guard let account = try await db.raw(
-                "SELECT id, username, created_at, locked_until FROM accounts WHERE id = \(bind: query) OR username = \(bind: query)"
-            ).first() else { throw SupportError.notFound("no customer with the username or account id \(query)") }
-            let id = try account.decode(column: "id", as: String.self)
-            let time = { (value: Int64?) in value.map(Date.init(millisecondsSince1970:)).flatMap { $0 > now ? $0 : nil } }
-            let pinLock = try await db.raw("SELECT locked_until FROM payment_pins WHERE account_id = \(bind: id)").first()?
-                .decode(column: "locked_until", as: Int64?.self)
-            let devices = try await service.devicesQuery(on: db).where("account_id", .equal, id).orderBy("created_at", .descending).all()
-                .map(service.device).map { device in
-                    CustomerRecord.Device(
-                        id: device.id, name: device.name, biometryKind: device.biometryKind.rawValue, attestation: device.attestation,
-                        createdAt: device.createdAt, lastUsedAt: device.lastUsedAt, revokedAt: device.revokedAt)
-                }
-            let passkeys = try await service.passkeyRows(on: db).where("account_id", .equal, id).orderBy("created_at", .descending).all()
-                .map(service.passkey).map { passkey in
-                    CustomerRecord.Passkey(
-                        id: passkey.id, name: passkey.name, backupEligible: passkey.backupEligible, attestationFormat: passkey.attestationFormat,
-                        attestationTrusted: passkey.attestationTrusted, createdAt: passkey.createdAt, lastUsedAt: passkey.lastUsedAt,
-                        revokedAt: passkey.revokedAt)
-                }
-            let sessions = try await db.raw(
-                """
-                SELECT id, installation_id, method, device_id, passkey_id, created_at FROM sessions
-                WHERE account_id = \(bind: id) AND ended_at IS NULL ORDER BY created_at DESC
-                """
-            ).all().map { row in
-                CustomerRecord.Session(
-                    id: try row.decode(column: "id", as: String.self), installationID: try row.decode(column: "installation_id", as: String.self),
-                    method: try row.decode(column: "method", as: String.self), deviceID: try row.decode(column: "device_id", as: String?.self),
-                    passkeyID: try row.decode(column: "passkey_id", as: String?.self),
-                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
+        let now = clock.now
+        return try await database.transaction { db in
+            guard let account = try await db.accounts.find(idOrUsername: query) else {
+                throw SupportError.notFound("no customer with the username or account id \(query)")
             }
-            let payments = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
-                .where("account_id", .equal, id).orderBy("created_at", .descending).limit(20).all()
-                .map { CustomerRecord.Payment(try BioAuthService.payment($0).effective(at: now)) }
+            let id = account.id
+            let current = { (date: Date?) in date.flatMap { $0 > now ? $0 : nil } }
+            let devices = try await db.devices.list(account: id).map { device in
+                CustomerRecord.Device(
+                    id: device.id, name: device.name, biometryKind: device.biometryKind.rawValue, attestation: device.attestation,
+                    createdAt: device.createdAt, lastUsedAt: device.lastUsedAt, revokedAt: device.revokedAt)
+            }
+            let passkeys = try await db.passkeys.list(account: id).map { passkey in
+                CustomerRecord.Passkey(
+                    id: passkey.id, name: passkey.name, backupEligible: passkey.backupEligible, attestationFormat: passkey.attestationFormat,
+                    attestationTrusted: passkey.attestationTrusted, createdAt: passkey.createdAt, lastUsedAt: passkey.lastUsedAt,
+                    revokedAt: passkey.revokedAt)
+            }
+            let sessions = try await db.sessions.live(account: id).map { session in
+                CustomerRecord.Session(
+                    id: session.id, installationID: session.installationID, method: session.method, deviceID: session.deviceID,
+                    passkeyID: session.passkeyID, createdAt: session.createdAt)
+            }
+            let payments = try await db.payments.list(account: id, status: nil, now: now.millisecondsSince1970, limit: 20)
+                .map { CustomerRecord.Payment($0.effective(at: now)) }
+            let events = try await db.auditEvents.page(account: id, limit: 50, before: nil).events.map { event in
+                CustomerRecord.Event(
+                    occurredAt: event.occurredAt, kind: event.kind, succeeded: event.succeeded, code: event.code, operatorID: event.operatorID,
+                    reason: event.reason)
+            }
             return CustomerRecord(
-                accountID: id, username: try account.decode(column: "username", as: String.self),
-                createdAt: Date(millisecondsSince1970: try account.decode(column: "created_at", as: Int64.self)),
-                lockedUntil: time(try account.decode(column: "locked_until", as: Int64?.self)), pinLockedUntil: time(pinLock),
-                devices: devices, passkeys: passkeys, sessions: sessions, payments: payments, events: [])
+                accountID: id, username: account.username, createdAt: account.createdAt, lockedUntil: current(account.lockedUntil),
+                pinLockedUntil: current(try await db.paymentPINs.lockedUntil(account: id)), devices: devices, passkeys: passkeys, sessions: sessions,
+                payments: payments, events: events)
         }
-        return record.withEvents(try await service.auditEvents(account: record.accountID, limit: 50).events)
     }
 
     /// What the payments search looks for; every part is optional.
@@ -279,31 +277,16 @@ public struct SupportDesk: Sendable {
             }
             return status
         }
-        let service = self.service
-        let at = service.now
-        return try await service.database.transaction { db in
-            var query = db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
-            if let status { query = query.where(BioAuthService.statusCondition(status, now: at.millisecondsSince1970)) }
-            if let payee = search.payee?.trimmingCharacters(in: .whitespaces), !payee.isEmpty {
-                guard payee.utf8.count <= 64 else { throw SupportError.invalid("a payee is at most 64 bytes") }
-                // LIKE's wildcards in what the operator typed are matched literally.
-                let escaped = payee.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-                query = query.where("(payee_id = \(bind: payee) OR LOWER(payee_name) LIKE \(bind: "%" + escaped + "%") ESCAPE '\\')" as SQLQueryString)
-            }
-            if let from = search.from { query = query.where("created_at", .greaterThanOrEqual, from.millisecondsSince1970) }
-            if let until = search.until { query = query.where("created_at", .lessThan, until.millisecondsSince1970) }
-            if let minimum = search.minAmountMinor { query = query.where("amount_minor", .greaterThanOrEqual, minimum) }
-            if let maximum = search.maxAmountMinor { query = query.where("amount_minor", .lessThanOrEqual, maximum) }
-            let payments = try await query.orderBy("created_at", .descending).orderBy("id", .descending).limit(limit).all()
-                .map { try BioAuthService.payment($0).effective(at: at) }
-            var usernames: [String: String] = [:]
-            let accounts = Array(Set(payments.map(\.accountID)))
-            if !accounts.isEmpty {
-                for row in try await db.select().columns("id", "username").from("accounts").where("id", .in, accounts).all() {
-                    usernames[try row.decode(column: "id", as: String.self)] = try row.decode(column: "username", as: String.self)
-                }
-            }
+        var payee = search.payee?.trimmingCharacters(in: .whitespaces)
+        if payee?.isEmpty == true { payee = nil }
+        guard (payee?.utf8.count ?? 0) <= 64 else { throw SupportError.invalid("a payee is at most 64 bytes") }
+        let at = clock.now
+        let query = PaymentsTable.Search(
+            status: status, payee: payee, from: search.from?.millisecondsSince1970, until: search.until?.millisecondsSince1970,
+            minAmountMinor: search.minAmountMinor, maxAmountMinor: search.maxAmountMinor)
+        return try await database.transaction { db in
+            let payments = try await db.payments.search(query, now: at.millisecondsSince1970, limit: limit).map { $0.effective(at: at) }
+            let usernames = try await db.accounts.usernames(Array(Set(payments.map(\.accountID))))
             return payments.map { payment in
                 FoundPayment(payment: CustomerRecord.Payment(payment), accountID: payment.accountID, username: usernames[payment.accountID] ?? "")
             }
@@ -342,66 +325,57 @@ public struct SupportDesk: Sendable {
     /// counted by the database.
     public func overview(hours: Int = 24) async throws -> Overview {
         guard (1...168).contains(hours) else { throw SupportError.invalid("hours is 1-168") }
-        let now = service.now.millisecondsSince1970
+        let now = clock.now.millisecondsSince1970
         let hour: Int64 = 3_600_000
         let first = (now / hour - Int64(hours - 1)) * hour
-        return try await service.database.transaction { db in
+        return try await database.transaction { db in
             var buckets = (0..<hours).map { Overview.Hour(start: Date(millisecondsSince1970: first + Int64($0) * hour)) }
-            let rows = try await db.raw(
-                """
-                SELECT (occurred_at - \(bind: first)) / \(bind: hour) AS bucket, kind, outcome, COUNT(*) AS n FROM audit_events
-                WHERE occurred_at >= \(bind: first) AND kind IN ('password_sign_in', 'biometric_sign_in', 'passkey_sign_in') GROUP BY 1, 2, 3
-                """
-            ).all()
-            for row in rows {
-                let index = Int(try row.decode(column: "bucket", as: Int64.self))
-                guard buckets.indices.contains(index) else { continue }
-                let count = try row.decode(column: "n", as: Int.self)
-                guard try row.decode(column: "outcome", as: String.self) == "success" else {
-                    buckets[index].failures += count
+            for count in try await db.auditEvents.signInCounts(since: first, hour: hour) {
+                guard buckets.indices.contains(count.bucket) else { continue }
+                guard count.succeeded else {
+                    buckets[count.bucket].failures += count.count
                     continue
                 }
-                switch try row.decode(column: "kind", as: String.self) {
-                case AuditKind.passwordSignIn.rawValue: buckets[index].password += count
-                case AuditKind.passkeySignIn.rawValue: buckets[index].passkey += count
-                default: buckets[index].biometric += count
+                switch count.kind {
+                case AuditKind.passwordSignIn.rawValue: buckets[count.bucket].password += count.count
+                case AuditKind.passkeySignIn.rawValue: buckets[count.bucket].passkey += count.count
+                default: buckets[count.bucket].biometric += count.count
                 }
             }
-            let codes = try await db.raw(
-                """
-                SELECT code, COUNT(*) AS n FROM audit_events WHERE occurred_at >= \(bind: first) AND outcome = 'failure' AND code IS NOT NULL
-                GROUP BY code ORDER BY n DESC, code LIMIT 20
-                """
-            ).all().map { Overview.CodeCount(code: try $0.decode(column: "code", as: String.self), count: try $0.decode(column: "n", as: Int.self)) }
+            let codes = try await db.auditEvents.failureCounts(since: first, limit: 20).map { Overview.CodeCount(code: $0.code, count: $0.count) }
             return Overview(hours: buckets, failuresByCode: codes)
         }
     }
 
     // MARK: Acting
 
-    /// Revokes the device: its key is refused from now on and its sessions end. Nothing changes for a revoked device.
-    public func revokeDevice(_ deviceID: String, operator name: String, reason: String) async throws {
+    /// Revokes the customer's device: its key is refused from now on and its sessions end. Nothing changes for a revoked
+    /// device; another customer's device is not found.
+    public func revokeDevice(_ deviceID: String, customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)
-        let service = self.service
-        try await service.commit { db -> Void in
-            guard Validation.isIssuedID(deviceID),
-                let device = try await service.devicesQuery(on: db).where("id", .equal, deviceID).first().map(service.device)
-            else { throw SupportError.notFound("no device \(deviceID)") }
+        let account = try await accountID(customer)
+        let recorder = self.recorder
+        try await database.transaction { db -> Void in
+            guard Validation.isIssuedID(deviceID), let device = try await db.devices.find(deviceID, account: account) else {
+                throw SupportError.notFound("the customer has no device \(deviceID)")
+            }
             guard device.revokedAt == nil else { return }
-            try await service.revoke(device, keeping: nil, by: action, on: db)
+            try await recorder.revoke(device, keeping: nil, by: action, on: db)
         }
     }
 
-    /// Revokes the passkey: it signs in no more and the sessions it started end. Nothing changes for a revoked passkey.
-    public func revokePasskey(_ passkeyID: String, operator name: String, reason: String) async throws {
+    /// Revokes the customer's passkey: it signs in no more and the sessions it started end. Nothing changes for a revoked
+    /// passkey; another customer's passkey is not found.
+    public func revokePasskey(_ passkeyID: String, customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)
-        let service = self.service
-        try await service.commit { db -> Void in
-            guard Validation.isIssuedID(passkeyID),
-                let passkey = try await service.passkeyRows(on: db).where("id", .equal, passkeyID).first().map(service.passkey)
-            else { throw SupportError.notFound("no passkey \(passkeyID)") }
+        let account = try await accountID(customer)
+        let recorder = self.recorder
+        try await database.transaction { db -> Void in
+            guard Validation.isIssuedID(passkeyID), let passkey = try await db.passkeys.find(passkeyID, account: account) else {
+                throw SupportError.notFound("the customer has no passkey \(passkeyID)")
+            }
             guard passkey.revokedAt == nil else { return }
-            try await service.revoke(passkey, keeping: nil, by: action, on: db)
+            try await recorder.revoke(passkey, keeping: nil, by: action, on: db)
         }
     }
 
@@ -409,10 +383,10 @@ public struct SupportDesk: Sendable {
     public func endSessions(customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)
         let account = try await accountID(customer)
-        let service = self.service
-        try await service.commit { db -> Void in
-            try await service.endSessions(account: account, reason: "ended_by_operator", on: db)
-            try await service.audit(.sessionsEnded, succeeded: true, account: account, operator: action, on: db)
+        let recorder = self.recorder
+        try await database.transaction { db -> Void in
+            try await recorder.endSessions(account: account, reason: "ended_by_operator", on: db)
+            try await recorder.audit(.sessionsEnded, succeeded: true, account: account, operator: action, on: db)
         }
     }
 
@@ -420,10 +394,10 @@ public struct SupportDesk: Sendable {
     public func unlockAccount(customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)
         let account = try await accountID(customer)
-        let service = self.service
-        try await service.commit { db -> Void in
-            try await db.raw("UPDATE accounts SET failed_password_attempts = 0, locked_until = NULL WHERE id = \(bind: account)").run()
-            try await service.audit(.accountUnlocked, succeeded: true, account: account, operator: action, on: db)
+        let recorder = self.recorder
+        try await database.transaction { db -> Void in
+            try await db.accounts.clearPasswordFailures(account)
+            try await recorder.audit(.accountUnlocked, succeeded: true, account: account, operator: action, on: db)
         }
     }
 
@@ -431,26 +405,26 @@ public struct SupportDesk: Sendable {
     public func clearPINLock(customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)
         let account = try await accountID(customer)
-        let service = self.service
-        try await service.commit { db -> Void in
-            try await db.raw("UPDATE payment_pins SET failed_attempts = 0, locked_until = NULL WHERE account_id = \(bind: account)").run()
-            try await service.audit(.paymentPINUnlocked, succeeded: true, account: account, operator: action, on: db)
+        let recorder = self.recorder
+        try await database.transaction { db -> Void in
+            try await db.paymentPINs.clearLock(account: account)
+            try await recorder.audit(.paymentPINUnlocked, succeeded: true, account: account, operator: action, on: db)
         }
     }
 
-    /// Cancels a pending payment (`payment.cancelled` is sent as when the customer cancels).
-    public func cancelPayment(_ paymentID: String, operator name: String, reason: String) async throws {
+    /// Cancels the customer's pending payment (`payment.cancelled` is sent as when the customer cancels); another
+    /// customer's payment is not found.
+    public func cancelPayment(_ paymentID: String, customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)
-        let service = self.service
-        try await service.commit { db -> Void in
-            guard Validation.isIssuedID(paymentID),
-                let row = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
-                    .where("id", .equal, paymentID).first()
-            else { throw SupportError.notFound("no payment \(paymentID)") }
-            let payment = try BioAuthService.payment(row)
-            let status = payment.effective(at: service.now).status
+        let account = try await accountID(customer)
+        let recorder = self.recorder, now = clock.now
+        try await database.transaction { db -> Void in
+            guard Validation.isIssuedID(paymentID), let payment = try await db.payments.find(paymentID, account: account) else {
+                throw SupportError.notFound("the customer has no payment \(paymentID)")
+            }
+            let status = payment.effective(at: now).status
             guard status == .pending else { throw SupportError.invalid("the payment is \(status.rawValue), not pending") }
-            _ = try await service.cancel(payment, session: nil, by: action, on: db)
+            _ = try await recorder.cancel(payment, session: nil, by: action, on: db)
         }
     }
 
@@ -459,13 +433,12 @@ public struct SupportDesk: Sendable {
     /// Makes an operator on behalf of the signed-in admin `by`; audited with the admin's id.
     public func createOperator(name: String, role: OperatorRole, password: String, by admin: Operator) async throws -> Operator {
         try Self.requireAdmin(admin)
-        let service = self.service
-        let operators = Operators(service: service)
+        let operators = self.operators, recorder = self.recorder
         // Hashed before the unit of work; stored and audited in one, so neither stands without the other.
         let new = try await operators.prepare(name: name, role: role, password: password)
-        return try await service.commit { db in
+        return try await database.transaction { db in
             let made = try await operators.insert(new, createdBy: admin.id, on: db)
-            try await service.audit(
+            try await recorder.audit(
                 .operatorCreated, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: "\(made.id) \(role.rawValue)"), on: db)
             return made
         }
@@ -475,24 +448,22 @@ public struct SupportDesk: Sendable {
     public func disableOperator(name: String, by admin: Operator) async throws {
         try Self.requireAdmin(admin)
         guard name != admin.name else { throw SupportError.invalid("an admin cannot disable themself") }
-        let service = self.service
-        let operators = Operators(service: service)
-        try await service.commit { db -> Void in
+        let operators = self.operators, recorder = self.recorder
+        try await database.transaction { db -> Void in
             try await operators.disable(name: name, on: db)
-            try await service.audit(.operatorDisabled, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: name), on: db)
+            try await recorder.audit(.operatorDisabled, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: name), on: db)
         }
     }
 
     /// Registers or renames a payee on behalf of `admin`, recorded as registered by the admin's id and audited.
     public func registerPayee(id: String, name: String, verified: Bool, by admin: Operator) async throws {
         try Self.requireAdmin(admin)
-        let service = self.service
-        let now = service.now
+        let recorder = self.recorder, now = clock.now
         do {
-            try await service.commit { db -> Void in
+            try await database.transaction { db -> Void in
                 _ = try await PayeeRegistry.register(
                     id: id, name: name, verification: verified ? "verified" : "unverified", by: admin.id, at: now, on: db)
-                try await service.audit(.payeeRegistered, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: id), on: db)
+                try await recorder.audit(.payeeRegistered, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: id), on: db)
             }
         } catch let error as APIError {
             throw SupportError.invalid(error.detail)
@@ -502,12 +473,11 @@ public struct SupportDesk: Sendable {
     /// Disables a service client on behalf of `admin`: its secrets and tokens stop working at once. Audited.
     public func disableServiceClient(_ clientID: String, by admin: Operator) async throws {
         try Self.requireAdmin(admin)
-        let service = self.service
-        let clients = ServiceClients(database: service.database, clock: service.clock, random: service.random)
+        let clients = ServiceClients(database: database, clock: clock, random: random), recorder = self.recorder
         do {
-            try await service.commit { db -> Void in
+            try await database.transaction { db -> Void in
                 try await clients.disable(clientID: clientID, on: db)
-                try await service.audit(
+                try await recorder.audit(
                     .serviceClientDisabled, succeeded: true, account: nil, client: clientID, operator: SupportAction(operatorID: admin.id, reason: clientID),
                     on: db)
             }
@@ -530,13 +500,8 @@ public struct SupportDesk: Sendable {
 
     /// Every live webhook endpoint, of every service client, oldest first.
     public func webhookEndpoints() async throws -> [WebhookEndpointSummary] {
-        try await service.database.transaction { db in
-            try await db.raw("SELECT id, client_id, url, events FROM webhook_endpoints WHERE deleted_at IS NULL ORDER BY created_at, id").all().map { row in
-                WebhookEndpointSummary(
-                    id: try row.decode(column: "id", as: String.self), clientID: try row.decode(column: "client_id", as: String.self),
-                    url: try row.decode(column: "url", as: String.self),
-                    events: try row.decode(column: "events", as: String.self).split(separator: " ").map(String.init))
-            }
+        try await database.transaction { db in
+            try await db.webhooks.allLiveEndpoints().map { WebhookEndpointSummary(id: $0.id, clientID: $0.clientID, url: $0.url, events: $0.events) }
         }
     }
 
@@ -552,25 +517,16 @@ public struct SupportDesk: Sendable {
         guard !reason.isEmpty, Validation.isDisplayable(reason, maxCharacters: 500) else {
             throw SupportError.invalid("a reason is required: 1-500 characters without control characters")
         }
-        let found = try await service.database.transaction { db in
-            try await db.raw("SELECT id, role, disabled_at FROM operators WHERE name = \(bind: name)").first()
-        }
-        guard let found, try found.decode(column: "disabled_at", as: Int64?.self) == nil else {
-            throw SupportError.notAllowed("no enabled operator named \(name)")
-        }
-        guard let role = OperatorRole(rawValue: try found.decode(column: "role", as: String.self)), role != .viewer else {
-            throw SupportError.notAllowed("\(name) is a viewer: viewers only read")
-        }
-        return SupportAction(operatorID: try found.decode(column: "id", as: String.self), reason: reason)
+        let found = try await database.transaction { db in try await db.operators.find(name: name) }
+        guard let found, found.disabledAt == nil else { throw SupportError.notAllowed("no enabled operator named \(name)") }
+        guard found.role != .viewer else { throw SupportError.notAllowed("\(name) is a viewer: viewers only read") }
+        return SupportAction(operatorID: found.id, reason: reason)
     }
 
     /// The account id of the customer with this username or account id.
     func accountID(_ customer: String) async throws -> String {
         guard (1...64).contains(customer.utf8.count),
-            let id = try await service.database.transaction({ db in
-                try await db.raw("SELECT id FROM accounts WHERE id = \(bind: customer) OR username = \(bind: customer)").first()?
-                    .decode(column: "id", as: String.self)
-            })
+            let id = try await database.transaction({ db in try await db.accounts.find(idOrUsername: customer)?.id })
         else { throw SupportError.notFound("no customer with the username or account id \(customer)") }
         return id
     }
@@ -582,18 +538,5 @@ extension CustomerRecord.Payment {
         self.init(
             id: payment.id, amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
             payeeID: payment.payeeID, payeeName: payment.payeeName, status: payment.status.rawValue, createdAt: payment.createdAt)
-    }
-}
-
-extension CustomerRecord {
-    fileprivate func withEvents(_ events: [AuditEvent]) -> CustomerRecord {
-        CustomerRecord(
-            accountID: accountID, username: username, createdAt: createdAt, lockedUntil: lockedUntil, pinLockedUntil: pinLockedUntil,
-            devices: devices, passkeys: passkeys, sessions: sessions, payments: payments,
-            events: events.map { event in
-                Event(
-                    occurredAt: event.occurredAt, kind: event.kind, succeeded: event.succeeded, code: event.code, operatorID: event.operatorID,
-                    reason: event.reason)
-            })
     }
 }

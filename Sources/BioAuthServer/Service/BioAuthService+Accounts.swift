@@ -17,15 +17,10 @@ extension BioAuthService {
         let hash = try await passwords.hash(password)
         let account = AccountInfo(id: newID(), username: username, createdAt: now)
         return try await commit { db in
-            if try await db.select().column("id").from("accounts").where("username", .equal, username).first() != nil {
+            if try await db.accounts.exists(username: username) {
                 throw Refusal(APIError(.usernameTaken, "Another account has this username."))
             }
-            try await db.insert(into: "accounts")
-                .columns("id", "username", "password_hash", "failed_password_attempts", "locked_until", "created_at", "password_changed_at")
-                .values(
-                    SQLBind(account.id), SQLBind(username), SQLBind(hash), SQLBind(0), SQLBind(Int64?.none),
-                    SQLBind(account.createdAt.millisecondsSince1970), SQLBind(account.createdAt.millisecondsSince1970))
-                .run()
+            try await db.accounts.insert(account, passwordHash: hash)
             try await audit(.accountCreated, succeeded: true, account: account.id, on: db)
             return account
         }
@@ -65,8 +60,7 @@ extension BioAuthService {
             guard matches, current.passwordHash == stored.passwordHash else {
                 throw Refusal(try await recordWrongPassword(account: current, kind: .passwordSignIn, on: db))
             }
-            try await db.update("accounts").set("failed_password_attempts", to: 0).set("locked_until", to: SQLLiteral.null)
-                .where("id", .equal, current.id).run()
+            try await db.accounts.clearPasswordFailures(current.id)
             let tokens = try await startSession(account: current.id, installationID: installationID, method: .password, device: nil, on: db)
             try await audit(.passwordSignIn, succeeded: true, account: current.id, session: tokens.sessionID, on: db)
             return tokens
@@ -83,11 +77,7 @@ extension BioAuthService {
             guard let latest = try await storedCredentials(id: stored.id, on: db), latest.passwordHash == stored.passwordHash else {
                 throw Refusal(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
-            try await db.update("accounts")
-                .set("password_hash", to: newHash)
-                .set("password_changed_at", to: now.millisecondsSince1970)
-                .set("failed_password_attempts", to: 0)
-                .where("id", .equal, stored.id).run()
+            try await db.accounts.changePassword(stored.id, hash: newHash, at: now.millisecondsSince1970)
             try await endSessions(account: stored.id, reason: "password_changed", on: db)
             try await audit(.passwordChanged, succeeded: true, account: stored.id, session: session.sessionID, on: db)
             return
@@ -116,31 +106,14 @@ extension BioAuthService {
 
     // MARK: Internals
 
-    struct StoredCredentials: Sendable {
-        var id: String
-        var passwordHash: String
-        var failedAttempts: Int
-        var lockedUntil: Date?
-    }
+    typealias StoredCredentials = AccountsTable.Credentials
 
     func storedCredentials(username: String, on db: any SQLDatabase) async throws -> StoredCredentials? {
-        try await credentialsQuery(on: db).where("username", .equal, username).first().map(Self.credentials)
+        try await db.accounts.credentials(username: username)
     }
 
     func storedCredentials(id: String, on db: any SQLDatabase) async throws -> StoredCredentials? {
-        try await credentialsQuery(on: db).where("id", .equal, id).first().map(Self.credentials)
-    }
-
-    private func credentialsQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
-        db.select().columns("id", "password_hash", "failed_password_attempts", "locked_until").from("accounts")
-    }
-
-    private static func credentials(_ row: any SQLRow) throws -> StoredCredentials {
-        StoredCredentials(
-            id: try row.decode(column: "id", as: String.self),
-            passwordHash: try row.decode(column: "password_hash", as: String.self),
-            failedAttempts: try row.decode(column: "failed_password_attempts", as: Int.self),
-            lockedUntil: try row.decode(column: "locked_until", as: Int64?.self).map { Date(millisecondsSince1970: $0) })
+        try await db.accounts.credentials(id: id)
     }
 
     /// Counts a wrong password; the configured number in a row locks the account.
@@ -148,14 +121,13 @@ extension BioAuthService {
         let failures = account.failedAttempts + 1
         if failures >= configuration.maxFailedPasswordAttempts {
             let until = now.addingTimeInterval(configuration.accountLockDuration)
-            try await db.update("accounts").set("failed_password_attempts", to: 0)
-                .set("locked_until", to: until.millisecondsSince1970).where("id", .equal, account.id).run()
+            try await db.accounts.lockPassword(account.id, until: until.millisecondsSince1970)
             try await audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
             try await audit(.accountLocked, succeeded: true, account: account.id, on: db)
             try await emit(.accountLocked, .init(accountId: account.id, lockedUntil: try InternetDateTime().encode(until)), on: db)
             return lockedError(until: until)
         }
-        try await db.update("accounts").set("failed_password_attempts", to: failures).where("id", .equal, account.id).run()
+        try await db.accounts.recordPasswordFailures(account.id, failures: failures)
         try await audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
         return APIError(.invalidCredentials, "The username or the password is wrong.")
     }

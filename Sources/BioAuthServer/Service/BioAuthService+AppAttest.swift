@@ -33,11 +33,7 @@ extension BioAuthService {
             guard let submission else { throw AppAttestError.missing }
             let key = try await policy.verifier.verifyAttestation(
                 submission.attestation, keyID: submission.keyID, clientDataHash: payload.appAttestClientDataHash, at: now)
-            if try await db.select().column("device_id").from("app_attest_keys")
-                .where("key_id", .equal, Base64URL.encode(key.keyID)).first() != nil
-            {
-                throw AppAttestError.keyReused
-            }
+            if try await db.appAttestKeys.isRegistered(keyID: key.keyID) { throw AppAttestError.keyReused }
             try await audit(.appAttestation, succeeded: true, account: account, session: session, on: db)
             return key
         } catch let error as AppAttestError {
@@ -49,13 +45,7 @@ extension BioAuthService {
 
     /// Stores the attested key of a newly registered device.
     func storeAttestedKey(_ key: AttestedAppKey, device: String, on db: any SQLDatabase) async throws {
-        try await db.insert(into: "app_attest_keys")
-            .columns("device_id", "key_id", "public_key", "app_id", "environment", "counter", "receipt", "created_at")
-            .values(
-                SQLBind(device), SQLBind(Base64URL.encode(key.keyID)), SQLBind(Base64URL.encode(key.publicKey.x963Representation)),
-                SQLBind(key.appID), SQLBind(key.environment.rawValue), SQLBind(Int64(0)), SQLBind(Base64URL.encode(key.receipt)),
-                SQLBind(now.millisecondsSince1970))
-            .run()
+        try await db.appAttestKeys.insert(key, device: device, at: now.millisecondsSince1970)
     }
 
     /// Verifies the assertion sent with a biometric sign-in or payment under the deployment's policy, and moves
@@ -69,20 +59,11 @@ extension BioAuthService {
         guard policy.mode != .off else { return }
         do {
             guard let assertion else { throw AppAttestError.missing }
-            guard let row = try await db.select().columns("public_key", "app_id", "counter").from("app_attest_keys")
-                .where("device_id", .equal, device.id).first()
-            else { throw AppAttestError.missing }
-            guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)),
-                let key = try? DevicePublicKey(x963Representation: keyBytes)
-            else { throw APIError.internalError }
-            let stored = try row.decode(column: "counter", as: Int64.self)
+            guard let stored = try await db.appAttestKeys.find(device: device.id) else { throw AppAttestError.missing }
+            guard let keyBytes = stored.publicKey, let key = try? DevicePublicKey(x963Representation: keyBytes) else { throw APIError.internalError }
             let counter = try policy.verifier.verifyAssertion(
-                assertion, clientData: payload.bytes, key: key, appID: try row.decode(column: "app_id", as: String.self),
-                previousCounter: UInt32(clamping: stored))
-            let advanced = try await db.update("app_attest_keys").set("counter", to: Int64(counter))
-                .where("device_id", .equal, device.id).where("counter", .lessThan, Int64(counter))
-                .returning("device_id").all()
-            guard !advanced.isEmpty else { throw AppAttestError.counterReplayed }
+                assertion, clientData: payload.bytes, key: key, appID: stored.appID, previousCounter: UInt32(clamping: stored.counter))
+            guard try await db.appAttestKeys.advanceCounter(device: device.id, to: Int64(counter)) else { throw AppAttestError.counterReplayed }
             try await audit(.appAssertion, succeeded: true, account: device.accountID, device: device.id, on: db)
         } catch let error as AppAttestError {
             try await audit(.appAssertion, succeeded: false, account: device.accountID, device: device.id, code: error.code, on: db)

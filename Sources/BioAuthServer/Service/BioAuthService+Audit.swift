@@ -57,74 +57,20 @@ struct AuditEvent: Sendable, Equatable {
 }
 
 extension BioAuthService {
-    /// Appends an event in the current transaction. Events carry ids and codes, never secrets.
+    /// Appends an event in the current transaction (``ChangeRecorder/audit(_:succeeded:account:device:session:client:code:operator:passkey:on:)``).
     func audit(
         _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
         client: String? = nil, code: String? = nil, operator: SupportAction? = nil, passkey: String? = nil, on db: any SQLDatabase
     ) async throws {
-        let insert = database.dialect == .postgres ? Self.insertAuditEventPostgres : Self.insertAuditEventSQLite
-        try await db.run(
-            insert(
-                newID(), now.millisecondsSince1970, kind.rawValue, succeeded ? "success" : "failure", account, device, session, code, client,
-                `operator`?.operatorID, `operator`?.reason, passkey))
-        logger.info(
-            "audit", metadata: ["kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")",
-                                "account": "\(account ?? "-")", "client": "\(client ?? "-")", "code": "\(code ?? "-")",
-                                "operator": "\(`operator`?.operatorID ?? "-")"])
+        try await recorder.audit(
+            kind, succeeded: succeeded, account: account, device: device, session: session, client: client, code: code, operator: `operator`,
+            passkey: passkey, on: db)
     }
-
-    // SQLite runs one transaction at a time, so MAX + 1 (in the INSERT itself) gives a gapless order; PostgreSQL
-    // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
-    private static let insertAuditEventSQLite = FixedSQL(
-        """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
-        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """)
-    private static let insertAuditEventPostgres = FixedSQL(
-        """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
-        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """)
 
     /// A page of the account's own events, newest first: at most `limit`, older than `before` when given, and the
     /// cursor of the next page when there may be one.
     func auditEvents(account: String, limit: Int, before: AuditCursor? = nil) async throws -> (events: [AuditEvent], next: AuditCursor?) {
-        try await database.transaction { db in
-            var query = db.select()
-                .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code", "operator_id", "reason", "passkey_id")
-                .from("audit_events")
-                .where("account_id", .equal, account)
-            if let before {
-                // Keyset pagination in the order of the listing: stable while new events arrive.
-                query = query.where { group in
-                    group.where("occurred_at", .lessThan, before.occurredAt)
-                        .orWhere { $0.where("occurred_at", .equal, before.occurredAt).where("sequence", .lessThan, before.sequence) }
-                }
-            }
-            let rows = try await query
-                .orderBy("occurred_at", .descending)
-                .orderBy("sequence", .descending)
-                .limit(limit + 1)
-                .all()
-            let events = try rows.prefix(limit).map { row in
-                AuditEvent(
-                    id: try row.decode(column: "id", as: String.self),
-                    occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
-                    kind: try row.decode(column: "kind", as: String.self),
-                    succeeded: try row.decode(column: "outcome", as: String.self) == "success",
-                    accountID: try row.decode(column: "account_id", as: String?.self),
-                    deviceID: try row.decode(column: "device_id", as: String?.self),
-                    sessionID: try row.decode(column: "session_id", as: String?.self),
-                    code: try row.decode(column: "code", as: String?.self),
-                    operatorID: try row.decode(column: "operator_id", as: String?.self),
-                    reason: try row.decode(column: "reason", as: String?.self),
-                    passkeyID: try row.decode(column: "passkey_id", as: String?.self))
-            }
-            guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
-            let next = AuditCursor(
-                occurredAt: try last.decode(column: "occurred_at", as: Int64.self), sequence: try last.decode(column: "sequence", as: Int64.self))
-            return (events, next)
-        }
+        try await database.transaction { db in try await db.auditEvents.page(account: account, limit: limit, before: before) }
     }
 }
 

@@ -29,10 +29,7 @@ extension BioAuthService {
         let challenge = IssuedChallenge(
             id: newID(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
             paymentID: binding.payment, expiresAt: now.addingTimeInterval(lifetime))
-        try await db.run(
-            Self.insertChallenge(
-                challenge.id, binding.purpose.rawValue, Base64URL.encode(challenge.challenge), binding.account, binding.session, binding.device,
-                binding.payment, now.millisecondsSince1970, challenge.expiresAt.millisecondsSince1970))
+        try await db.challenges.insert(challenge, binding: binding, at: now.millisecondsSince1970)
         signatureInputs.remember(challenge: challenge.challenge, id: challenge.id)
         return challenge
     }
@@ -42,37 +39,33 @@ extension BioAuthService {
     /// A challenge issued for something else is refused without being used up (it is not the caller's to
     /// burn); a used one is a replay and is audited.
     func consumeChallenge(_ id: String, for binding: ChallengeBinding, on db: any SQLDatabase) async throws -> Data {
-        guard Validation.isIssuedID(id),
-            let row = try await db.first(Self.challengeByID(id))
-        else { throw Refusal(APIError(.challengeNotFound, "There is no such challenge.")) }
+        guard Validation.isIssuedID(id), let stored = try await db.challenges.find(id) else {
+            throw Refusal(APIError(.challengeNotFound, "There is no such challenge."))
+        }
         signatureInputs.forget(challenge: id)
 
         let matches =
-            try row.decode(column: "purpose", as: String.self) == binding.purpose.rawValue
-            && row.decode(column: "account_id", as: String.self) == binding.account
-            && (binding.session == nil || row.decode(column: "session_id", as: String?.self) == binding.session)
-            && (binding.device == nil || row.decode(column: "device_id", as: String?.self) == binding.device)
-            && row.decode(column: "payment_id", as: String?.self) == binding.payment
+            stored.purpose == binding.purpose.rawValue && stored.accountID == binding.account
+            && (binding.session == nil || stored.sessionID == binding.session)
+            && (binding.device == nil || stored.deviceID == binding.device)
+            && stored.paymentID == binding.payment
         guard matches else {
             throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session, key or payment."))
         }
-        try await requireUnused(row, account: binding.account, device: binding.device, on: db)
-        try await db.run(Self.consumeChallenge(now.millisecondsSince1970, id))
-        guard let bytes = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
-            throw APIError.internalError
-        }
+        try await requireUnused(stored.use, account: binding.account, device: binding.device, on: db)
+        try await db.challenges.markConsumed(id, at: now.millisecondsSince1970)
+        guard let bytes = stored.challenge else { throw APIError.internalError }
         return bytes
     }
 
     /// What every single-use challenge (a device key's or a passkey ceremony's) must pass before it is used up: not used
-    /// before (a second use is a replay, audited with `account` and `device`) and not expired. `row` has the challenge's
-    /// `consumed_at` and `expires_at`.
-    func requireUnused(_ row: any SQLRow, account: String?, device: String? = nil, on db: any SQLDatabase) async throws {
-        guard try row.decode(column: "consumed_at", as: Int64?.self) == nil else {
+    /// before (a second use is a replay, audited with `account` and `device`) and not expired.
+    func requireUnused(_ use: ChallengeUse, account: String?, device: String? = nil, on db: any SQLDatabase) async throws {
+        guard !use.consumed else {
             try await audit(.challengeReplay, succeeded: false, account: account, device: device, code: "challenge_used", on: db)
             throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
         }
-        guard Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)) > now else {
+        guard use.expiresAt > now else {
             throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
         }
     }
@@ -145,18 +138,7 @@ extension BioAuthService {
             return APIError(
                 .counterNotIncreasing, "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied.")
         }
-        try await db.run(Self.advanceCounter(Int64(counter), now.millisecondsSince1970, device.id))
+        try await db.devices.advanceCounter(device.id, to: Int64(counter), at: now.millisecondsSince1970)
         return nil
     }
-
-    // The statements of every sign-in and payment (FixedSQL: no builder serialized per call).
-    private static let insertChallenge = FixedSQL(
-        """
-        INSERT INTO challenges (id, purpose, challenge, account_id, session_id, device_id, payment_id, created_at, expires_at, consumed_at) \
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-        """)
-    private static let challengeByID = FixedSQL(
-        "SELECT purpose, challenge, account_id, session_id, device_id, payment_id, expires_at, consumed_at FROM challenges WHERE id = ? LIMIT 1")
-    private static let consumeChallenge = FixedSQL("UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL")
-    private static let advanceCounter = FixedSQL("UPDATE devices SET counter = ?, last_used_at = ? WHERE id = ?")
 }

@@ -73,8 +73,7 @@ extension BioAuthService {
                 try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: error.code.rawValue, on: db)
                 throw Refusal(error)
             }
-            let keyID = Base64URL.encode(registration.publicKey.keyID)
-            if try await db.select().column("id").from("devices").where("key_id", .equal, keyID).first() != nil {
+            if try await db.devices.isRegistered(keyID: registration.publicKey.keyID) {
                 try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "key_already_registered", on: db)
                 throw Refusal(APIError(.keyAlreadyRegistered, "This key is registered already."))
             }
@@ -86,14 +85,7 @@ extension BioAuthService {
                 id: newID(), accountID: session.accountID, publicKey: registration.publicKey,
                 biometryKind: registration.biometryKind, name: registration.name, installationID: session.installationID,
                 counter: Int64(registration.counter), attestation: attested == nil ? "none" : "apple-appattest", createdAt: now)
-            try await db.insert(into: "devices")
-                .columns("id", "account_id", "key_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at", "revoked_at")
-                .values(
-                    SQLBind(device.id), SQLBind(device.accountID), SQLBind(keyID),
-                    SQLBind(Base64URL.encode(device.publicKey.x963Representation)), SQLBind(device.biometryKind.rawValue),
-                    SQLBind(device.name), SQLBind(device.installationID), SQLBind(device.counter), SQLBind(device.attestation),
-                    SQLBind(now.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
-                .run()
+            try await db.devices.insert(device)
             if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }
             try await audit(.deviceRegistered, succeeded: true, account: session.accountID, device: device.id, session: session.sessionID, on: db)
             try await emit(.deviceRegistered, .init(device: device), on: db)
@@ -104,8 +96,7 @@ extension BioAuthService {
     /// The account's devices, newest first.
     func devices(of session: AuthenticatedSession) async throws -> [DeviceInfo] {
         try await database.transaction { db in
-            try await devicesQuery(on: db).where("account_id", .equal, session.accountID)
-                .orderBy("created_at", .descending).all().map(device)
+            try await devices(on: db).list(account: session.accountID)
         }
     }
 
@@ -115,23 +106,11 @@ extension BioAuthService {
     func revokeDevice(_ deviceID: String, session: AuthenticatedSession) async throws {
         try await commit { db -> Void in
             guard Validation.isIssuedID(deviceID),
-                let device = try await devicesQuery(on: db).where("id", .equal, deviceID)
-                    .where("account_id", .equal, session.accountID).first().map(device)
+                let device = try await devices(on: db).find(deviceID, account: session.accountID)
             else { throw Refusal(APIError(.deviceNotFound, "There is no such device on this account.")) }
             guard device.revokedAt == nil else { return }
-            try await revoke(device, keeping: session.sessionID, on: db)
+            try await recorder.revoke(device, keeping: session.sessionID, on: db)
         }
-    }
-
-    /// Revokes `device` in the caller's unit of work: its key is refused from now on, its sessions end except `keeping`
-    /// (the customer's own session asking), and it is audited (with the operator for a support action) and sent to the
-    /// bank's webhooks. The customer's request and the support desk both come here.
-    func revoke(_ device: DeviceInfo, keeping session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws {
-        try await db.update("devices").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, device.id).run()
-        try await endSessions(
-            account: device.accountID, installationID: device.installationID, device: device.id, keeping: session, reason: "device_revoked", on: db)
-        try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session, operator: action, on: db)
-        try await emit(.deviceRevoked, .init(device: device), on: db)
     }
 
     /// A sign-in challenge for a registered, unrevoked key.
@@ -188,7 +167,7 @@ extension BioAuthService {
 
     /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
     func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> DeviceInfo {
-        guard let device = try await db.first(Self.deviceByKeyID(Base64URL.encode(keyID))).map(device)
+        guard let device = try await devices(on: db).find(keyID: keyID)
         else { throw Refusal(APIError(.deviceNotFound, "No device is registered with this key.")) }
         guard device.revokedAt == nil else {
             try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
@@ -197,34 +176,6 @@ extension BioAuthService {
         return device
     }
 
-    private static let deviceColumns = [
-        "id", "account_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at",
-        "revoked_at",
-    ]
-
-    /// The device of a key id, on every sign-in and payment.
-    private static let deviceByKeyID = FixedSQL("SELECT \(deviceColumns.joined(separator: ", ")) FROM devices WHERE key_id = ? LIMIT 1")
-
-    func devicesQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
-        db.select().columns(Self.deviceColumns.map { SQLColumn($0) }).from("devices")
-    }
-
-    /// A device row; its key parsed once per server, not on every request (``SignatureInputs``).
-    func device(_ row: any SQLRow) throws -> DeviceInfo {
-        guard let keyBytes = Base64URL.decode(try row.decode(column: "public_key", as: String.self)),
-            let publicKey = try? signatureInputs.key(x963Representation: keyBytes),
-            let kind = BiometryKind(rawValue: try row.decode(column: "biometry_kind", as: String.self))
-        else { throw APIError.internalError }
-        return DeviceInfo(
-            id: try row.decode(column: "id", as: String.self),
-            accountID: try row.decode(column: "account_id", as: String.self),
-            publicKey: publicKey, biometryKind: kind,
-            name: try row.decode(column: "name", as: String.self),
-            installationID: try row.decode(column: "installation_id", as: String.self),
-            counter: try row.decode(column: "counter", as: Int64.self),
-            attestation: try row.decode(column: "attestation", as: String.self),
-            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map { Date(millisecondsSince1970: $0) },
-            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map { Date(millisecondsSince1970: $0) })
-    }
+    /// The devices table, its keys parsed once per server (``SignatureInputs``), not on every request.
+    func devices(on db: any SQLDatabase) -> DevicesTable { db.devices.parsingKeys(with: signatureInputs) }
 }

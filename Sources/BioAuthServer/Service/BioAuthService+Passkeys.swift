@@ -131,23 +131,11 @@ extension BioAuthService {
             attestationType: verified.attestation.type.rawValue, attestationTrusted: verified.attestationTrusted,
             transports: submission.transports.filter(Self.passkeyTransports.contains).sorted(), name: name, createdAt: now)
         return try await commit { db in
-            guard try await db.select().column("id").from("passkeys").where("credential_id", .equal, Base64URL.encode(info.credentialID)).first() == nil
-            else {
+            guard try await !db.passkeys.isRegistered(credentialID: info.credentialID) else {
                 try await audit(.passkeyRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "passkey_already_registered", on: db)
                 throw Refusal(APIError(.passkeyAlreadyRegistered, "This passkey is registered already."))
             }
-            try await db.insert(into: "passkeys")
-                .columns(
-                    "id", "account_id", "credential_id", "public_key", "algorithm", "sign_count", "aaguid", "backup_eligible", "backed_up",
-                    "user_verified", "attestation_format", "attestation_type", "attestation_trusted", "transports", "name", "created_at",
-                    "last_used_at", "revoked_at")
-                .values(
-                    SQLBind(info.id), SQLBind(info.accountID), SQLBind(Base64URL.encode(info.credentialID)), SQLBind(Base64URL.encode(info.publicKey)),
-                    SQLBind(info.algorithm), SQLBind(info.signCount), SQLBind(info.aaguid), SQLBind(info.backupEligible ? 1 : 0),
-                    SQLBind(info.backedUp ? 1 : 0), SQLBind(verified.userVerified ? 1 : 0), SQLBind(info.attestationFormat),
-                    SQLBind(info.attestationType), SQLBind(info.attestationTrusted ? 1 : 0), SQLBind(info.transports.joined(separator: ",")),
-                    SQLBind(info.name), SQLBind(info.createdAt.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
-                .run()
+            try await db.passkeys.insert(info, userVerified: verified.userVerified)
             try await audit(.passkeyRegistered, succeeded: true, account: session.accountID, session: session.sessionID, passkey: info.id, on: db)
             try await emit(.passkeyRegistered, .init(passkey: info), on: db)
             return info
@@ -159,7 +147,7 @@ extension BioAuthService {
     /// The account's passkeys, newest first, revoked ones included (with their revocation time).
     func passkeys(account: String) async throws -> [PasskeyInfo] {
         try await database.transaction { db in
-            try await passkeyRows(on: db).where("account_id", .equal, account).orderBy("created_at", .descending).all().map(passkey)
+            try await db.passkeys.list(account: account)
         }
     }
 
@@ -168,25 +156,11 @@ extension BioAuthService {
     func revokePasskey(_ passkeyID: String, session: AuthenticatedSession) async throws {
         try await commit { db -> Void in
             guard Validation.isIssuedID(passkeyID),
-                let found = try await passkeyRows(on: db).where("id", .equal, passkeyID).where("account_id", .equal, session.accountID).first()
-                    .map(passkey)
+                let found = try await db.passkeys.find(passkeyID, account: session.accountID)
             else { throw Refusal(APIError(.passkeyNotFound, "There is no such passkey on this account.")) }
             guard found.revokedAt == nil else { return }
-            try await revoke(found, keeping: session.sessionID, on: db)
+            try await recorder.revoke(found, keeping: session.sessionID, on: db)
         }
-    }
-
-    /// Revokes `passkey` in the caller's unit of work: it signs in no more, the sessions it started end except `keeping`
-    /// (the customer's own session asking), and it is audited (with the operator for a support action) and sent to the
-    /// bank's webhooks. The customer's request and the support desk both come here.
-    func revoke(_ passkey: PasskeyInfo, keeping session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws {
-        try await db.update("passkeys").set("revoked_at", to: now.millisecondsSince1970).where("id", .equal, passkey.id).run()
-        var ending = db.update("sessions").set("ended_at", to: now.millisecondsSince1970).set("end_reason", to: "passkey_revoked")
-            .where("passkey_id", .equal, passkey.id).where("ended_at", .is, SQLLiteral.null)
-        if let session { ending = ending.where("id", .notEqual, session) }
-        try await ending.run()
-        try await audit(.passkeyRevoked, succeeded: true, account: passkey.accountID, session: session, operator: action, passkey: passkey.id, on: db)
-        try await emit(.passkeyRevoked, .init(passkey: passkey), on: db)
     }
 
     // MARK: Sign-in
@@ -208,8 +182,7 @@ extension BioAuthService {
                 window: configuration.rateLimitWindow, on: db)
             var account: String? = nil
             var allow: [PasskeyDescriptor] = []
-            if let username, let row = try await db.select().column("id").from("accounts").where("username", .equal, username).first() {
-                let id = try row.decode(column: "id", as: String.self)
+            if let username, let id = try await db.accounts.id(username: username) {
                 allow = try await livePasskeyDescriptors(account: id, on: db)
                 if !allow.isEmpty { account = id }
             }
@@ -228,13 +201,12 @@ extension BioAuthService {
         // 1. Use up the challenge, and read the credential and its account.
         let (challenge, found, handle) = try await commit { db -> (Data, PasskeyInfo, Data?) in
             let (challenge, boundAccount) = try await consumePasskeyChallenge(submission.challengeID, ceremony: "get", on: db)
-            let found = try await passkeyRows(on: db).where("credential_id", .equal, Base64URL.encode(submission.credentialID)).first().map(passkey)
+            let found = try await db.passkeys.find(credentialID: submission.credentialID)
             guard let found, found.revokedAt == nil, boundAccount == nil || boundAccount == found.accountID else {
                 try await audit(.passkeySignIn, succeeded: false, account: found?.accountID, code: "passkey_unknown_credential", passkey: found?.id, on: db)
                 throw Refusal(APIError(.passkeyUnknownCredential, "This passkey is not registered here, or was revoked."))
             }
-            let handle = try await db.select().column("user_handle").from("accounts").where("id", .equal, found.accountID).first()
-                .flatMap { try $0.decode(column: "user_handle", as: String?.self) }.flatMap(Base64URL.decode)
+            let handle = try await db.accounts.userHandle(found.accountID)
             return (challenge, found, handle)
         }
         // 2. Verify outside any transaction. A user handle, when sent, must be the credential's account's (§7.2 step 6).
@@ -255,20 +227,13 @@ extension BioAuthService {
         }
         // 3. Store the counter only if nobody used the credential meanwhile, and start the session.
         return try await commit { db in
-            if let lockedUntil = try await db.select().column("locked_until").from("accounts").where("id", .equal, found.accountID).first()
-                .flatMap({ try $0.decode(column: "locked_until", as: Int64?.self) }).map(Date.init(millisecondsSince1970:)), lockedUntil > now
-            {
+            if let lockedUntil = try await db.accounts.lockedUntil(found.accountID), lockedUntil > now {
                 try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: "account_locked", passkey: found.id, on: db)
                 throw Refusal(lockedError(until: lockedUntil))
             }
-            let updated = try await db.raw(
-                """
-                UPDATE passkeys SET sign_count = \(bind: Int64(assertion.signCount)), backed_up = \(bind: assertion.backedUp ? 1 : 0),
-                    last_used_at = \(bind: now.millisecondsSince1970)
-                WHERE id = \(bind: found.id) AND sign_count = \(bind: found.signCount) AND revoked_at IS NULL RETURNING id
-                """
-            ).all()
-            guard !updated.isEmpty else {
+            let updated = try await db.passkeys.recordSignIn(
+                found.id, previous: found.signCount, signCount: Int64(assertion.signCount), backedUp: assertion.backedUp, at: now.millisecondsSince1970)
+            guard updated else {
                 try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: "passkey_counter_replayed", passkey: found.id, on: db)
                 throw Refusal(APIError(.passkeyCounterReplayed, "The passkey was used at the same moment elsewhere; sign in again."))
             }
@@ -282,33 +247,23 @@ extension BioAuthService {
 
     /// The account's passkeys that are not revoked, as the browser names them (`excludeCredentials`, `allowCredentials`).
     private func livePasskeyDescriptors(account: String, on db: any SQLDatabase) async throws -> [PasskeyDescriptor] {
-        try await passkeyRows(on: db).where("account_id", .equal, account).where("revoked_at", .is, SQLLiteral.null).all().map(passkey)
-            .map { PasskeyDescriptor(id: $0.credentialID, transports: $0.transports) }
+        try await db.passkeys.list(account: account, liveOnly: true).map { PasskeyDescriptor(id: $0.credentialID, transports: $0.transports) }
     }
 
     /// The account's user handle: 32 random bytes made the first time it is needed.
     private func userHandle(account: String, on db: any SQLDatabase) async throws -> Data {
-        if let text = try await db.select().column("user_handle").from("accounts").where("id", .equal, account).first()?
-            .decode(column: "user_handle", as: String?.self), let handle = Base64URL.decode(text)
-        {
-            return handle
-        }
+        if let handle = try await db.accounts.userHandle(account) { return handle }
         let handle = random.bytes(32)
-        try await db.update("accounts").set("user_handle", to: Base64URL.encode(handle)).where("id", .equal, account)
-            .where("user_handle", .is, SQLLiteral.null).run()
+        try await db.accounts.setUserHandleIfNone(account, handle: handle)
         return handle
     }
 
     private func issuePasskeyChallenge(ceremony: String, account: String?, session: String?, on db: any SQLDatabase) async throws -> (String, Data) {
         let id = newID()
         let challenge = random.bytes(32)
-        try await db.insert(into: "passkey_challenges")
-            .columns("id", "ceremony", "challenge", "account_id", "session_id", "created_at", "expires_at", "consumed_at")
-            .values(
-                SQLBind(id), SQLBind(ceremony), SQLBind(Base64URL.encode(challenge)), SQLBind(account), SQLBind(session),
-                SQLBind(now.millisecondsSince1970), SQLBind(now.addingTimeInterval(configuration.passkeys.ceremonyLifetime).millisecondsSince1970),
-                SQLBind(Int64?.none))
-            .run()
+        try await db.challenges.insertPasskey(
+            id: id, ceremony: ceremony, challenge: challenge, account: account, session: session, at: now.millisecondsSince1970,
+            expiresAt: now.addingTimeInterval(configuration.passkeys.ceremonyLifetime).millisecondsSince1970)
         return (id, challenge)
     }
 
@@ -322,47 +277,16 @@ extension BioAuthService {
     /// Uses up the challenge `id` of `ceremony` (and of `session`, when given); returns its bytes and the account it
     /// was bound to. A used one is a replay and is audited.
     private func consumePasskeyChallenge(_ id: String, ceremony: String, session: String? = nil, on db: any SQLDatabase) async throws -> (Data, String?) {
-        guard Validation.isIssuedID(id),
-            let row = try await db.select().columns("ceremony", "challenge", "account_id", "session_id", "expires_at", "consumed_at")
-                .from("passkey_challenges").where("id", .equal, id).first()
-        else { throw Refusal(APIError(.challengeNotFound, "There is no such challenge.")) }
-        let account = try row.decode(column: "account_id", as: String?.self)
-        let boundSession = try row.decode(column: "session_id", as: String?.self)
-        guard try row.decode(column: "ceremony", as: String.self) == ceremony, session == nil || boundSession == session
+        guard Validation.isIssuedID(id), let stored = try await db.challenges.findPasskey(id) else {
+            throw Refusal(APIError(.challengeNotFound, "There is no such challenge."))
+        }
+        let account = stored.accountID
+        guard stored.ceremony == ceremony, session == nil || stored.sessionID == session
         else { throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another ceremony or session.")) }
-        try await requireUnused(row, account: account, on: db)
-        let used = try await db.raw("UPDATE passkey_challenges SET consumed_at = \(bind: now.millisecondsSince1970) WHERE id = \(bind: id) AND consumed_at IS NULL RETURNING id").all()
-        guard !used.isEmpty, let bytes = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
+        try await requireUnused(stored.use, account: account, on: db)
+        guard try await db.challenges.markPasskeyConsumed(id, at: now.millisecondsSince1970), let bytes = stored.challenge else {
             throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
         }
         return (bytes, account)
-    }
-
-    private static let passkeyColumns = [
-        "id", "account_id", "credential_id", "public_key", "algorithm", "sign_count", "aaguid", "backup_eligible", "backed_up",
-        "attestation_format", "attestation_type", "attestation_trusted", "transports", "name", "created_at", "last_used_at", "revoked_at",
-    ]
-
-    func passkeyRows(on db: any SQLDatabase) -> SQLSelectBuilder {
-        db.select().columns(Self.passkeyColumns.map { SQLColumn($0) }).from("passkeys")
-    }
-
-    func passkey(_ row: any SQLRow) throws -> PasskeyInfo {
-        guard let credentialID = Base64URL.decode(try row.decode(column: "credential_id", as: String.self)),
-            let publicKey = Base64URL.decode(try row.decode(column: "public_key", as: String.self))
-        else { throw APIError.internalError }
-        let transports = try row.decode(column: "transports", as: String.self)
-        return PasskeyInfo(
-            id: try row.decode(column: "id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
-            credentialID: credentialID, publicKey: publicKey, algorithm: try row.decode(column: "algorithm", as: Int.self),
-            signCount: try row.decode(column: "sign_count", as: Int64.self), aaguid: try row.decode(column: "aaguid", as: String.self),
-            backupEligible: try row.decode(column: "backup_eligible", as: Int.self) != 0, backedUp: try row.decode(column: "backed_up", as: Int.self) != 0,
-            attestationFormat: try row.decode(column: "attestation_format", as: String.self),
-            attestationType: try row.decode(column: "attestation_type", as: String.self),
-            attestationTrusted: try row.decode(column: "attestation_trusted", as: Int.self) != 0,
-            transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init), name: try row.decode(column: "name", as: String.self),
-            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
-            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
     }
 }

@@ -54,16 +54,7 @@ public struct PayeeRegistry: Sendable {
 
     /// Every registered payee, by id.
     public func list() async throws -> [RegisteredPayee] {
-        try await database.transaction { db in
-            try await db.raw("SELECT id, name, verification, registered_by, created_at, updated_at FROM payees ORDER BY id").all().map { row in
-                RegisteredPayee(
-                    id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
-                    verification: RegisteredPayee.Verification(rawValue: try row.decode(column: "verification", as: String.self)) ?? .unverified,
-                    registeredBy: try row.decode(column: "registered_by", as: String.self),
-                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-                    updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self)))
-            }
-        }
+        try await database.transaction { db in try await db.payees.list() }
     }
 
     /// The one place a payee is written: checks the id, the name and the state, then inserts or updates.
@@ -75,26 +66,14 @@ public struct PayeeRegistry: Sendable {
         guard let verification = RegisteredPayee.Verification(rawValue: rawVerification) else {
             throw APIError(.malformedRequest, "verification is verified or unverified.")
         }
-        let existing = try await db.raw("SELECT created_at FROM payees WHERE id = \(bind: id)").first()
-        let createdAt = try existing.map { Date(millisecondsSince1970: try $0.decode(column: "created_at", as: Int64.self)) } ?? now
-        if existing == nil {
-            try await db.raw(
-                """
-                INSERT INTO payees (id, name, verification, registered_by, created_at, updated_at)
-                VALUES (\(bind: id), \(bind: name), \(bind: verification.rawValue), \(bind: registeredBy),
-                    \(bind: now.millisecondsSince1970), \(bind: now.millisecondsSince1970))
-                """
-            ).run()
-        } else {
-            try await db.raw(
-                """
-                UPDATE payees SET name = \(bind: name), verification = \(bind: verification.rawValue),
-                    registered_by = \(bind: registeredBy), updated_at = \(bind: now.millisecondsSince1970) WHERE id = \(bind: id)
-                """
-            ).run()
-        }
+        let existing = try await db.payees.find(id)
         let payee = RegisteredPayee(
-            id: id, name: name, verification: verification, registeredBy: registeredBy, createdAt: createdAt, updatedAt: now)
+            id: id, name: name, verification: verification, registeredBy: registeredBy, createdAt: existing?.createdAt ?? now, updatedAt: now)
+        if existing == nil {
+            try await db.payees.insert(payee)
+        } else {
+            try await db.payees.update(payee)
+        }
         return (payee, existing == nil)
     }
 }
@@ -122,14 +101,14 @@ extension BioAuthService {
         guard (1...64).contains(account.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
         let request = try PaymentRequest(
             amountMinor: amountMinor, currency: currency, payeeID: payeeID, payeeName: nil, memo: memo, idempotencyKey: idempotencyKey)
-        let known = try await database.transaction { db in try await db.raw("SELECT id FROM accounts WHERE id = \(bind: account)").first() != nil }
+        let known = try await database.transaction { db in try await db.accounts.exists(id: account) }
         guard known else { throw APIError(.accountNotFound, "There is no such account.") }
         return try await createPayment(account: account, session: nil, client: client.clientID, request)
     }
 
     /// The registered name of `payeeID`, which must be `expected` when one is given.
     func registeredPayeeName(_ payeeID: String, expected: String?, on db: any SQLDatabase) async throws -> String {
-        guard let name = try await db.raw("SELECT name FROM payees WHERE id = \(bind: payeeID)").first()?.decode(column: "name", as: String.self) else {
+        guard let name = try await db.payees.find(payeeID)?.name else {
             throw APIError(.payeeNotRegistered, "The payee \(payeeID) is not registered: the bank registers payees (POST /v1/service/payees).")
         }
         if let expected, expected != name {

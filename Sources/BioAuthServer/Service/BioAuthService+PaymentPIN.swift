@@ -61,10 +61,7 @@ extension BioAuthService {
                 }
                 if let error = try await advanceCounter(of: device, to: biometric.counter, on: db) { throw Refusal(error) }
             }
-            try await db.delete(from: "payment_pins").where("account_id", .equal, session.accountID).run()
-            try await db.insert(into: "payment_pins").columns("account_id", "pin_hash", "failed_attempts", "locked_until", "updated_at")
-                .values(SQLBind(session.accountID), SQLBind(hash), SQLBind(0), SQLBind(Int64?.none), SQLBind(now.millisecondsSince1970))
-                .run()
+            try await db.paymentPINs.replace(account: session.accountID, hash: hash, at: now.millisecondsSince1970)
             try await audit(.paymentPINSet, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
             return
         }
@@ -100,17 +97,16 @@ extension BioAuthService {
                 var error = APIError(.wrongPIN, "The payment PIN is wrong.")
                 if failures >= configuration.maxFailedPINAttempts {
                     let until = now.addingTimeInterval(configuration.pinLockDuration)
-                    try await db.update("payment_pins").set("failed_attempts", to: 0).set("locked_until", to: until.millisecondsSince1970)
-                        .where("account_id", .equal, session.accountID).run()
+                    try await db.paymentPINs.lock(account: session.accountID, until: until.millisecondsSince1970)
                     try await audit(.paymentPINLocked, succeeded: true, account: session.accountID, on: db)
                     error = pinLockedError(until: until)
                 } else {
-                    try await db.update("payment_pins").set("failed_attempts", to: failures).where("account_id", .equal, session.accountID).run()
+                    try await db.paymentPINs.recordFailures(account: session.accountID, failures: failures)
                 }
                 _ = try await recordFailedAuthorization(payment, APIError(.wrongPIN, "The payment PIN is wrong."), device: nil, on: db)
                 throw Refusal(error)
             }
-            try await db.update("payment_pins").set("failed_attempts", to: 0).where("account_id", .equal, session.accountID).run()
+            try await db.paymentPINs.recordFailures(account: session.accountID, failures: 0)
             return try await authorize(payment, method: "pin", device: nil, session: session, on: db)
         }
     }
@@ -130,20 +126,14 @@ extension BioAuthService {
         let sealed = try await commit { db -> Int in
             // One sealed hash tells whether this key sealed them (all are sealed under the key the file holds), so
             // start-up reads one row, plus the legacy ones only while they exist.
-            if let sealed = try await db.select().column("pin_hash").from("payment_pins")
-                .where("pin_hash", .notLike, Self.legacyPINHashPattern).limit(1).first()?.decode(column: "pin_hash", as: String.self),
-                !pins.sealedWithThisKey(sealed)
+            if let sealed = try await db.paymentPINs.anySealedHash(legacyPattern: Self.legacyPINHashPattern), !pins.sealedWithThisKey(sealed)
             {
                 throw ConfigurationError(
                     message: "the PIN key file does not match this database: its PIN hashes were sealed under another key (use that file)")
             }
-            let legacy = try await db.select().columns("account_id", "pin_hash").from("payment_pins")
-                .where("pin_hash", .like, Self.legacyPINHashPattern).all()
-            for row in legacy {
-                let account = try row.decode(column: "account_id", as: String.self)
-                let stored = try row.decode(column: "pin_hash", as: String.self)
-                try await db.update("payment_pins").set("pin_hash", to: try pins.seal(stored, for: account))
-                    .where("account_id", .equal, account).where("pin_hash", .equal, stored).run()
+            let legacy = try await db.paymentPINs.legacyHashes(pattern: Self.legacyPINHashPattern)
+            for (account, stored) in legacy {
+                try await db.paymentPINs.replaceHash(account: account, old: stored, new: try pins.seal(stored, for: account))
             }
             return legacy.count
         }
@@ -152,13 +142,11 @@ extension BioAuthService {
     }
 
     private func storedPIN(account: String, on db: any SQLDatabase) async throws -> (hash: String, failures: Int) {
-        guard let row = try await db.select().columns("pin_hash", "failed_attempts", "locked_until").from("payment_pins")
-            .where("account_id", .equal, account).first()
-        else { throw Refusal(APIError(.pinNotSet, "No payment PIN is set for this account.")) }
-        if let locked = try row.decode(column: "locked_until", as: Int64?.self).map({ Date(millisecondsSince1970: $0) }), locked > now {
-            throw Refusal(pinLockedError(until: locked))
+        guard let stored = try await db.paymentPINs.find(account: account) else {
+            throw Refusal(APIError(.pinNotSet, "No payment PIN is set for this account."))
         }
-        return (try row.decode(column: "pin_hash", as: String.self), try row.decode(column: "failed_attempts", as: Int.self))
+        if let locked = stored.lockedUntil, locked > now { throw Refusal(pinLockedError(until: locked)) }
+        return (stored.hash, stored.failedAttempts)
     }
 
     private func pinLockedError(until: Date) -> APIError {

@@ -104,24 +104,20 @@ extension BioAuthService {
     func createPayment(account: String, session: String?, client: String?, _ request: PaymentRequest) async throws -> PaymentInfo {
         let idempotencyKey = client.map { " \($0) \(request.idempotencyKey)" } ?? request.idempotencyKey
         return try await commit { db in
-            if let row = try await db.first(Self.idempotencyKey(account, idempotencyKey)) {
-                guard try row.decode(column: "request_hash", as: String.self) == request.fingerprint else {
+            if let stored = try await db.idempotencyKeys.find(account: account, key: idempotencyKey) {
+                guard stored.requestHash == request.fingerprint else {
                     throw Refusal(APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body."))
                 }
-                return try Self.decodeJSON(PaymentInfo.self, try row.decode(column: "response", as: String.self))
+                return stored.response
             }
             let payeeName = try await registeredPayeeName(request.payeeID, expected: request.payeeName, on: db)
             let payment = PaymentInfo(
                 id: newID(), accountID: account, amountMinor: request.amount.minorUnits,
                 currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: payeeName, memo: request.memo,
                 status: .pending, failedAttempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(configuration.paymentLifetime))
-            try await db.run(
-                Self.insertPayment(
-                    payment.id, payment.accountID, payment.amountMinor, payment.currency, payment.payeeID, payment.payeeName, payment.memo,
-                    payment.status.rawValue, now.millisecondsSince1970, payment.expiresAt.millisecondsSince1970))
-            try await db.run(
-                Self.insertIdempotencyKey(
-                    account, idempotencyKey, request.fingerprint, payment.id, try Self.encodeJSON(payment), now.millisecondsSince1970))
+            try await db.payments.insert(payment)
+            try await db.idempotencyKeys.insert(
+                account: account, key: idempotencyKey, requestHash: request.fingerprint, response: payment, at: now.millisecondsSince1970)
             try await audit(.paymentCreated, succeeded: true, account: account, session: session, client: client, on: db)
             return payment
         }
@@ -130,7 +126,7 @@ extension BioAuthService {
     /// One of the account's payments, with its effective status.
     func payment(_ id: String, session: AuthenticatedSession) async throws -> PaymentInfo {
         try await database.transaction { db in
-            guard let payment = try await storedPayment(id, account: session.accountID, on: db) else {
+            guard let payment = try await db.payments.find(id, account: session.accountID) else {
                 throw APIError(.paymentNotFound, "There is no such payment on this account.")
             }
             return payment.effective(at: now)
@@ -142,19 +138,7 @@ extension BioAuthService {
     func payments(session: AuthenticatedSession, limit: Int, status: PaymentInfo.Status? = nil) async throws -> [PaymentInfo] {
         let at = now, now = at.millisecondsSince1970
         return try await database.transaction { db in
-            var query = paymentsQuery(on: db).where("account_id", .equal, session.accountID)
-            if let status { query = query.where(Self.statusCondition(status, now: now)) }
-            return try await query.orderBy("created_at", .descending).limit(limit).all().map { try Self.payment($0).effective(at: at) }
-        }
-    }
-
-    /// The rows of payments in `status` as a client sees it at `now` (milliseconds): a pending payment past its expiry is
-    /// expired.
-    static func statusCondition(_ status: PaymentInfo.Status, now: Int64) -> SQLQueryString {
-        switch status {
-        case .pending: "(status = 'pending' AND expires_at > \(bind: now))"
-        case .expired: "(status = 'expired' OR (status = 'pending' AND expires_at <= \(bind: now)))"
-        default: "status = \(bind: status.rawValue)"
+            try await db.payments.list(account: session.accountID, status: status, now: now, limit: limit).map { $0.effective(at: at) }
         }
     }
 
@@ -221,27 +205,15 @@ extension BioAuthService {
     /// Cancels a pending payment.
     func cancelPayment(_ paymentID: String, session: AuthenticatedSession) async throws -> PaymentInfo {
         try await commit { db in
-            try await cancel(try await pendingPayment(paymentID, account: session.accountID, on: db), session: session.sessionID, on: db)
+            try await recorder.cancel(try await pendingPayment(paymentID, account: session.accountID, on: db), session: session.sessionID, on: db)
         }
-    }
-
-    /// Cancels the pending `payment` in the caller's unit of work, audited (with the operator for a support action) and
-    /// sent to the bank's webhooks as `payment.cancelled`. The customer's request and the support desk both come here.
-    func cancel(_ payment: PaymentInfo, session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws -> PaymentInfo {
-        try await db.update("payments").set("status", to: PaymentInfo.Status.cancelled.rawValue)
-            .where("id", .equal, payment.id).where("status", .equal, PaymentInfo.Status.pending.rawValue).run()
-        var cancelled = payment
-        cancelled.status = .cancelled
-        try await audit(.paymentCancelled, succeeded: true, account: payment.accountID, session: session, operator: action, on: db)
-        try await emit(.paymentCancelled, .init(payment: cancelled), on: db)
-        return cancelled
     }
 
     // MARK: Internals
 
     /// The payment if it can still be authorized; an expired one is marked so (and that is committed).
     func pendingPayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> PaymentInfo {
-        guard Validation.isIssuedID(id), let payment = try await storedPayment(id, account: account, on: db) else {
+        guard Validation.isIssuedID(id), let payment = try await db.payments.find(id, account: account) else {
             throw Refusal(APIError(.paymentNotFound, "There is no such payment on this account."))
         }
         switch payment.status {
@@ -265,9 +237,8 @@ extension BioAuthService {
             paymentId: payment.id, accountId: payment.accountID, amount: transaction.amount, payeeId: payment.payeeID,
             payeeName: payment.payeeName, method: method, authorizedAtMs: now.millisecondsSince1970, keyId: ""))
         // The status condition makes the move happen once even if two units of work got this far.
-        let moved = try await db.all(
-            Self.authorizePayment(receipt.authorizedAtMs, method, device, try Self.encodeJSON(receipt), payment.id))
-        guard !moved.isEmpty else {
+        let moved = try await db.payments.markAuthorized(payment.id, at: receipt.authorizedAtMs, method: method, device: device, receipt: receipt)
+        guard moved else {
             throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
         }
         try await audit(.paymentAuthorized, succeeded: true, account: payment.accountID, device: device, session: session.sessionID, on: db)
@@ -286,79 +257,15 @@ extension BioAuthService {
         let failures = payment.failedAttempts + 1
         try await audit(.paymentAuthorized, succeeded: false, account: payment.accountID, device: device, code: error.code.rawValue, on: db)
         if failures >= configuration.maxFailedPaymentAttempts {
-            try await db.update("payments").set("failed_attempts", to: failures).set("status", to: PaymentInfo.Status.locked.rawValue)
-                .where("id", .equal, payment.id).run()
+            try await db.payments.recordFailedAttempts(payment.id, failures: failures, lock: true)
             try await audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, on: db)
             var locked = payment
             locked.status = .locked
             locked.failedAttempts = failures
             try await emit(.paymentLocked, .init(payment: locked), on: db)
         } else {
-            try await db.update("payments").set("failed_attempts", to: failures).where("id", .equal, payment.id).run()
+            try await db.payments.recordFailedAttempts(payment.id, failures: failures, lock: false)
         }
         return error
-    }
-
-    private func storedPayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> PaymentInfo? {
-        try await db.first(Self.paymentByID(id, account)).map(Self.payment)
-    }
-
-    private func paymentsQuery(on db: any SQLDatabase) -> SQLSelectBuilder {
-        db.select().columns(Self.paymentColumns.map { SQLColumn($0) }).from("payments")
-    }
-
-    static let paymentColumns = [
-        "id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts", "created_at", "expires_at",
-        "authorized_at", "authorization_method", "device_id", "receipt",
-    ]
-
-    // The statements of every payment (FixedSQL: no builder serialized per call).
-    private static let paymentByID = FixedSQL("SELECT \(paymentColumns.joined(separator: ", ")) FROM payments WHERE id = ? AND account_id = ? LIMIT 1")
-    private static let insertPayment = FixedSQL(
-        """
-        INSERT INTO payments (\(paymentColumns.joined(separator: ", "))) \
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL, NULL, NULL)
-        """)
-    private static let idempotencyKey = FixedSQL(
-        "SELECT request_hash, response FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? LIMIT 1")
-    private static let insertIdempotencyKey = FixedSQL(
-        "INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, payment_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-    private static let authorizePayment = FixedSQL(
-        """
-        UPDATE payments SET status = '\(PaymentInfo.Status.authorized.rawValue)', authorized_at = ?, authorization_method = ?, device_id = ?, \
-        receipt = ? WHERE id = ? AND status = '\(PaymentInfo.Status.pending.rawValue)' RETURNING id
-        """)
-
-    static func payment(_ row: any SQLRow) throws -> PaymentInfo {
-        guard let status = PaymentInfo.Status(rawValue: try row.decode(column: "status", as: String.self)) else { throw APIError.internalError }
-        return PaymentInfo(
-            id: try row.decode(column: "id", as: String.self),
-            accountID: try row.decode(column: "account_id", as: String.self),
-            amountMinor: try row.decode(column: "amount_minor", as: Int64.self),
-            currency: try row.decode(column: "currency", as: String.self),
-            payeeID: try row.decode(column: "payee_id", as: String.self),
-            payeeName: try row.decode(column: "payee_name", as: String.self),
-            memo: try row.decode(column: "memo", as: String?.self),
-            status: status,
-            failedAttempts: try row.decode(column: "failed_attempts", as: Int.self),
-            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
-            authorizedAt: try row.decode(column: "authorized_at", as: Int64?.self).map { Date(millisecondsSince1970: $0) },
-            authorizationMethod: try row.decode(column: "authorization_method", as: String?.self),
-            deviceID: try row.decode(column: "device_id", as: String?.self),
-            receipt: try row.decode(column: "receipt", as: String?.self).map { try decodeJSON(PaymentReceipt.self, $0) })
-    }
-
-    static func encodeJSON(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    static func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        return try decoder.decode(type, from: Data(text.utf8))
     }
 }

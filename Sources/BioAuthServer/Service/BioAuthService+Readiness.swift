@@ -19,8 +19,8 @@ extension BioAuthService {
                 finish(false)
             }
             Task {
-                let row = try? await database.transaction { db in try await db.raw("SELECT 1 AS one").first() }
-                finish(row != nil)
+                let answered = try? await database.transaction { db in try await db.answers() }
+                finish(answered == true)
                 timer.cancel()
             }
         }

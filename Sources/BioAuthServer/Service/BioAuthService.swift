@@ -46,17 +46,13 @@ struct BioAuthService: Sendable {
         }.get()
     }
 
-    /// A new row identifier (account, device, session, challenge, payment, audit event).
-    ///
-    /// On SQLite it is time-ordered, so each new row's entry goes at the end of its primary-key index instead of
-    /// onto a random page, and a group commit writes fewer pages. On PostgreSQL it is random: there, under
-    /// `SERIALIZABLE`, transactions reading and inserting on the same index page conflict, and time-ordered keys
-    /// put every new row on the same page (far more retries). Measurements: docs/PERFORMANCE.md. Neither is a
-    /// secret: every lookup is by account too, or needs a signature, and the time a time-ordered one reveals the API
-    /// shows anyway.
-    func newID() -> String {
-        database.dialect == .postgres ? random.newRandomID() : random.newTimeOrderedID(at: now)
+    /// Writes audit and outbox events, and the changes the customer and the support desk share.
+    var recorder: ChangeRecorder {
+        ChangeRecorder(clock: clock, random: random, dialect: database.dialect, webhookRetryWindow: configuration.webhooks.retryWindow, logger: logger)
     }
+
+    /// A new row identifier (``ChangeRecorder/newID()``).
+    func newID() -> String { recorder.newID() }
 
     /// A fresh opaque secret: 32 random bytes, base64url.
     func newSecret() -> String { Base64URL.encode(random.bytes(32)) }

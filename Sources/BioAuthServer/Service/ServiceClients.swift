@@ -46,15 +46,10 @@ public struct ServiceClients: Sendable {
         let credentials = Credentials(clientID: "svc_" + Base64URL.encode(random.bytes(16)), secret: Base64URL.encode(random.bytes(32)))
         let now = clock.now.millisecondsSince1970
         try await database.transaction { db in
-            guard try await db.raw("SELECT id FROM service_clients WHERE name = \(bind: name)").first() == nil else {
+            guard try await !db.serviceClients.exists(name: name) else {
                 throw ConfigurationError(message: "there is already a service client named \(name)")
             }
-            try await db.raw(
-                """
-                INSERT INTO service_clients (id, name, scopes, created_at, disabled_at)
-                VALUES (\(bind: credentials.clientID), \(bind: name), \(bind: granted.joined(separator: " ")), \(bind: now), NULL)
-                """
-            ).run()
+            try await db.serviceClients.insert(id: credentials.clientID, name: name, scopes: granted, at: now)
             try await Self.addSecret(credentials.secret, client: credentials.clientID, at: now, on: db)
         }
         return credentials
@@ -62,22 +57,7 @@ public struct ServiceClients: Sendable {
 
     /// Every client, oldest first.
     public func list() async throws -> [Client] {
-        try await database.transaction { db in
-            try await db.raw(
-                """
-                SELECT c.id, c.name, c.scopes, c.created_at, c.disabled_at,
-                    (SELECT COUNT(*) FROM service_client_secrets s WHERE s.client_id = c.id) AS secrets
-                FROM service_clients c ORDER BY c.created_at, c.id
-                """
-            ).all().map { row in
-                Client(
-                    id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
-                    scopes: try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init),
-                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-                    disabledAt: try row.decode(column: "disabled_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)),
-                    secrets: try row.decode(column: "secrets", as: Int.self))
-            }
-        }
+        try await database.transaction { db in try await db.serviceClients.list() }
     }
 
     /// Gives the client a new secret beside its current one: both work until ``finishRotation(clientID:)``, so the
@@ -91,8 +71,7 @@ public struct ServiceClients: Sendable {
                 throw ConfigurationError(message: "\(clientID) already has two secrets: finish that rotation first (finish-rotation)")
             }
             // Later than the current secret even within one millisecond (or a clock set back): finish-rotation keeps the newest.
-            let latest = try await db.raw("SELECT MAX(created_at) AS latest FROM service_client_secrets WHERE client_id = \(bind: clientID)")
-                .first()?.decode(column: "latest", as: Int64?.self) ?? nil
+            let latest = try await db.serviceClients.newestSecretCreatedAt(client: clientID)
             try await Self.addSecret(secret, client: clientID, at: max(now, (latest ?? now) + 1), on: db)
         }
         return Credentials(clientID: clientID, secret: secret)
@@ -104,12 +83,7 @@ public struct ServiceClients: Sendable {
             guard try await Self.secretCount(clientID, on: db) == 2 else {
                 throw ConfigurationError(message: "\(clientID) has no rotation under way")
             }
-            try await db.raw(
-                """
-                DELETE FROM service_client_secrets WHERE client_id = \(bind: clientID) AND secret_hash NOT IN
-                    (SELECT secret_hash FROM service_client_secrets WHERE client_id = \(bind: clientID) ORDER BY created_at DESC LIMIT 1)
-                """
-            ).run()
+            try await db.serviceClients.deleteSecretsButNewest(client: clientID)
         }
     }
 
@@ -122,7 +96,7 @@ public struct ServiceClients: Sendable {
     func disable(clientID: String, on db: any SQLDatabase) async throws {
         let now = clock.now.millisecondsSince1970
         _ = try await Self.secretCount(clientID, on: db)
-        try await db.raw("UPDATE service_clients SET disabled_at = \(bind: now) WHERE id = \(bind: clientID) AND disabled_at IS NULL").run()
+        try await db.serviceClients.markDisabled(clientID, at: now)
     }
 
     // MARK: Internals
@@ -143,17 +117,12 @@ public struct ServiceClients: Sendable {
     static func secretHash(_ secret: String) -> String { BioAuthService.tokenHash(secret) }
 
     private static func addSecret(_ secret: String, client: String, at now: Int64, on db: any SQLDatabase) async throws {
-        try await db.raw(
-            "INSERT INTO service_client_secrets (secret_hash, client_id, created_at) VALUES (\(bind: secretHash(secret)), \(bind: client), \(bind: now))"
-        ).run()
+        try await db.serviceClients.insertSecret(hash: secretHash(secret), client: client, at: now)
     }
 
     /// The client's live secrets; throws when there is no such client.
     private static func secretCount(_ clientID: String, on db: any SQLDatabase) async throws -> Int {
-        guard try await db.raw("SELECT id FROM service_clients WHERE id = \(bind: clientID)").first() != nil else {
-            throw ConfigurationError(message: "there is no service client \(clientID)")
-        }
-        return try await db.raw("SELECT COUNT(*) AS n FROM service_client_secrets WHERE client_id = \(bind: clientID)").first()?
-            .decode(column: "n", as: Int.self) ?? 0
+        guard try await db.serviceClients.exists(id: clientID) else { throw ConfigurationError(message: "there is no service client \(clientID)") }
+        return try await db.serviceClients.secretCount(client: clientID)
     }
 }

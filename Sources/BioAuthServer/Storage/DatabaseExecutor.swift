@@ -31,6 +31,13 @@ func inTransaction<R: Sendable>(
     }
 }
 
+extension SQLDatabase {
+    /// Whether the database answers a query (readiness).
+    func answers() async throws -> Bool {
+        try await raw("SELECT 1 AS one").first() != nil
+    }
+}
+
 /// The SQL engines BioAuth runs on.
 public enum DatabaseDialect: String, Sendable {
     /// Embedded SQLite, one process.

@@ -83,9 +83,7 @@ struct WebhookDispatcher: Service {
         while true {
             let now = service.now.millisecondsSince1970
             let moved = try await service.commit { db in
-                let overdue = try await db.select().columns(BioAuthService.paymentColumns.map { SQLColumn($0) }).from("payments")
-                    .where("status", .equal, "pending").where("expires_at", .lessThanOrEqual, now)
-                    .orderBy("expires_at").limit(100).all().map(BioAuthService.payment)
+                let overdue = try await db.payments.overdue(now: now, limit: 100)
                 var moved = 0
                 for payment in overdue {
                     if try await service.expire(payment, on: db) { moved += 1 }
@@ -120,47 +118,21 @@ struct WebhookDispatcher: Service {
         let now = service.now.millisecondsSince1970
         let leaseEnd = now + Int64(policy.leaseDuration * 1000)
         return try await service.database.transaction { db in
-            let due = try await db.raw(
-                """
-                SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d
-                WHERE d.status = 'pending' AND d.next_attempt_at <= \(bind: now) ORDER BY d.next_attempt_at LIMIT \(literal: limit)
-                """
-            ).all()
+            let due = try await db.webhooks.dueDeliveries(now: now, limit: limit)
             var claims: [Claim] = []
-            for row in due {
-                let eventID = try row.decode(column: "event_id", as: String.self)
-                let endpointID = try row.decode(column: "endpoint_id", as: String.self)
-                guard let claimed = try await db.raw(
-                    """
-                    UPDATE webhook_deliveries SET next_attempt_at = \(bind: leaseEnd), lease_owner = \(bind: instance),
-                        lease_until = \(bind: leaseEnd), attempts = attempts + 1
-                    WHERE event_id = \(bind: eventID) AND endpoint_id = \(bind: endpointID) AND status = 'pending'
-                        AND next_attempt_at <= \(bind: now)
-                    RETURNING attempts, give_up_at
-                    """
-                ).first() else { continue }
-                guard let target = try await db.raw(
-                    """
-                    SELECT e.url, v.type, v.body FROM webhook_endpoints e JOIN webhook_events v ON v.id = \(bind: eventID)
-                    WHERE e.id = \(bind: endpointID) AND e.deleted_at IS NULL
-                    """
-                ).first() else { continue }
-                let secrets = try await db.raw(
-                    """
-                    SELECT secret FROM webhook_secrets WHERE endpoint_id = \(bind: endpointID)
-                        AND (expires_at IS NULL OR expires_at > \(bind: now)) ORDER BY created_at DESC, id DESC
-                    """
-                ).all().map { try $0.decode(column: "secret", as: String.self) }
+            for (eventID, endpointID) in due {
+                guard let claimed = try await db.webhooks.claim(eventID: eventID, endpointID: endpointID, instance: instance, now: now, leaseEnd: leaseEnd)
+                else { continue }
+                guard let target = try await db.webhooks.target(eventID: eventID, endpointID: endpointID) else { continue }
+                let secrets = try await db.webhooks.liveSecrets(endpoint: endpointID, now: now)
                 let opened = secrets.compactMap { service.openWebhookSecret($0, endpointID: endpointID) }
                 if opened.count < secrets.count {
                     // Sealed for another endpoint or damaged: the database was changed behind the server's back.
                     service.logger.error("a webhook secret does not open with the PIN key", metadata: ["endpoint": "\(endpointID)"])
                 }
                 claims.append(Claim(
-                    eventID: eventID, eventType: try target.decode(column: "type", as: String.self), endpointID: endpointID,
-                    url: try target.decode(column: "url", as: String.self), body: try target.decode(column: "body", as: String.self),
-                    attempt: try claimed.decode(column: "attempts", as: Int.self), giveUpAt: try claimed.decode(column: "give_up_at", as: Int64.self),
-                    secrets: opened))
+                    eventID: eventID, eventType: target.type, endpointID: endpointID, url: target.url, body: target.body, attempt: claimed.attempt,
+                    giveUpAt: claimed.giveUpAt, secrets: opened))
             }
             return claims
         }
@@ -219,24 +191,12 @@ struct WebhookDispatcher: Service {
         }
         do {
             try await service.database.transaction { db in
-                try await db.raw(
-                    """
-                    INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, started_at, status_code, latency_ms, error, instance)
-                    VALUES (\(bind: claim.eventID), \(bind: claim.endpointID), \(bind: claim.attempt), \(bind: started.millisecondsSince1970),
-                        \(bind: statusCode), \(bind: latency), \(bind: failure), \(bind: instance))
-                    """
-                ).run()
-                // Only while this instance still holds the delivery: past the lease, another may have taken it over.
-                let status = outcome == "retry" ? "pending" : outcome
-                try await db.raw(
-                    """
-                    UPDATE webhook_deliveries SET status = \(bind: status), next_attempt_at = \(bind: nextAttempt), lease_owner = NULL,
-                        lease_until = NULL, last_status = \(bind: statusCode), last_error = \(bind: failure),
-                        delivered_at = \(bind: outcome == "delivered" ? now.millisecondsSince1970 : nil)
-                    WHERE event_id = \(bind: claim.eventID) AND endpoint_id = \(bind: claim.endpointID) AND lease_owner = \(bind: instance)
-                        AND status = 'pending'
-                    """
-                ).run()
+                try await db.webhooks.recordAttempt(
+                    .init(
+                        eventID: claim.eventID, endpointID: claim.endpointID, number: claim.attempt, startedAt: started.millisecondsSince1970,
+                        statusCode: statusCode, latencyMilliseconds: latency, error: failure, instance: instance),
+                    status: outcome == "retry" ? "pending" : outcome, nextAttemptAt: nextAttempt,
+                    deliveredAt: outcome == "delivered" ? now.millisecondsSince1970 : nil)
             }
         } catch {
             logger.error(

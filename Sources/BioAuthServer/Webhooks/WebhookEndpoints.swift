@@ -41,24 +41,12 @@ extension BioAuthService {
         let sealed = try webhookSecrets.seal(secret, for: endpoint.id)
         let created = now.millisecondsSince1970
         return try await commit { db in
-            let count = try await db.raw(
-                "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE client_id = \(bind: client.clientID) AND deleted_at IS NULL"
-            ).first()?.decode(column: "n", as: Int.self) ?? 0
+            let count = try await db.webhooks.liveEndpointCount(client: client.clientID)
             guard count < Self.maxWebhookEndpoints else {
                 throw APIError(.webhookEndpointLimit, "A service client has at most \(Self.maxWebhookEndpoints) webhook endpoints; delete one first.")
             }
-            try await db.raw(
-                """
-                INSERT INTO webhook_endpoints (id, client_id, url, events, created_at, deleted_at)
-                VALUES (\(bind: endpoint.id), \(bind: client.clientID), \(bind: url), \(bind: events.joined(separator: " ")), \(bind: created), NULL)
-                """
-            ).run()
-            try await db.raw(
-                """
-                INSERT INTO webhook_secrets (id, endpoint_id, secret, created_at, expires_at)
-                VALUES (\(bind: newID()), \(bind: endpoint.id), \(bind: sealed), \(bind: created), NULL)
-                """
-            ).run()
+            try await db.webhooks.insertEndpoint(endpoint, client: client.clientID)
+            try await db.webhooks.insertSecret(id: newID(), endpoint: endpoint.id, sealed: sealed, at: created)
             try await audit(.webhookEndpointCreated, succeeded: true, account: nil, client: client.clientID, on: db)
             return (endpoint, secret)
         }
@@ -67,21 +55,7 @@ extension BioAuthService {
     /// The client's live endpoints, oldest first.
     func webhookEndpoints(client: AuthenticatedService) async throws -> [WebhookEndpoint] {
         let at = now.millisecondsSince1970
-        return try await database.transaction { db in
-            try await db.raw(
-                """
-                SELECT e.id, e.url, e.events, e.created_at,
-                    (SELECT MAX(s.expires_at) FROM webhook_secrets s WHERE s.endpoint_id = e.id AND s.expires_at > \(bind: at)) AS rotating_until
-                FROM webhook_endpoints e WHERE e.client_id = \(bind: client.clientID) AND e.deleted_at IS NULL ORDER BY e.created_at, e.id
-                """
-            ).all().map { row in
-                WebhookEndpoint(
-                    id: try row.decode(column: "id", as: String.self), url: try row.decode(column: "url", as: String.self),
-                    events: try row.decode(column: "events", as: String.self).split(separator: " ").map(String.init),
-                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-                    previousSecretExpiresAt: try row.decode(column: "rotating_until", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
-            }
-        }
+        return try await database.transaction { db in try await db.webhooks.liveEndpoints(client: client.clientID, now: at) }
     }
 
     /// Gives the endpoint a new secret, shown once. Deliveries carry a signature with each live secret, so the previous
@@ -93,23 +67,11 @@ extension BioAuthService {
         return try await commit { db in
             try await ownedEndpoint(endpointID, client: client, on: db)
             // Secrets whose overlap has ended sign nothing more: they go.
-            try await db.raw(
-                "DELETE FROM webhook_secrets WHERE endpoint_id = \(bind: endpointID) AND expires_at IS NOT NULL AND expires_at <= \(bind: at.millisecondsSince1970)"
-            ).run()
+            try await db.webhooks.deleteEndedSecrets(endpoint: endpointID, now: at.millisecondsSince1970)
             // Secrets still live (the current one, and any earlier one whose overlap has not ended) end with this overlap at
             // the latest; the new one has no end.
-            try await db.raw(
-                """
-                UPDATE webhook_secrets SET expires_at = \(bind: overlapEnds.millisecondsSince1970)
-                WHERE endpoint_id = \(bind: endpointID) AND (expires_at IS NULL OR expires_at > \(bind: overlapEnds.millisecondsSince1970))
-                """
-            ).run()
-            try await db.raw(
-                """
-                INSERT INTO webhook_secrets (id, endpoint_id, secret, created_at, expires_at)
-                VALUES (\(bind: newID()), \(bind: endpointID), \(bind: sealed), \(bind: at.millisecondsSince1970), NULL)
-                """
-            ).run()
+            try await db.webhooks.endSecrets(endpoint: endpointID, by: overlapEnds.millisecondsSince1970)
+            try await db.webhooks.insertSecret(id: newID(), endpoint: endpointID, sealed: sealed, at: at.millisecondsSince1970)
             try await audit(.webhookSecretRotated, succeeded: true, account: nil, client: client.clientID, on: db)
             return (secret, overlapEnds)
         }
@@ -120,11 +82,7 @@ extension BioAuthService {
         let at = now.millisecondsSince1970
         try await commit { db -> Void in
             try await ownedEndpoint(endpointID, client: client, on: db)
-            try await db.raw("UPDATE webhook_endpoints SET deleted_at = \(bind: at) WHERE id = \(bind: endpointID)").run()
-            try await db.raw("DELETE FROM webhook_secrets WHERE endpoint_id = \(bind: endpointID)").run()
-            try await db.raw(
-                "UPDATE webhook_deliveries SET status = 'dropped', lease_owner = NULL, lease_until = NULL WHERE endpoint_id = \(bind: endpointID) AND status = 'pending'"
-            ).run()
+            try await db.webhooks.deleteEndpoint(endpointID, at: at)
             try await audit(.webhookEndpointDeleted, succeeded: true, account: nil, client: client.clientID, on: db)
         }
     }
@@ -133,32 +91,13 @@ extension BioAuthService {
     func webhookDeliveries(_ endpointID: String, limit: Int, client: AuthenticatedService) async throws -> [WebhookDelivery] {
         try await database.transaction { db in
             try await ownedEndpoint(endpointID, client: client, on: db)
-            return try await db.raw(
-                """
-                SELECT d.event_id, e.type, d.status, d.attempts, d.last_status, d.last_error, d.created_at, d.next_attempt_at, d.delivered_at
-                FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-                WHERE d.endpoint_id = \(bind: endpointID) ORDER BY d.created_at DESC, d.event_id DESC LIMIT \(literal: limit)
-                """
-            ).all().map { row in
-                let status = try row.decode(column: "status", as: String.self)
-                return WebhookDelivery(
-                    eventID: try row.decode(column: "event_id", as: String.self), eventType: try row.decode(column: "type", as: String.self),
-                    status: status, attempts: try row.decode(column: "attempts", as: Int.self),
-                    lastStatusCode: try row.decode(column: "last_status", as: Int?.self), lastError: try row.decode(column: "last_error", as: String?.self),
-                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-                    nextAttemptAt: status == "pending" ? Date(millisecondsSince1970: try row.decode(column: "next_attempt_at", as: Int64.self)) : nil,
-                    deliveredAt: try row.decode(column: "delivered_at", as: Int64?.self).map(Date.init(millisecondsSince1970:)))
-            }
+            return try await db.webhooks.deliveries(endpoint: endpointID, limit: limit)
         }
     }
 
     /// Throws `webhook_endpoint_not_found` unless `endpointID` is a live endpoint of `client`.
     private func ownedEndpoint(_ endpointID: String, client: AuthenticatedService, on db: any SQLDatabase) async throws {
-        guard endpointID.utf8.count <= 64,
-            try await db.raw(
-                "SELECT id FROM webhook_endpoints WHERE id = \(bind: endpointID) AND client_id = \(bind: client.clientID) AND deleted_at IS NULL"
-            ).first() != nil
-        else { throw APIError(.webhookEndpointNotFound, "This service client has no such webhook endpoint.") }
+        guard endpointID.utf8.count <= 64, try await db.webhooks.isLiveEndpoint(endpointID, client: client.clientID) else { throw APIError(.webhookEndpointNotFound, "This service client has no such webhook endpoint.") }
     }
 
     /// An endpoint URL: `https://`, or `http://` to a loopback address (for testing on one machine); a host; no user
@@ -212,19 +151,13 @@ extension BioAuthService {
     func sealLegacyWebhookSecrets() async throws -> Int {
         let sealer = webhookSecrets
         let sealed = try await commit { db -> Int in
-            if let stored = try await db.raw("SELECT secret FROM webhook_secrets WHERE secret LIKE 'v1.%' LIMIT 1")
-                .first()?.decode(column: "secret", as: String.self), !sealer.sealedWithThisKey(stored)
-            {
+            if let stored = try await db.webhooks.anySealedSecret(), !sealer.sealedWithThisKey(stored) {
                 throw ConfigurationError(
                     message: "the PIN key file does not match this database: its webhook secrets were sealed under another key (use that file)")
             }
-            let legacy = try await db.raw("SELECT id, endpoint_id, secret FROM webhook_secrets WHERE secret NOT LIKE 'v1.%'").all()
-                .filter { Self.isLegacyWebhookSecret(try $0.decode(column: "secret", as: String.self)) }
-            for row in legacy {
-                let id = try row.decode(column: "id", as: String.self)
-                let stored = try row.decode(column: "secret", as: String.self)
-                let value = try sealer.seal(stored, for: try row.decode(column: "endpoint_id", as: String.self))
-                try await db.raw("UPDATE webhook_secrets SET secret = \(bind: value) WHERE id = \(bind: id) AND secret = \(bind: stored)").run()
+            let legacy = try await db.webhooks.unsealedSecrets().filter { Self.isLegacyWebhookSecret($0.stored) }
+            for secret in legacy {
+                try await db.webhooks.replaceSecret(secret.id, old: secret.stored, new: try sealer.seal(secret.stored, for: secret.endpoint))
             }
             return legacy.count
         }

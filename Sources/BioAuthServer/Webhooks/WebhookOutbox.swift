@@ -70,48 +70,14 @@ extension WebhookEventBody.EventData {
 }
 
 extension BioAuthService {
-    /// Writes `type` into the outbox in the caller's transaction, with one delivery for each live endpoint that asked for
-    /// it: the event exists exactly when the change that caused it commits. Nothing is written when no endpoint wants it.
+    /// Writes `type` into the outbox in the caller's transaction (``ChangeRecorder/emit(_:_:on:)``).
     func emit(_ type: WebhookEventType, _ data: WebhookEventBody.EventData, on db: any SQLDatabase) async throws {
-        let endpoints = try await db.raw("SELECT id, events FROM webhook_endpoints WHERE deleted_at IS NULL").all().compactMap { row in
-            let events = try row.decode(column: "events", as: String.self).split(separator: " ")
-            return events.contains(Substring(type.rawValue)) ? try row.decode(column: "id", as: String.self) : nil
-        }
-        guard !endpoints.isEmpty else { return }
-        let at = now
-        let event = WebhookEventBody(id: "evt_" + newID(), type: type.rawValue, createdAt: try InternetDateTime().encode(at), data: data)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let body = String(data: try encoder.encode(event), encoding: .utf8) else { throw APIError.internalError }
-        let created = at.millisecondsSince1970
-        let giveUp = at.addingTimeInterval(configuration.webhooks.retryWindow).millisecondsSince1970
-        try await db.raw(
-            "INSERT INTO webhook_events (id, type, created_at, body) VALUES (\(bind: event.id), \(bind: type.rawValue), \(bind: created), \(bind: body))"
-        ).run()
-        for endpoint in endpoints {
-            try await db.raw(
-                """
-                INSERT INTO webhook_deliveries (event_id, endpoint_id, status, attempts, next_attempt_at, give_up_at, created_at)
-                VALUES (\(bind: event.id), \(bind: endpoint), 'pending', 0, \(bind: created), \(bind: giveUp), \(bind: created))
-                """
-            ).run()
-        }
+        try await recorder.emit(type, data, on: db)
     }
 
-    /// Marks a pending payment past its time as expired, once (the status condition makes a second instance's attempt a
-    /// no-op), and writes `payment.expired`. Returns whether this call moved it.
+    /// Marks a pending payment past its time as expired, once, and writes `payment.expired` (``ChangeRecorder/expire(_:on:)``).
     @discardableResult
     func expire(_ payment: PaymentInfo, on db: any SQLDatabase) async throws -> Bool {
-        let moved = try await db.raw(
-            """
-            UPDATE payments SET status = 'expired' WHERE id = \(bind: payment.id) AND status = 'pending'
-                AND expires_at <= \(bind: now.millisecondsSince1970) RETURNING id
-            """
-        ).all()
-        guard !moved.isEmpty else { return false }
-        var expired = payment
-        expired.status = .expired
-        try await emit(.paymentExpired, .init(payment: expired), on: db)
-        return true
+        try await recorder.expire(payment, on: db)
     }
 }

@@ -35,12 +35,13 @@ struct CustomerCommand: AsyncParsableCommand {
     struct RevokeDevice: SupportActionCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke-device", abstract: "Revokes a device: its key is refused and its sessions end.")
-        @Argument(help: "The device id.") var deviceID: String
+        @Argument(help: "The customer: a username or an account id.") var customer: String
+        @Argument(help: "The device id (one of the customer's).") var deviceID: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
         func act(_ desk: SupportDesk) async throws -> String {
-            try await desk.revokeDevice(deviceID, operator: who.operator, reason: who.reason)
+            try await desk.revokeDevice(deviceID, customer: customer, operator: who.operator, reason: who.reason)
             return "device \(deviceID) revoked"
         }
     }
@@ -48,12 +49,13 @@ struct CustomerCommand: AsyncParsableCommand {
     struct RevokePasskey: SupportActionCommand {
         static let configuration = CommandConfiguration(
             commandName: "revoke-passkey", abstract: "Revokes a passkey: it signs in no more and the sessions it started end.")
-        @Argument(help: "The passkey id.") var passkeyID: String
+        @Argument(help: "The customer: a username or an account id.") var customer: String
+        @Argument(help: "The passkey id (one of the customer's).") var passkeyID: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
         func act(_ desk: SupportDesk) async throws -> String {
-            try await desk.revokePasskey(passkeyID, operator: who.operator, reason: who.reason)
+            try await desk.revokePasskey(passkeyID, customer: customer, operator: who.operator, reason: who.reason)
             return "passkey \(passkeyID) revoked"
         }
     }
@@ -97,12 +99,13 @@ struct CustomerCommand: AsyncParsableCommand {
 
     struct CancelPayment: SupportActionCommand {
         static let configuration = CommandConfiguration(commandName: "cancel-payment", abstract: "Cancels a pending payment.")
-        @Argument(help: "The payment id.") var paymentID: String
+        @Argument(help: "The customer: a username or an account id.") var customer: String
+        @Argument(help: "The payment id (one of the customer's).") var paymentID: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
 
         func act(_ desk: SupportDesk) async throws -> String {
-            try await desk.cancelPayment(paymentID, operator: who.operator, reason: who.reason)
+            try await desk.cancelPayment(paymentID, customer: customer, operator: who.operator, reason: who.reason)
             return "payment \(paymentID) cancelled"
         }
     }

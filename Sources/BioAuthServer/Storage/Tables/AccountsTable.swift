@@ -1,0 +1,136 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+extension SQLDatabase {
+    /// `accounts`: customers, their password hashes, password locks and passkey user handles.
+    var accounts: AccountsTable { AccountsTable(db: self) }
+}
+
+/// The statements on `accounts`.
+struct AccountsTable: Table {
+    let db: any SQLDatabase
+
+    /// What a password check needs of an account.
+    struct Credentials: Sendable {
+        var id: String
+        var passwordHash: String
+        var failedAttempts: Int
+        var lockedUntil: Date?
+    }
+
+    /// An account as support finds it.
+    struct Summary: Sendable {
+        var id: String
+        var username: String
+        var createdAt: Date
+        var lockedUntil: Date?
+    }
+
+    /// Whether an account has this username.
+    func exists(username: String) async throws -> Bool {
+        try await id(username: username) != nil
+    }
+
+    /// Whether the account `id` exists.
+    func exists(id: String) async throws -> Bool {
+        try await db.select().column("id").from("accounts").where("id", .equal, id).first() != nil
+    }
+
+    /// The id of the account with this username.
+    func id(username: String) async throws -> String? {
+        try await db.select().column("id").from("accounts").where("username", .equal, username).first()?.decode(column: "id", as: String.self)
+    }
+
+    /// Stores a new account with no failed password and no lock.
+    func insert(_ account: AccountInfo, passwordHash: String) async throws {
+        try await db.insert(into: "accounts")
+            .columns("id", "username", "password_hash", "failed_password_attempts", "locked_until", "created_at", "password_changed_at")
+            .values(
+                SQLBind(account.id), SQLBind(account.username), SQLBind(passwordHash), SQLBind(0), SQLBind(Int64?.none),
+                SQLBind(account.createdAt.millisecondsSince1970), SQLBind(account.createdAt.millisecondsSince1970))
+            .run()
+    }
+
+    /// The credentials of the account with this username.
+    func credentials(username: String) async throws -> Credentials? {
+        try await selectCredentials().where("username", .equal, username).first().map(Self.credentials)
+    }
+
+    /// The credentials of the account `id`.
+    func credentials(id: String) async throws -> Credentials? {
+        try await selectCredentials().where("id", .equal, id).first().map(Self.credentials)
+    }
+
+    /// The account with this id or username, for support.
+    func find(idOrUsername query: String) async throws -> Summary? {
+        guard let row = try await db.select().columns("id", "username", "created_at", "locked_until").from("accounts")
+            .where("id", .equal, query).orWhere("username", .equal, query).first()
+        else { return nil }
+        return Summary(
+            id: try row.decode(column: "id", as: String.self), username: try row.decode(column: "username", as: String.self),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)))
+    }
+
+    /// The usernames of the accounts `ids`, by id.
+    func usernames(_ ids: [String]) async throws -> [String: String] {
+        guard !ids.isEmpty else { return [:] }
+        var usernames: [String: String] = [:]
+        for row in try await db.select().columns("id", "username").from("accounts").where("id", .in, ids).all() {
+            usernames[try row.decode(column: "id", as: String.self)] = try row.decode(column: "username", as: String.self)
+        }
+        return usernames
+    }
+
+    /// Clears the count of wrong passwords and the lock.
+    func clearPasswordFailures(_ id: String) async throws {
+        try await db.update("accounts").set("failed_password_attempts", to: 0).set("locked_until", to: SQLLiteral.null).where("id", .equal, id).run()
+    }
+
+    /// Records `failures` wrong passwords in a row.
+    func recordPasswordFailures(_ id: String, failures: Int) async throws {
+        try await db.update("accounts").set("failed_password_attempts", to: failures).where("id", .equal, id).run()
+    }
+
+    /// Locks password sign-in until `until` and restarts the count.
+    func lockPassword(_ id: String, until: Int64) async throws {
+        try await db.update("accounts").set("failed_password_attempts", to: 0).set("locked_until", to: until).where("id", .equal, id).run()
+    }
+
+    /// Stores a new password hash, changed at `at`, and clears the count of wrong passwords.
+    func changePassword(_ id: String, hash: String, at: Int64) async throws {
+        try await db.update("accounts").set("password_hash", to: hash).set("password_changed_at", to: at).set("failed_password_attempts", to: 0)
+            .where("id", .equal, id).run()
+    }
+
+    /// Until when password sign-in of the account is locked, if a lock was ever set (it may have passed).
+    func lockedUntil(_ id: String) async throws -> Date? {
+        Date(storedMilliseconds: try await db.select().column("locked_until").from("accounts").where("id", .equal, id).first()?
+            .decode(column: "locked_until", as: Int64?.self))
+    }
+
+    /// The account's passkey user handle, once made.
+    func userHandle(_ id: String) async throws -> Data? {
+        try await db.select().column("user_handle").from("accounts").where("id", .equal, id).first()?
+            .decode(column: "user_handle", as: String?.self).flatMap(Base64URL.decode)
+    }
+
+    /// Stores the account's user handle unless it has one.
+    func setUserHandleIfNone(_ id: String, handle: Data) async throws {
+        try await db.update("accounts").set("user_handle", to: Base64URL.encode(handle)).where("id", .equal, id)
+            .where("user_handle", .is, SQLLiteral.null).run()
+    }
+
+    private func selectCredentials() -> SQLSelectBuilder {
+        db.select().columns("id", "password_hash", "failed_password_attempts", "locked_until").from("accounts")
+    }
+
+    private static func credentials(_ row: any SQLRow) throws -> Credentials {
+        Credentials(
+            id: try row.decode(column: "id", as: String.self),
+            passwordHash: try row.decode(column: "password_hash", as: String.self),
+            failedAttempts: try row.decode(column: "failed_password_attempts", as: Int.self),
+            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)))
+    }
+}

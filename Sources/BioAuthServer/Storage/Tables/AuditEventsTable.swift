@@ -1,0 +1,100 @@
+import Foundation
+import SQLKit
+
+extension SQLDatabase {
+    /// `audit_events`: the security log, append-only until retention purges it.
+    var auditEvents: AuditEventsTable { AuditEventsTable(db: self) }
+}
+
+/// The statements on `audit_events`.
+struct AuditEventsTable: Table {
+    let db: any SQLDatabase
+
+    /// Appends an event; its sequence number comes from the database (see the statements).
+    func insert(_ event: AuditEvent, clientID: String?) async throws {
+        let insert = db.isPostgres ? Self.insertPostgres : Self.insertSQLite
+        try await db.run(
+            insert(
+                event.id, event.occurredAt.millisecondsSince1970, event.kind, event.succeeded ? "success" : "failure", event.accountID, event.deviceID,
+                event.sessionID, event.code, clientID, event.operatorID, event.reason, event.passkeyID))
+    }
+
+    /// A page of the account's events, newest first: at most `limit`, older than `before` when given, and the cursor of
+    /// the next page when there may be one.
+    func page(account: String, limit: Int, before: AuditCursor?) async throws -> (events: [AuditEvent], next: AuditCursor?) {
+        var query = db.select()
+            .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code", "operator_id", "reason", "passkey_id")
+            .from("audit_events")
+            .where("account_id", .equal, account)
+        if let before {
+            // Keyset pagination in the order of the listing: stable while new events arrive.
+            query = query.where { group in
+                group.where("occurred_at", .lessThan, before.occurredAt)
+                    .orWhere { $0.where("occurred_at", .equal, before.occurredAt).where("sequence", .lessThan, before.sequence) }
+            }
+        }
+        let rows = try await query.orderBy("occurred_at", .descending).orderBy("sequence", .descending).limit(limit + 1).all()
+        let events = try rows.prefix(limit).map { row in
+            AuditEvent(
+                id: try row.decode(column: "id", as: String.self),
+                occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
+                kind: try row.decode(column: "kind", as: String.self),
+                succeeded: try row.decode(column: "outcome", as: String.self) == "success",
+                accountID: try row.decode(column: "account_id", as: String?.self),
+                deviceID: try row.decode(column: "device_id", as: String?.self),
+                sessionID: try row.decode(column: "session_id", as: String?.self),
+                code: try row.decode(column: "code", as: String?.self),
+                operatorID: try row.decode(column: "operator_id", as: String?.self),
+                reason: try row.decode(column: "reason", as: String?.self),
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self))
+        }
+        guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
+        let next = AuditCursor(
+            occurredAt: try last.decode(column: "occurred_at", as: Int64.self), sequence: try last.decode(column: "sequence", as: Int64.self))
+        return (events, next)
+    }
+
+    /// Sign-in events since `from` (milliseconds) counted by hour (from `from`), kind and outcome.
+    func signInCounts(since from: Int64, hour: Int64) async throws -> [(bucket: Int, kind: String, succeeded: Bool, count: Int)] {
+        try await db.raw(
+            """
+            SELECT (occurred_at - \(bind: from)) / \(bind: hour) AS bucket, kind, outcome, COUNT(*) AS n FROM audit_events
+            WHERE occurred_at >= \(bind: from) AND kind IN ('password_sign_in', 'biometric_sign_in', 'passkey_sign_in') GROUP BY 1, 2, 3
+            """
+        ).all().map { row in
+            (
+                Int(try row.decode(column: "bucket", as: Int64.self)), try row.decode(column: "kind", as: String.self),
+                try row.decode(column: "outcome", as: String.self) == "success", try row.decode(column: "n", as: Int.self)
+            )
+        }
+    }
+
+    /// Failed events of any kind since `from` counted by problem code, most first, at most `limit`.
+    func failureCounts(since from: Int64, limit: Int) async throws -> [(code: String, count: Int)] {
+        try await db.raw(
+            """
+            SELECT code, COUNT(*) AS n FROM audit_events WHERE occurred_at >= \(bind: from) AND outcome = 'failure' AND code IS NOT NULL
+            GROUP BY code ORDER BY n DESC, code LIMIT \(literal: limit)
+            """
+        ).all().map { (try $0.decode(column: "code", as: String.self), try $0.decode(column: "n", as: Int.self)) }
+    }
+
+    // SQLite runs one transaction at a time, so MAX + 1 (in the INSERT itself) gives a gapless order; PostgreSQL
+    // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
+    static let insertSQLite = FixedSQL(
+        """
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
+        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """)
+    static let insertPostgres = FixedSQL(
+        """
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
+        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """)
+
+    /// Run on every sign-in and payment (SQLite's form; PostgreSQL's takes a sequence): `QueryPlanTests` checks that its
+    /// `MAX(sequence)` reads the sequence index, not the table.
+    static let hotStatements: [FixedStatement] = [
+        insertSQLite("e", Int64(1), "biometric_sign_in", "success", "a", "d", "s", nil as String?, nil as String?, nil as String?, nil as String?, nil as String?)
+    ]
+}

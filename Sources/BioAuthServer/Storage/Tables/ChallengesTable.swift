@@ -1,0 +1,111 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+extension SQLDatabase {
+    /// `challenges` and `passkey_challenges`: single-use challenges for device keys and for passkey ceremonies.
+    var challenges: ChallengesTable { ChallengesTable(db: self) }
+}
+
+/// What every single-use challenge carries to be checked: whether it was used, and until when it lives.
+struct ChallengeUse: Sendable {
+    var consumed: Bool
+    var expiresAt: Date
+}
+
+/// The statements on `challenges` and `passkey_challenges`.
+struct ChallengesTable: Table {
+    let db: any SQLDatabase
+
+    /// A device-key challenge as stored: its bytes (nil when the stored text does not decode) and what it is bound to.
+    struct Stored: Sendable {
+        var purpose: String
+        var challenge: Data?
+        var accountID: String
+        var sessionID: String?
+        var deviceID: String?
+        var paymentID: String?
+        var use: ChallengeUse
+    }
+
+    /// Stores a new device-key challenge bound to `binding`.
+    func insert(_ challenge: IssuedChallenge, binding: ChallengeBinding, at: Int64) async throws {
+        try await db.run(
+            Self.insertChallenge(
+                challenge.id, binding.purpose.rawValue, Base64URL.encode(challenge.challenge), binding.account, binding.session, binding.device,
+                binding.payment, at, challenge.expiresAt.millisecondsSince1970))
+    }
+
+    /// The device-key challenge `id`.
+    func find(_ id: String) async throws -> Stored? {
+        guard let row = try await db.first(Self.byID(id)) else { return nil }
+        return Stored(
+            purpose: try row.decode(column: "purpose", as: String.self),
+            challenge: Base64URL.decode(try row.decode(column: "challenge", as: String.self)),
+            accountID: try row.decode(column: "account_id", as: String.self), sessionID: try row.decode(column: "session_id", as: String?.self),
+            deviceID: try row.decode(column: "device_id", as: String?.self), paymentID: try row.decode(column: "payment_id", as: String?.self),
+            use: ChallengeUse(
+                consumed: try row.decode(column: "consumed_at", as: Int64?.self) != nil,
+                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))))
+    }
+
+    /// Marks the device-key challenge used at `at`, if it was not.
+    func markConsumed(_ id: String, at: Int64) async throws {
+        try await db.run(Self.consume(at, id))
+    }
+
+    // MARK: Passkey ceremonies
+
+    /// A passkey ceremony's challenge as stored.
+    struct StoredPasskey: Sendable {
+        /// `create` or `get`.
+        var ceremony: String
+        var challenge: Data?
+        var accountID: String?
+        var sessionID: String?
+        var use: ChallengeUse
+    }
+
+    /// Stores a new passkey ceremony challenge.
+    func insertPasskey(id: String, ceremony: String, challenge: Data, account: String?, session: String?, at: Int64, expiresAt: Int64) async throws {
+        try await db.insert(into: "passkey_challenges")
+            .columns("id", "ceremony", "challenge", "account_id", "session_id", "created_at", "expires_at", "consumed_at")
+            .values(
+                SQLBind(id), SQLBind(ceremony), SQLBind(Base64URL.encode(challenge)), SQLBind(account), SQLBind(session), SQLBind(at),
+                SQLBind(expiresAt), SQLBind(Int64?.none))
+            .run()
+    }
+
+    /// The passkey ceremony challenge `id`.
+    func findPasskey(_ id: String) async throws -> StoredPasskey? {
+        guard let row = try await db.select().columns("ceremony", "challenge", "account_id", "session_id", "expires_at", "consumed_at")
+            .from("passkey_challenges").where("id", .equal, id).first()
+        else { return nil }
+        return StoredPasskey(
+            ceremony: try row.decode(column: "ceremony", as: String.self),
+            challenge: Base64URL.decode(try row.decode(column: "challenge", as: String.self)),
+            accountID: try row.decode(column: "account_id", as: String?.self), sessionID: try row.decode(column: "session_id", as: String?.self),
+            use: ChallengeUse(
+                consumed: try row.decode(column: "consumed_at", as: Int64?.self) != nil,
+                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))))
+    }
+
+    /// Marks the passkey challenge used at `at`; false when it was used already (by a concurrent request).
+    func markPasskeyConsumed(_ id: String, at: Int64) async throws -> Bool {
+        !(try await db.update("passkey_challenges").set("consumed_at", to: at).where("id", .equal, id).where("consumed_at", .is, SQLLiteral.null)
+            .returning("id").all()).isEmpty
+    }
+
+    // The statements of every sign-in and payment (FixedSQL: no builder serialized per call).
+    static let insertChallenge = FixedSQL(
+        """
+        INSERT INTO challenges (id, purpose, challenge, account_id, session_id, device_id, payment_id, created_at, expires_at, consumed_at) \
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+        """)
+    static let byID = FixedSQL(
+        "SELECT purpose, challenge, account_id, session_id, device_id, payment_id, expires_at, consumed_at FROM challenges WHERE id = ? LIMIT 1")
+    static let consume = FixedSQL("UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL")
+
+    /// Run on every sign-in and payment: `QueryPlanTests` checks each finds its row through an index.
+    static let hotStatements: [FixedStatement] = [byID("c"), consume(Int64(1), "c")]
+}

@@ -1,0 +1,140 @@
+import Foundation
+import SQLKit
+
+extension SQLDatabase {
+    /// `operators` and `operator_sessions`: the bank's support staff, their credentials and their console sessions.
+    var operators: OperatorsTable { OperatorsTable(db: self) }
+}
+
+/// The statements on `operators` and `operator_sessions`.
+struct OperatorsTable: Table {
+    let db: any SQLDatabase
+
+    /// An operator with what signing in checks: the password hash, the enrolled and pending TOTP secrets, and the last
+    /// step a code was accepted in.
+    struct Credentials: Sendable {
+        var `operator`: Operator
+        var passwordHash: String
+        var totpSecret: String?
+        var pendingTOTPSecret: String?
+        var lastStep: Int64?
+    }
+
+    /// Whether an operator, enabled or not, has this name.
+    func exists(name: String) async throws -> Bool {
+        try await db.select().column("id").from("operators").where("name", .equal, name).first() != nil
+    }
+
+    /// Stores a new operator with no second factor, no failure and no lock.
+    func insert(_ new: Operators.NewOperator, createdBy: String?) async throws {
+        try await db.insert(into: "operators")
+            .columns(
+                "id", "name", "role", "password_hash", "totp_secret", "totp_pending_secret", "totp_last_step", "failed_attempts", "locked_until",
+                "created_at", "created_by", "disabled_at"
+            )
+            .values(
+                SQLBind(new.id), SQLBind(new.name), SQLBind(new.role.rawValue), SQLBind(new.hash), SQLBind(String?.none), SQLBind(String?.none),
+                SQLBind(Int64?.none), SQLBind(0), SQLBind(Int64?.none), SQLBind(new.createdAt.millisecondsSince1970), SQLBind(createdBy),
+                SQLBind(Int64?.none))
+            .run()
+    }
+
+    /// Every operator, by name.
+    func list() async throws -> [Operator] {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM operators ORDER BY name").all().map(Self.operator)
+    }
+
+    /// The operator `name` with their credentials, enabled or not.
+    func credentials(name: String) async throws -> Credentials? {
+        guard let row = try await db.raw(
+            "SELECT \(unsafeRaw: Self.columns), password_hash, totp_secret, totp_pending_secret, totp_last_step FROM operators WHERE name = \(bind: name)"
+        ).first() else { return nil }
+        return Credentials(
+            operator: try Self.operator(row), passwordHash: try row.decode(column: "password_hash", as: String.self),
+            totpSecret: try row.decode(column: "totp_secret", as: String?.self),
+            pendingTOTPSecret: try row.decode(column: "totp_pending_secret", as: String?.self),
+            lastStep: try row.decode(column: "totp_last_step", as: Int64?.self))
+    }
+
+    /// The enabled operator `id`.
+    func findEnabled(id: String) async throws -> Operator? {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM operators WHERE id = \(bind: id) AND disabled_at IS NULL").first().map(Self.operator)
+    }
+
+    /// The operator `name`, enabled or not.
+    func find(name: String) async throws -> Operator? {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM operators WHERE name = \(bind: name)").first().map(Self.operator)
+    }
+
+    /// Marks the enabled operator `name` disabled at `at`; false when there is none.
+    func markDisabled(name: String, at: Int64) async throws -> Bool {
+        !(try await db.update("operators").set("disabled_at", to: at).where("name", .equal, name).where("disabled_at", .is, SQLLiteral.null)
+            .returning("id").all()).isEmpty
+    }
+
+    /// Keeps `secret` as the operator's TOTP secret to enroll.
+    func setPendingTOTPSecret(_ id: String, secret: String) async throws {
+        try await db.update("operators").set("totp_pending_secret", to: secret).where("id", .equal, id).run()
+    }
+
+    /// Enrolls `secret` (if it was pending), records `step` as the last one a code was accepted in, and clears the failures
+    /// and the lock.
+    func recordSignIn(_ id: String, secret: String, step: Int64) async throws {
+        try await db.update("operators").set("totp_secret", to: secret).set("totp_pending_secret", to: SQLLiteral.null)
+            .set("totp_last_step", to: step).set("failed_attempts", to: 0).set("locked_until", to: SQLLiteral.null).where("id", .equal, id).run()
+    }
+
+    /// Counts a failed sign-in; the `maxFailures`th in a row locks until `until` and starts the count again. Returns the
+    /// lock's end when this failure locked.
+    func recordFailure(_ id: String, maxFailures: Int, lockUntil until: Int64) async throws -> Int64? {
+        // Both expressions read the row as it was: the failure that reaches the limit locks and starts the count again.
+        try await db.raw(
+            """
+            UPDATE operators SET
+                failed_attempts = CASE WHEN failed_attempts + 1 >= \(bind: maxFailures) THEN 0 ELSE failed_attempts + 1 END,
+                locked_until = CASE WHEN failed_attempts + 1 >= \(bind: maxFailures) THEN \(bind: until) ELSE NULL END
+            WHERE id = \(bind: id) RETURNING locked_until
+            """
+        ).first()?.decode(column: "locked_until", as: Int64?.self) ?? nil
+    }
+
+    // MARK: Console sessions
+
+    /// Stores a new console session of `operatorID` under its token's hash.
+    func insertSession(tokenHash: String, operatorID: String, csrfToken: String, at: Int64) async throws {
+        try await db.insert(into: "operator_sessions").columns("token_hash", "operator_id", "csrf_token", "created_at", "last_seen_at", "ended_at")
+            .values(SQLBind(tokenHash), SQLBind(operatorID), SQLBind(csrfToken), SQLBind(at), SQLBind(at), SQLBind(Int64?.none)).run()
+    }
+
+    /// Moves the live session's last-seen time to `now`, if it was seen after `idleSince` and started after `startedSince`;
+    /// returns its operator and CSRF token.
+    func touchSession(tokenHash: String, now: Int64, idleSince: Int64, startedSince: Int64) async throws -> (operatorID: String, csrfToken: String)? {
+        guard let row = try await db.raw(
+            """
+            UPDATE operator_sessions SET last_seen_at = \(bind: now)
+            WHERE token_hash = \(bind: tokenHash) AND ended_at IS NULL AND last_seen_at > \(bind: idleSince) AND created_at > \(bind: startedSince)
+            RETURNING operator_id, csrf_token
+            """
+        ).first() else { return nil }
+        return (try row.decode(column: "operator_id", as: String.self), try row.decode(column: "csrf_token", as: String.self))
+    }
+
+    /// Ends the live session whose token's hash is `tokenHash`.
+    func endSession(tokenHash: String, at: Int64) async throws {
+        try await db.update("operator_sessions").set("ended_at", to: at).where("token_hash", .equal, tokenHash).where("ended_at", .is, SQLLiteral.null)
+            .run()
+    }
+
+    private static let columns = "id, name, role, failed_attempts, locked_until, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
+
+    private static func `operator`(_ row: any SQLRow) throws -> Operator {
+        Operator(
+            id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+            role: OperatorRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .viewer,
+            totpEnrolled: try row.decode(column: "enrolled", as: Bool.self),
+            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            createdBy: try row.decode(column: "created_by", as: String?.self),
+            disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self)))
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import SQLKit
+
+/// Which rows of one table retention may delete: the table, its key columns and the condition that makes a row
+/// purgeable. Each table family states its own (`SessionsTable.purgeAccessTokens(…)`, …); `Retention` decides the
+/// cutoffs and the order, and runs them through ``SQLDatabase/countPurgeable(_:)`` and
+/// ``SQLDatabase/deletePurgeable(_:limit:)``.
+struct PurgeRule: Sendable {
+    let table: String
+    /// The key columns, comma-separated: `id`, or `account_id, idempotency_key`.
+    let key: String
+    let condition: SQLQueryString
+}
+
+extension SQLDatabase {
+    /// How many rows `rule` selects now.
+    func countPurgeable(_ rule: PurgeRule) async throws -> Int {
+        try await raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: rule.table) WHERE \(rule.condition)").first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+
+    /// Deletes up to `limit` rows `rule` selects, in one statement; returns how many went.
+    func deletePurgeable(_ rule: PurgeRule, limit: Int) async throws -> Int {
+        try await raw(
+            """
+            DELETE FROM \(unsafeRaw: rule.table) WHERE (\(unsafeRaw: rule.key)) IN
+                (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE (\(rule.condition)) LIMIT \(literal: limit))
+            RETURNING 1 AS deleted
+            """
+        ).all().count
+    }
+}
+
+extension ChallengesTable {
+    /// Device-key challenges that expired before `now`.
+    static func purgeExpired(now: Int64) -> PurgeRule { PurgeRule(table: "challenges", key: "id", condition: "expires_at < \(bind: now)") }
+
+    /// Passkey ceremony challenges that expired before `now`.
+    static func purgeExpiredPasskey(now: Int64) -> PurgeRule {
+        PurgeRule(table: "passkey_challenges", key: "id", condition: "expires_at < \(bind: now)")
+    }
+}
+
+extension SessionsTable {
+    /// A user's token goes when it expired, or its session ended, before `cutoff`.
+    private static func agedToken(_ cutoff: Int64) -> SQLQueryString {
+        "expires_at < \(bind: cutoff) OR session_id IN (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < \(bind: cutoff))"
+    }
+
+    /// Access tokens that expired, or whose session ended, before `cutoff`.
+    static func purgeAccessTokens(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "access_tokens", key: "token_hash", condition: agedToken(cutoff))
+    }
+
+    /// Refresh tokens that expired, or whose session ended, before `cutoff`.
+    static func purgeRefreshTokens(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "refresh_tokens", key: "token_hash", condition: agedToken(cutoff))
+    }
+
+    /// A session goes when the token rules have taken everything that refers to it: it ended before `cutoff` (so its tokens
+    /// went), or it never ended and every token it has expired before `cutoff` (it was abandoned); and it has no challenge
+    /// live at `now`. Said without reference to those rules' deletions, so a dry run counts what the purge deletes. The
+    /// audit log keeps its id.
+    static func purgeSessions(before cutoff: Int64, now: Int64) -> PurgeRule {
+        PurgeRule(
+            table: "sessions", key: "id",
+            condition: """
+                (ended_at < \(bind: cutoff) OR (ended_at IS NULL AND created_at < \(bind: cutoff)
+                    AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.session_id = sessions.id AND a.expires_at >= \(bind: cutoff))
+                    AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = sessions.id AND r.expires_at >= \(bind: cutoff))))
+                AND NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: now))
+                """)
+    }
+}
+
+extension ServiceClientsTable {
+    /// Service tokens that expired before `cutoff`.
+    static func purgeTokens(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: cutoff)")
+    }
+}
+
+extension OperatorsTable {
+    /// Console sessions over before `cutoff`: signed out, idle since `idleCutoff`, or started before `absoluteCutoff`.
+    /// Nothing refers to them; the audit log names the operator.
+    static func purgeSessions(endedBefore cutoff: Int64, idleSince idleCutoff: Int64, startedBefore absoluteCutoff: Int64) -> PurgeRule {
+        PurgeRule(
+            table: "operator_sessions", key: "token_hash",
+            condition: "ended_at < \(bind: cutoff) OR last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: absoluteCutoff)")
+    }
+}
+
+extension IdempotencyKeysTable {
+    /// Keys first used before `cutoff`.
+    static func purge(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "idempotency_keys", key: "account_id, idempotency_key", condition: "created_at < \(bind: cutoff)")
+    }
+}
+
+extension AuditEventsTable {
+    /// Events that occurred before `cutoff`.
+    static func purge(before cutoff: Int64) -> PurgeRule { PurgeRule(table: "audit_events", key: "id", condition: "occurred_at < \(bind: cutoff)") }
+}
+
+extension RateLimitsTable {
+    /// Buckets whose window started before `cutoff`: such a bucket counts from zero at its next hit anyway.
+    static func purge(windowsBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "rate_limits", key: "bucket", condition: "window_start < \(bind: cutoff)")
+    }
+}
+
+extension WebhooksTable {
+    /// Deliveries that ended (delivered, given up or dropped) and were made before `cutoff`.
+    private static func endedDeliveries(_ cutoff: Int64) -> SQLQueryString { "status <> 'pending' AND created_at < \(bind: cutoff)" }
+
+    /// The attempts of deliveries that ended before `cutoff`; a pending delivery keeps all of them.
+    static func purgeAttempts(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(
+            table: "webhook_attempts", key: "event_id, endpoint_id, attempt",
+            condition: "(event_id, endpoint_id) IN (SELECT event_id, endpoint_id FROM webhook_deliveries WHERE \(endedDeliveries(cutoff)))")
+    }
+
+    /// Deliveries that ended before `cutoff`.
+    static func purgeDeliveries(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "webhook_deliveries", key: "event_id, endpoint_id", condition: endedDeliveries(cutoff))
+    }
+
+    /// Events made before `cutoff` that no delivery refers to any more.
+    static func purgeEvents(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(
+            table: "webhook_events", key: "id", condition: "created_at < \(bind: cutoff) AND id NOT IN (SELECT event_id FROM webhook_deliveries)")
+    }
+}

@@ -1,0 +1,226 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+extension SQLDatabase {
+    /// `sessions`, `access_tokens` and `refresh_tokens`: customers' sessions and the hashes of their tokens.
+    var sessions: SessionsTable { SessionsTable(db: self) }
+}
+
+/// The statements on `sessions`, `access_tokens` and `refresh_tokens`.
+struct SessionsTable: Table {
+    let db: any SQLDatabase
+
+    /// A session as an access token reaches it, with the token's expiry and whether the session ended.
+    struct ByAccessToken: Sendable {
+        var session: AuthenticatedSession
+        var expiresAt: Date
+        var ended: Bool
+    }
+
+    /// The session of the access token whose hash is `tokenHash`.
+    func find(accessTokenHash tokenHash: String) async throws -> ByAccessToken? {
+        guard let row = try await db.first(Self.byAccessToken(tokenHash)) else { return nil }
+        return ByAccessToken(
+            session: AuthenticatedSession(
+                sessionID: try row.decode(column: "id", as: String.self),
+                accountID: try row.decode(column: "account_id", as: String.self),
+                username: try row.decode(column: "username", as: String.self),
+                installationID: try row.decode(column: "installation_id", as: String.self),
+                deviceID: try row.decode(column: "device_id", as: String?.self),
+                method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self)),
+            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
+            ended: try row.decode(column: "ended_at", as: Int64?.self) != nil)
+    }
+
+    /// A refresh token with its session.
+    struct RefreshToken: Sendable {
+        var sessionID: String
+        var accountID: String
+        var expiresAt: Date
+        var rotated: Bool
+        var sessionEnded: Bool
+    }
+
+    /// The refresh token whose hash is `tokenHash`, rotated or not.
+    func find(refreshTokenHash tokenHash: String) async throws -> RefreshToken? {
+        guard let row = try await db.first(Self.byRefreshToken(tokenHash)) else { return nil }
+        return RefreshToken(
+            sessionID: try row.decode(column: "session_id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
+            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
+            rotated: try row.decode(column: "rotated_at", as: Int64?.self) != nil, sessionEnded: try row.decode(column: "ended_at", as: Int64?.self) != nil)
+    }
+
+    /// What introspection says of a user's access token: the session, how it was opened, and what vouched for it.
+    struct Introspected: Sendable {
+        var session: AuthenticatedSession
+        var expiresAt: Date
+        var issuedAt: Date?
+        var ended: Bool
+        /// The biometry of the device whose key opened it, for a biometric sign-in.
+        var biometryKind: BiometryKind?
+        /// Whether that device has an App Attest key.
+        var deviceAttested: Bool
+        /// Whether the passkey that opened it is synced, for a passkey sign-in.
+        var passkeyBackupEligible: Bool?
+    }
+
+    /// The access token whose hash is `tokenHash`, for introspection.
+    func introspect(accessTokenHash tokenHash: String) async throws -> Introspected? {
+        guard let row = try await db.raw(
+            """
+            SELECT s.id, s.account_id, s.installation_id, s.method, s.device_id, s.passkey_id, s.ended_at, t.expires_at, t.issued_at, a.username,
+                d.biometry_kind, (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested,
+                p.backup_eligible
+            FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id
+            LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN passkeys p ON p.id = s.passkey_id
+            WHERE t.token_hash = \(bind: tokenHash)
+            """
+        ).first() else { return nil }
+        return Introspected(
+            session: AuthenticatedSession(
+                sessionID: try row.decode(column: "id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
+                username: try row.decode(column: "username", as: String.self),
+                installationID: try row.decode(column: "installation_id", as: String.self),
+                deviceID: try row.decode(column: "device_id", as: String?.self),
+                method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self)),
+            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
+            issuedAt: Date(storedMilliseconds: try row.decode(column: "issued_at", as: Int64?.self)),
+            ended: try row.decode(column: "ended_at", as: Int64?.self) != nil,
+            biometryKind: try row.decode(column: "biometry_kind", as: String?.self).flatMap(BiometryKind.init(rawValue:)),
+            deviceAttested: try row.decode(column: "attested", as: Int.self) > 0,
+            passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 })
+    }
+
+    /// A live session as support sees it.
+    struct Live: Sendable {
+        var id: String
+        var installationID: String
+        var method: String
+        var deviceID: String?
+        var passkeyID: String?
+        var createdAt: Date
+    }
+
+    /// The account's live sessions, newest first.
+    func live(account: String) async throws -> [Live] {
+        try await db.select().columns("id", "installation_id", "method", "device_id", "passkey_id", "created_at").from("sessions")
+            .where("account_id", .equal, account).where("ended_at", .is, SQLLiteral.null).orderBy("created_at", .descending).all()
+            .map { row in
+                Live(
+                    id: try row.decode(column: "id", as: String.self), installationID: try row.decode(column: "installation_id", as: String.self),
+                    method: try row.decode(column: "method", as: String.self), deviceID: try row.decode(column: "device_id", as: String?.self),
+                    passkeyID: try row.decode(column: "passkey_id", as: String?.self),
+                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
+            }
+    }
+
+    /// Stores a new session.
+    func insert(
+        _ id: String, account: String, installationID: String, device: String?, method: SignInMethod, passkey: String?, at: Int64
+    ) async throws {
+        try await db.run(Self.insertSession(id, account, installationID, device, method.rawValue, at, passkey))
+    }
+
+    /// Stores the hash of a new access token of `session`.
+    func insertAccessToken(hash: String, session: String, expiresAt: Int64, issuedAt: Int64) async throws {
+        try await db.run(Self.insertAccessTokenSQL(hash, session, expiresAt, issuedAt))
+    }
+
+    /// Stores the hash of a new refresh token of `session`.
+    func insertRefreshToken(hash: String, session: String, expiresAt: Int64) async throws {
+        try await db.run(Self.insertRefreshTokenSQL(hash, session, expiresAt))
+    }
+
+    /// Marks a refresh token used (rotated) at `at`.
+    func markRotated(refreshTokenHash hash: String, at: Int64) async throws {
+        try await db.update("refresh_tokens").set("rotated_at", to: at).where("token_hash", .equal, hash).run()
+    }
+
+    /// Deletes the session's access tokens (a refresh replaces them).
+    func deleteAccessTokens(session: String) async throws {
+        try await db.run(Self.deleteAccessTokensSQL(session))
+    }
+
+    /// Ends the session `id` if it is live.
+    func end(_ id: String, reason: String, at: Int64) async throws {
+        try await db.run(Self.endByID(at, reason, id))
+    }
+
+    /// Ends the account's live sessions, all of them or those of one installation or one device, except `keeping`.
+    func endLive(account: String, installationID: String?, device: String?, keeping: String?, reason: String, at: Int64) async throws {
+        try await db.run(Self.ending(account: account, installationID: installationID, device: device, keeping: keeping, reason: reason, at: at))
+    }
+
+    /// Ends the live sessions the passkey opened, except `keeping`.
+    func endLive(passkey: String, keeping: String?, reason: String, at: Int64) async throws {
+        var ending = db.update("sessions").set("ended_at", to: at).set("end_reason", to: reason)
+            .where("passkey_id", .equal, passkey).where("ended_at", .is, SQLLiteral.null)
+        if let keeping { ending = ending.where("id", .notEqual, keeping) }
+        try await ending.run()
+    }
+
+    /// The `UPDATE` of ``endLive(account:installationID:device:keeping:reason:at:)``. It reads only live sessions (an index
+    /// holds just those), however many sessions the account had before.
+    static func ending(account: String, installationID: String?, device: String?, keeping: String?, reason: String, at now: Int64) -> FixedStatement {
+        var sql = endLiveSessions + " AND account_id = ?"
+        var binds: [any Encodable & Sendable] = [now, reason, account]
+        if let installationID, let device {
+            sql += " AND (installation_id = ? OR device_id = ?)"
+            binds += [installationID, device]
+        } else if let installationID {
+            sql += " AND installation_id = ?"
+            binds.append(installationID)
+        } else if let device {
+            sql += " AND device_id = ?"
+            binds.append(device)
+        }
+        if let keeping {
+            sql += " AND id <> ?"
+            binds.append(keeping)
+        }
+        return FixedStatement(sql: FixedSQL(sql), binds: binds)
+    }
+
+    // The statements of every authenticated request and every sign-in (FixedSQL: no builder serialized per call).
+    static let byAccessToken = FixedSQL(
+        """
+        SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.passkey_id, s.ended_at, t.expires_at, a.username \
+        FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id \
+        WHERE t.token_hash = ?
+        """)
+    static let byRefreshToken = FixedSQL(
+        """
+        SELECT r.session_id, r.expires_at, r.rotated_at, s.account_id, s.ended_at \
+        FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?
+        """)
+    static let insertSession = FixedSQL(
+        """
+        INSERT INTO sessions (id, account_id, installation_id, device_id, method, created_at, ended_at, end_reason, passkey_id) \
+        VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)
+        """)
+    static let insertAccessTokenSQL = FixedSQL("INSERT INTO access_tokens (token_hash, session_id, expires_at, issued_at) VALUES (?, ?, ?, ?)")
+    static let insertRefreshTokenSQL = FixedSQL(
+        "INSERT INTO refresh_tokens (token_hash, session_id, expires_at, rotated_at) VALUES (?, ?, ?, NULL)")
+    /// Ends live sessions now for a reason (binds: now, reason); the statements add which sessions.
+    private static let endLiveSessions = "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE ended_at IS NULL"
+    static let endByID = FixedSQL(endLiveSessions + " AND id = ?")
+    /// Deletes a session's access tokens, which a refresh replaces (indexed by session). Binds: the session.
+    static let deleteAccessTokensSQL = FixedSQL("DELETE FROM access_tokens WHERE session_id = ?")
+
+    /// Run on every authenticated request, sign-in or refresh, with sample values: `QueryPlanTests` checks that each
+    /// finds its rows through an index.
+    static var hotStatements: [FixedStatement] {
+        let whichSessions: [(installation: String?, device: String?, keeping: String?)] = [
+            ("i", nil, nil), ("i", nil, "k"), (nil, "d", nil), (nil, "d", "k"), ("i", "d", nil), ("i", "d", "k"),
+        ]
+        var statements = [byAccessToken("h"), byRefreshToken("h"), endByID(Int64(1), "signed_out", "s"), deleteAccessTokensSQL("s")]
+        for which in whichSessions {
+            statements.append(
+                ending(account: "a", installationID: which.installation, device: which.device, keeping: which.keeping, reason: "replaced", at: 1))
+        }
+        return statements
+    }
+}
