@@ -101,7 +101,7 @@ struct AppLockTests {
         let unlocking = Task { try await appLock.unlock() }
         for _ in 0..<20 { await Task.yield() }
         unlocking.cancel()
-        #expect(await biometricErrorCode { _ = try await unlocking.value } == .appCancel)
+        #expect(try await biometricErrorCode { _ = try await unlocking.value } == .appCancel)
         #expect(await phone.sensor.presentedPrompts.isEmpty)
         #expect(await session.state == .locked)
     }
@@ -112,10 +112,10 @@ struct AppLockTests {
         let session = try await phone.launch()
         let appLock = lock(session)
         await phone.sensor.script(.cancel)
-        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .userCancel)
+        #expect(try await biometricErrorCode { _ = try await appLock.unlock() } == .userCancel)
         #expect(await session.state == .locked)
         await phone.sensor.script(.fallback)
-        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .userFallback)
+        #expect(try await biometricErrorCode { _ = try await appLock.unlock() } == .userFallback)
         #expect(await flags(session) == "NO | YES | NO")
     }
 
@@ -125,12 +125,12 @@ struct AppLockTests {
         let session = try await phone.launch()
         let appLock = lock(session)
         await phone.sensor.script(.nonMatch, .nonMatch, .nonMatch)
-        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .authenticationFailed)
+        #expect(try await biometricErrorCode { _ = try await appLock.unlock() } == .authenticationFailed)
         await phone.sensor.script(.nonMatch, .nonMatch)
-        let lockout = await biometricErrorCode { _ = try await appLock.unlock() }
+        let lockout = try await biometricErrorCode { _ = try await appLock.unlock() }
         #expect(lockout == .biometryLockout)
         #expect(BiometricError(.biometryLockout).recovery == .enterPasscode)
-        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .biometryLockout)
+        #expect(try await biometricErrorCode { _ = try await appLock.unlock() } == .biometryLockout)
         #expect(await session.state == .locked)
         await phone.sensor.script(.passcode)
         try await appLock.recoverFromLockout()
@@ -146,7 +146,7 @@ struct AppLockTests {
         await phone.sensor.changeEnrollment()
         let session = try await phone.launch()
         let appLock = lock(session)
-        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .keyInvalidated)
+        #expect(try await biometricErrorCode { _ = try await appLock.unlock() } == .keyInvalidated)
         #expect(await phone.sensor.presentedPrompts.isEmpty)
         #expect(await session.state == .signedOut)
         #expect(await session.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
@@ -162,7 +162,7 @@ struct AppLockTests {
         try await waitUntil { await phone.sensor.isPromptVisible }
         await phone.sensor.changeEnrollment()
         await phone.sensor.perform(.match)
-        #expect(await biometricErrorCode { _ = try await unlocking.value } == .keyInvalidated)
+        #expect(try await biometricErrorCode { _ = try await unlocking.value } == .keyInvalidated)
         #expect(await session.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
     }
 
@@ -171,7 +171,7 @@ struct AppLockTests {
         _ = try await phone.signedInWithBiometrics()
         try await phone.keys.deleteKey(tag: "signin")
         let session = try await phone.launch()
-        #expect(await biometricErrorCode { _ = try await lock(session).unlock() } == .keyNotFound)
+        #expect(try await biometricErrorCode { _ = try await lock(session).unlock() } == .keyNotFound)
         #expect(await session.snapshot.biometricSignIn == .turnedOff(reason: .keyMissing))
     }
 
@@ -181,7 +181,7 @@ struct AppLockTests {
         let session = try await phone.launch()
         let appLock = lock(session, keys: ForgingKeyStore(phone.keys))
         await phone.sensor.script(.match)
-        #expect(await biometricErrorCode { _ = try await appLock.unlock() } == .keyOperationFailed)
+        #expect(try await biometricErrorCode { _ = try await appLock.unlock() } == .keyOperationFailed)
         #expect(await session.state == .locked)
     }
 }

@@ -46,7 +46,7 @@ struct HardwareKeyStoreTests {
     @Test("no Secure Enclave (the Simulator): a clear error, nothing stored")
     func noEnclave() async throws {
         let keys = store(SoftwareKeyHardware(authenticator: sensor, isAvailable: false))
-        #expect(await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .secureEnclaveUnavailable)
+        #expect(try await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .secureEnclaveUnavailable)
         #expect(await keys.keyState(tag: "login") == .absent)
     }
 
@@ -54,12 +54,12 @@ struct HardwareKeyStoreTests {
     func creationRefusals() async throws {
         let bare = SimulatedAuthenticator(.init(enrolled: false))
         let keys = HardwareKeyStore(hardware: SoftwareKeyHardware(authenticator: bare), authenticator: bare, storage: storage)
-        #expect(await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .biometryNotEnrolled)
+        #expect(try await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .biometryNotEnrolled)
         let good = store(SoftwareKeyHardware(authenticator: sensor))
         let first = try await good.createKey(tag: "login")
-        #expect(await biometricErrorCode { _ = try await good.createKey(tag: "login") } == .keyAlreadyExists)
+        #expect(try await biometricErrorCode { _ = try await good.createKey(tag: "login") } == .keyAlreadyExists)
         #expect(try await good.publicKey(tag: "login") == first)
-        #expect(await biometricErrorCode { _ = try await good.createKey(tag: "bad tag/..") } == .keyOperationFailed)
+        #expect(try await biometricErrorCode { _ = try await good.createKey(tag: "bad tag/..") } == .keyOperationFailed)
     }
 
     @Test("a passcode evaluation unlocks nothing")
@@ -68,7 +68,7 @@ struct HardwareKeyStoreTests {
         _ = try await keys.createKey(tag: "login")
         await sensor.script(.passcode)
         let passcode = try await sensor.evaluate(PromptCopy(language: .english).prompt(for: .recoverFromLockout, biometry: .faceID))
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: passcode) } == .authenticationRequired)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: passcode) } == .authenticationRequired)
     }
 
     @Test("an enrollment change invalidates the key without a prompt, and its next use deletes it")
@@ -78,7 +78,7 @@ struct HardwareKeyStoreTests {
         await sensor.changeEnrollment()
         #expect(await keys.keyState(tag: "login") == .invalidated)
         #expect(await sensor.presentedPrompts.isEmpty)
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: try await matched()) } == .keyInvalidated)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: try await matched()) } == .keyInvalidated)
         #expect(await keys.keyState(tag: "login") == .absent)
     }
 
@@ -86,23 +86,23 @@ struct HardwareKeyStoreTests {
     func hardwareInvalidation() async throws {
         let keys = store(ScriptedHardware(signError: BiometricError(.keyInvalidated)))
         _ = try await keys.createKey(tag: "login")
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: try await matched()) } == .keyInvalidated)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: try await matched()) } == .keyInvalidated)
         #expect(await keys.keyState(tag: "login") == .absent)
         let failing = store(ScriptedHardware(signError: BiometricError(.keyOperationFailed)))
         _ = try await failing.createKey(tag: "other")
-        #expect(await biometricErrorCode { _ = try await failing.sign(message, tag: "other", context: try await matched()) } == .keyOperationFailed)
+        #expect(try await biometricErrorCode { _ = try await failing.sign(message, tag: "other", context: try await matched()) } == .keyOperationFailed)
         #expect(await failing.keyState(tag: "other") == .valid)
     }
 
     @Test("hardware returning a malformed public key, or a corrupt record, gives a clear error")
     func malformed() async throws {
         let keys = store(ScriptedHardware(publicKey: Data([0x04, 0x01])))
-        #expect(await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .keyOperationFailed)
+        #expect(try await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .keyOperationFailed)
         #expect(await keys.keyState(tag: "login") == .absent)
         try await storage.set(Data("{not json".utf8), forKey: "bioauth.key.broken")
         let reader = store(SoftwareKeyHardware(authenticator: sensor))
-        #expect(await biometricErrorCode { _ = try await reader.publicKey(tag: "broken") } == .keyOperationFailed)
-        #expect(await biometricErrorCode { _ = try await reader.sign(message, tag: "broken", context: try await matched()) } == .keyOperationFailed)
+        #expect(try await biometricErrorCode { _ = try await reader.publicKey(tag: "broken") } == .keyOperationFailed)
+        #expect(try await biometricErrorCode { _ = try await reader.sign(message, tag: "broken", context: try await matched()) } == .keyOperationFailed)
     }
 
     @Test("while biometrics are locked out the enrollment is unknown, which is not a change")
@@ -126,7 +126,7 @@ extension HardwareKeyStoreTests {
         await other.script(.match)
         let foreign = try await other.evaluate(PromptCopy(language: .english).prompt(for: .signIn, biometry: .faceID))
         _ = try await keys.createKey(tag: "login")
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: foreign) } == .authenticationRequired)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: foreign) } == .authenticationRequired)
         #expect(await keys.keyState(tag: "login") == .valid)
     }
 }

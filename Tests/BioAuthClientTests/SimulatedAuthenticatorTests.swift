@@ -11,7 +11,7 @@ struct SimulatedAuthenticatorTests {
 
 
     @Test("availability is asked first and reports why not, in the device's order")
-    func availability() async {
+    func availability() async throws {
         #expect(await SimulatedAuthenticator().availability(for: .biometrics) == .available(.faceID))
         #expect(await SimulatedAuthenticator(.init(kind: .touchID)).availability(for: .biometrics).kind == .touchID)
         let noSensor = SimulatedAuthenticator(.init(kind: .none))
@@ -38,13 +38,13 @@ struct SimulatedAuthenticatorTests {
     }
 
     @Test("3 non-matches end one prompt with -1; a match in between resets the count")
-    func threeNonMatches() async {
+    func threeNonMatches() async throws {
         let sensor = SimulatedAuthenticator()
         await sensor.script(.nonMatch, .nonMatch, .nonMatch)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
         #expect(await sensor.consecutiveFailures == 3)
         await sensor.script(.nonMatch, .match)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
         #expect(await sensor.consecutiveFailures == 0)
     }
 
@@ -52,11 +52,11 @@ struct SimulatedAuthenticatorTests {
     func lockout() async throws {
         let sensor = SimulatedAuthenticator()
         await sensor.script(.nonMatch, .nonMatch, .nonMatch, .nonMatch, .nonMatch)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .authenticationFailed)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
         #expect(await sensor.isLockedOut)
         #expect(await sensor.availability(for: .biometrics) == .unavailable(BiometricError(.biometryLockout)))
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .biometryLockout)
         // A face is ignored on the passcode screen; the passcode turns biometrics back on.
         await sensor.script(.match, .passcode)
         let context = try await sensor.evaluate(passcodePrompt)
@@ -64,40 +64,40 @@ struct SimulatedAuthenticatorTests {
         #expect(context.biometryKind == .none)
         #expect(await sensor.availability(for: .biometrics).isAvailable)
         await sensor.script(.match)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
     }
 
     @Test("cancel, fallback and system cancel end the prompt with -2, -3 and -4")
-    func userChoices() async {
+    func userChoices() async throws {
         let sensor = SimulatedAuthenticator()
         await sensor.script(.cancel)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .userCancel)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .userCancel)
         await sensor.script(.fallback)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .userFallback)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .userFallback)
         await sensor.script(.systemCancel)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .systemCancel)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .systemCancel)
         await sensor.script(.passcode, .match)  // no passcode field on a biometrics-only prompt
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == nil)
     }
 
     @Test("an empty fallback title hides the button, so tapping where it would be does nothing")
-    func hiddenFallback() async {
+    func hiddenFallback() async throws {
         let sensor = SimulatedAuthenticator()
         let hidden = PromptCopy(language: .english).prompt(for: .enableBiometricSignIn, biometry: .faceID)
         await sensor.script(.fallback, .match)
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(hidden) } == nil)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(hidden) } == nil)
     }
 
     @Test("evaluating while the app is inactive fails with -1004; going inactive ends a prompt with -4")
     func appActivity() async throws {
         let sensor = SimulatedAuthenticator(.init(appActive: false))
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .notInteractive)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(prompt) } == .notInteractive)
         #expect(await sensor.presentedPrompts.isEmpty)
         await sensor.setAppActive(true)
         let evaluation = Task { try await sensor.evaluate(prompt) }
         try await waitUntil { await sensor.isPromptVisible }
         await sensor.setAppActive(false)
-        #expect(await biometricErrorCode { _ = try await evaluation.value } == .systemCancel)
+        #expect(try await biometricErrorCode { _ = try await evaluation.value } == .systemCancel)
     }
 
     @Test("cancelling the task ends a prompt that never answers with -9, like invalidate()")
@@ -108,7 +108,7 @@ struct SimulatedAuthenticatorTests {
         try await waitUntil { await sensor.isPromptVisible }
         await sensor.perform(.match)  // ignored: the prompt hangs
         evaluation.cancel()
-        #expect(await biometricErrorCode { _ = try await evaluation.value } == .appCancel)
+        #expect(try await biometricErrorCode { _ = try await evaluation.value } == .appCancel)
         #expect(await !sensor.isPromptVisible)
     }
 
@@ -122,9 +122,9 @@ struct SimulatedAuthenticatorTests {
     }
 
     @Test("an empty reason is refused before anything is shown")
-    func emptyReason() async {
+    func emptyReason() async throws {
         let sensor = SimulatedAuthenticator()
-        #expect(await biometricErrorCode { _ = try await sensor.evaluate(BiometricPrompt(policy: .biometrics, reason: "")) } == .invalidPrompt)
+        #expect(try await biometricErrorCode { _ = try await sensor.evaluate(BiometricPrompt(policy: .biometrics, reason: "")) } == .invalidPrompt)
         #expect(await sensor.presentedPrompts.isEmpty)
     }
 

@@ -32,7 +32,7 @@ struct SoftwareDeviceKeyStoreTests {
         _ = try await keys.createKey(tag: "login")
         let context = try await matched()
         _ = try await keys.sign(message, tag: "login", context: context)
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: context) } == .authenticationRequired)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: context) } == .authenticationRequired)
     }
 
     @Test("a forged context, a passcode context or another device's context unlocks nothing")
@@ -41,14 +41,14 @@ struct SoftwareDeviceKeyStoreTests {
         _ = try await keys.createKey(tag: "login")
         let forged = AuthenticationContext(
             policy: .biometrics, biometryKind: .faceID, domainState: await sensor.currentDomainState(), evaluatedAt: Date())
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: forged) } == .authenticationRequired)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: forged) } == .authenticationRequired)
         await sensor.script(.passcode)
         let passcode = try await sensor.evaluate(PromptCopy(language: .english).prompt(for: .recoverFromLockout, biometry: .faceID))
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: passcode) } == .authenticationRequired)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: passcode) } == .authenticationRequired)
         let otherPhone = SimulatedAuthenticator()
         await otherPhone.script(.match)
         let foreign = try await otherPhone.evaluate(prompt)
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: foreign) } == .authenticationRequired)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: foreign) } == .authenticationRequired)
     }
 
     @Test("an enrollment change invalidates the key for good (.biometryCurrentSet)")
@@ -58,9 +58,9 @@ struct SoftwareDeviceKeyStoreTests {
         let contextBefore = try await matched()
         await sensor.changeEnrollment()
         #expect(await keys.keyState(tag: "login") == .invalidated)
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: contextBefore) } == .keyInvalidated)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: contextBefore) } == .keyInvalidated)
         #expect(await keys.keyState(tag: "login") == .absent)
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: try await matched()) } == .keyNotFound)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: try await matched()) } == .keyNotFound)
     }
 
     @Test("a context evaluated before an enrollment change is refused for a new key")
@@ -69,20 +69,20 @@ struct SoftwareDeviceKeyStoreTests {
         let stale = try await matched()
         await sensor.changeEnrollment()
         _ = try await keys.createKey(tag: "login")
-        #expect(await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: stale) } == .authenticationRequired)
+        #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: stale) } == .authenticationRequired)
     }
 
     @Test("creating needs an enrolled sensor and a passcode, and never replaces a key")
     func creation() async throws {
         let keys = SoftwareDeviceKeyStore(authenticator: SimulatedAuthenticator(.init(enrolled: false)))
-        #expect(await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .biometryNotEnrolled)
+        #expect(try await biometricErrorCode { _ = try await keys.createKey(tag: "login") } == .biometryNotEnrolled)
         let noPasscode = SoftwareDeviceKeyStore(authenticator: SimulatedAuthenticator(.init(passcodeSet: false)))
-        #expect(await biometricErrorCode { _ = try await noPasscode.createKey(tag: "login") } == .passcodeNotSet)
+        #expect(try await biometricErrorCode { _ = try await noPasscode.createKey(tag: "login") } == .passcodeNotSet)
         let good = SoftwareDeviceKeyStore(authenticator: sensor)
         let first = try await good.createKey(tag: "login")
-        #expect(await biometricErrorCode { _ = try await good.createKey(tag: "login") } == .keyAlreadyExists)
+        #expect(try await biometricErrorCode { _ = try await good.createKey(tag: "login") } == .keyAlreadyExists)
         #expect(try await good.publicKey(tag: "login") == first)
-        #expect(await biometricErrorCode { _ = try await good.createKey(tag: "../escape") } == .keyOperationFailed)
+        #expect(try await biometricErrorCode { _ = try await good.createKey(tag: "../escape") } == .keyOperationFailed)
     }
 
     @Test("deleting removes the key; deleting twice is fine")

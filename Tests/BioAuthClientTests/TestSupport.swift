@@ -4,19 +4,6 @@ import BioAuthTesting
 import Foundation
 import Testing
 
-/// The ``BiometricError`` code `body` throws, or `nil` when it succeeds. Any other error fails the test.
-func biometricErrorCode(_ body: () async throws -> Void) async -> BiometricError.Code? {
-    do {
-        try await body()
-        return nil
-    } catch let error as BiometricError {
-        return error.code
-    } catch {
-        Issue.record("unexpected \(error)")
-        return nil
-    }
-}
-
 /// Polls `condition` (sleeping 1 ms between checks) until it holds; fails after 30 seconds. The limit only stops a
 /// test that would hang: the condition follows from the test's own steps, and a machine busy with the rest of the suite
 /// may take seconds to get there (2 s was not always enough on two loaded cores).

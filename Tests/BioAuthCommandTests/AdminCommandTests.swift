@@ -16,11 +16,7 @@ struct AdminCommandTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("bioauth.sqlite").path
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database
-        configuration.bcryptCost = 4
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
+        let configuration = ServerConfiguration.forTests(database: database)
         let server = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
         let api = BioAuthAPI(serverURL: server.url)
         _ = try await api.createAccount(username: "alice", password: "correct horse")
@@ -57,11 +53,8 @@ struct AdminCommandTests {
         let missing = try RotateReceiptKeyCommand.parse([])
         await #expect(throws: (any Error).self) { try await missing.execute(environment: environment) }
 
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database
+        var configuration = ServerConfiguration.forTests(database: database)
         configuration.receiptKeyPath = keyPath
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
         let first = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
         let before = try await BioAuthAPI(serverURL: first.url).receiptKeys()
         await first.stop()
@@ -152,11 +145,7 @@ struct AdminCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("bioauth.sqlite").path
         let environment = ["BIOAUTH_DATABASE": database, "BIOAUTH_BCRYPT_COST": "4"]
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
+        let configuration = ServerConfiguration.forTests(database: database)
         let server = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
         let api = BioAuthAPI(serverURL: server.url)
         let account = try await api.createAccount(username: "alice", password: "correct horse")

@@ -31,11 +31,7 @@ struct ConsoleBrowserTests {
     }
 
     static func withScene(_ body: (Scene, HTTPClient) async throws -> Void) async throws {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
+        var configuration = ServerConfiguration.forTests()
         configuration.consoleEnabled = true
         configuration.passkeys.origins = ["https://bank.example"]
         var logger = Logger(label: "console-test")

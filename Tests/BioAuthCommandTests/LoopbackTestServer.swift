@@ -7,11 +7,7 @@ import Logging
 enum LoopbackTestServer {
     /// Runs `body` with the server's URL and stops the server afterwards, whether `body` succeeds or throws.
     static func with(_ body: (URL) async throws -> Void) async throws {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
+        let configuration = ServerConfiguration.forTests()
         var logger = Logger(label: "command-test")
         logger.logLevel = .error
         let server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in

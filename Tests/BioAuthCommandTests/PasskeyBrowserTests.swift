@@ -43,11 +43,7 @@ struct PasskeyBrowserTests {
 
     /// The web page on, over `database`, everything else throwaway.
     static func configuration(database: String) -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
+        var configuration = ServerConfiguration.forTests(database: database)
         configuration.passkeys.webPageEnabled = true
         return configuration
     }

@@ -159,13 +159,9 @@ struct AppAttestEndToEndTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var configuration = ServerConfiguration()
-        configuration.databasePath = folder.appendingPathComponent("bioauth.sqlite").path
+        var configuration = ServerConfiguration.forTests(database: folder.appendingPathComponent("bioauth.sqlite").path)
         configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
         configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
-        configuration.bcryptCost = 4
-        configuration.relyingPartyID = "bank.example"
-        configuration.port = 0
         var logger = Logger(label: "e2e")
         logger.logLevel = .error
         let clock = ManualClock()

@@ -94,7 +94,7 @@ struct FlowsEndToEndTests {
                 amount: Money(minorUnits: 1200, currency: .cny), payeeID: "merchant-tea-7", payeeName: "Tea House",
                 idempotencyKey: "order-2", accessToken: token)
             await phone.sensor.script(.fallback)
-            let fallback = await biometricCode { _ = try await flows.pay(tea.id) }
+            let fallback = try await biometricErrorCode { _ = try await flows.pay(tea.id) }
             #expect(fallback == .userFallback)
             #expect(BiometricError(.userFallback).recovery == .usePassword)
             let byPIN = try await flows.pay(tea.id, pin: "258046")
@@ -169,9 +169,9 @@ struct FlowsEndToEndTests {
             _ = try await phone.enrolled()
             let flows = try await phone.launch()
             await phone.sensor.script(.nonMatch, .nonMatch, .nonMatch)
-            #expect(await biometricCode { _ = try await flows.unlock() } == .authenticationFailed)
+            #expect(try await biometricErrorCode { _ = try await flows.unlock() } == .authenticationFailed)
             await phone.sensor.script(.nonMatch, .nonMatch)
-            #expect(await biometricCode { _ = try await flows.unlock() } == .biometryLockout)
+            #expect(try await biometricErrorCode { _ = try await flows.unlock() } == .biometryLockout)
             await phone.sensor.script(.passcode)
             try await flows.recoverFromLockout()
             await phone.sensor.script(.match)
@@ -186,7 +186,7 @@ struct FlowsEndToEndTests {
             let flows = try await phone.enrolled()
             try await flows.signOut()
             await phone.sensor.changeEnrollment()
-            #expect(await biometricCode { try await flows.signInWithBiometrics() } == .keyInvalidated)
+            #expect(try await biometricErrorCode { try await flows.signInWithBiometrics() } == .keyInvalidated)
             #expect(await flows.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
             let offer = try await flows.signIn(username: "alice", password: "correct horse")
             #expect(offer?.title == "Sign in with Face ID?")
@@ -291,12 +291,7 @@ struct FlowsEndToEndTests {
 extension FlowsEndToEndTests {
     /// A real server on a loopback port over an in-memory database, for tests that stop it.
     static func memoryServer() async throws -> LoopbackServer {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        return try await LoopbackServer.start(configuration: configuration, logger: .init(label: "e2e"))
+        return try await LoopbackServer.start(configuration: .forTests(), logger: .init(label: "e2e"))
     }
 
     /// Every key and value of a store.

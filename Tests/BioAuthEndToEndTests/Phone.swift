@@ -19,12 +19,7 @@ struct TestBackend {
     ]
 
     static func run<R>(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestBackend) async throws -> R) async throws -> R {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        configuration.relyingPartyID = "bank.example"
+        var configuration = ServerConfiguration.forTests()
         configure(&configuration)
         var logger = Logger(label: "e2e")
         logger.logLevel = .error
@@ -114,18 +109,6 @@ func problemCode(_ body: () async throws -> Void) async -> ProblemCode? {
         return nil
     } catch let problem as APIProblem {
         return problem.code
-    } catch {
-        Issue.record("unexpected \(error)")
-        return nil
-    }
-}
-
-func biometricCode(_ body: () async throws -> Void) async -> BiometricError.Code? {
-    do {
-        try await body()
-        return nil
-    } catch let error as BiometricError {
-        return error.code
     } catch {
         Issue.record("unexpected \(error)")
         return nil

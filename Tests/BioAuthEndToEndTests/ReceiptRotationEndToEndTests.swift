@@ -37,12 +37,9 @@ struct ReceiptRotationEndToEndTests {
             let database = try await openDatabase(databasePath, logger: Logger(label: "e2e"))
             let rotation = try await ReceiptKeyRotation.rotate(keyPath: keyPath, database: database, clock: backend.clock)
             try await database.close()
-            var configuration = ServerConfiguration()
-            configuration.databasePath = databasePath
+            var configuration = ServerConfiguration.forTests(database: databasePath)
             configuration.receiptKeyPath = keyPath
             configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
-            configuration.bcryptCost = 4
-            configuration.relyingPartyID = "bank.example"
             let restarted = try await LoopbackServer.start(configuration: configuration, clock: backend.clock, logger: Logger(label: "e2e"))
             redirect.target = restarted.url
             defer { Task { await restarted.stop() } }

@@ -85,11 +85,8 @@ struct ReceiptKeyRotationTests {
     static func serve<R: Sendable>(
         keyPath: String, database: any DatabaseExecutor, clock: ManualClock, _ body: @escaping @Sendable (API) async throws -> R
     ) async throws -> R {
-        var configuration = ServerConfiguration()
-        configuration.bcryptCost = 4
-        configuration.relyingPartyID = TestServer.relyingPartyID
+        var configuration = ServerConfiguration.forTests()
         configuration.receiptKeyPath = keyPath
-        configuration.pinKeyPath = ":memory:"
         // The application closes its database when it stops; this one outlives several servers ("restarts").
         let (app, service) = try await BioAuthServerApplication.build(
             configuration: configuration, database: KeptOpen(base: database), clock: clock, random: SystemRandomSource(),

@@ -38,12 +38,7 @@ struct SharedDatabaseTests {
 
     static func withTwoInstances(_ body: (Instance, Instance) async throws -> Void) async throws {
         let database = try await TestDatabase.make(.postgres)
-        var configuration = ServerConfiguration()
-        configuration.databasePath = database.location
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
-        configuration.bcryptCost = 4
-        configuration.relyingPartyID = TestServer.relyingPartyID
+        let configuration = ServerConfiguration.forTests(database: database.location)
         var logger = Logger(label: "two-instances")
         logger.logLevel = .error
         let first = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in

@@ -25,13 +25,7 @@ struct TestServer {
         wrapDatabase: (any DatabaseExecutor) -> any DatabaseExecutor = { $0 },
         _ body: @escaping @Sendable (API) async throws -> R
     ) async throws -> R {
-        var configuration = ServerConfiguration()
-        configuration.databasePath = ":memory:"
-        configuration.bcryptCost = 4
-        configuration.relyingPartyID = relyingPartyID
-        configuration.port = 0
-        configuration.receiptKeyPath = ":memory:"
-        configuration.pinKeyPath = ":memory:"
+        var configuration = ServerConfiguration.forTests()
         configure(&configuration)
         var logger = Logger(label: "bioauth-test") { _ in CapturingLogHandler(sink: logSink) }
         logger.logLevel = logLevel

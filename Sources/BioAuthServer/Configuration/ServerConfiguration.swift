@@ -178,3 +178,19 @@ public enum LogFormat: String, Sendable, CaseIterable {
         return logger
     }
 }
+
+extension ServerConfiguration {
+    /// A configuration for tests on one machine: the database `database` (in memory unless given), receipt and PIN keys
+    /// made in memory, bcrypt at its lowest cost (4, so tests do not wait for it), relying party `bank.example`, and any
+    /// free port. Never for production: nothing it signs outlives the process.
+    public static func forTests(database: String = ":memory:") -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.databasePath = database
+        configuration.receiptKeyPath = ":memory:"
+        configuration.pinKeyPath = ":memory:"
+        configuration.bcryptCost = 4
+        configuration.relyingPartyID = "bank.example"
+        configuration.port = 0
+        return configuration
+    }
+}

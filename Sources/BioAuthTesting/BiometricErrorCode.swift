@@ -1,0 +1,16 @@
+import BioAuthClient
+
+/// The ``BiometricError`` code `body` throws, or `nil` when it returns; any other error is thrown on, so a test that
+/// expects a biometric failure fails on any other.
+///
+/// ```swift
+/// #expect(try await biometricErrorCode { try await flows.signInWithBiometrics() } == .userCancel)
+/// ```
+public func biometricErrorCode(_ body: () async throws -> Void) async throws -> BiometricError.Code? {
+    do {
+        try await body()
+        return nil
+    } catch let error as BiometricError {
+        return error.code
+    }
+}
