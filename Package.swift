@@ -141,7 +141,8 @@ let package = Package(
         .testTarget(
             name: "BioAuthCoreTests",
             dependencies: ["BioAuthCore", .product(name: "PropertyBased", package: "swift-property-based")],
-            resources: [.copy("Fixtures")]),
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
         .testTarget(
             name: "BioAuthCommandTests",
@@ -155,7 +156,8 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ]
+        ),
         .testTarget(
             name: "BioAuthEndToEndTests",
             dependencies: [

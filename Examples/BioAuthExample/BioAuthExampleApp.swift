@@ -45,12 +45,19 @@ final class ExampleModel: ObservableObject {
         let keys = HardwareKeyStore.secureEnclave(authenticator: authenticator, storage: store)
         do {
             let flows = try await BioAuthFlows(
-                api: api, authenticator: authenticator, keyStore: keys, store: store,
+                api: api,
+                authenticator: authenticator,
+                keyStore: keys,
+                store: store,
                 configuration: .init(
-                    language: language, deviceName: UIDevice.current.name, deviceModel: UIDevice.current.model,
+                    language: language,
+                    deviceName: UIDevice.current.name,
+                    deviceModel: UIDevice.current.model,
                     appAttest: DeviceCheckAppAttestProvider(),
-                    passkeys: AuthorizationPasskeyProvider { Self.keyWindow() }),
-                isActive: false)
+                    passkeys: AuthorizationPasskeyProvider { Self.keyWindow() }
+                ),
+                isActive: false
+            )
             self.flows = flows
             await refresh()
         } catch {

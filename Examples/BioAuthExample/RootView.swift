@@ -66,8 +66,12 @@ struct RootView: View {
                     model.perform { flows in
                         // The bank's backend would create the payment; the example asks the server directly.
                         let payment = try await api.createPayment(
-                            amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
-                            idempotencyKey: UUID().uuidString, accessToken: try await flows.accessToken())
+                            amount: Money(minorUnits: 8800, currency: .cny),
+                            payeeID: "coffee-1",
+                            payeeName: "Coffee Shop",
+                            idempotencyKey: UUID().uuidString,
+                            accessToken: try await flows.accessToken()
+                        )
                         _ = try await flows.pay(payment.id)
                     }
                 }

@@ -31,7 +31,8 @@ public final class AppLifecycleObserver {
             tokens.append(
                 center.addObserver(forName: name, object: nil, queue: .main) { _ in
                     MainActor.assumeIsolated { queue.enqueue([event], to: lock, onLocked: onLocked) }
-                })
+                }
+            )
         }
         // At launch the app is usually not active yet; if it already is, say so.
         if UIApplication.shared.applicationState == .active {

@@ -26,10 +26,16 @@ public struct AuthorizationPasskeyProvider: PasskeyProvider {
     public func register(_ request: PasskeyRegistrationRequest) async throws -> PasskeyRegistration {
         try await perform {
             let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: request.relyingPartyID)
-            let registration = provider.createCredentialRegistrationRequest(challenge: request.challenge, name: request.userName, userID: request.userID)
+            let registration = provider.createCredentialRegistrationRequest(
+                challenge: request.challenge,
+                name: request.userName,
+                userID: request.userID
+            )
             registration.userVerificationPreference = .required
             if #available(iOS 17.4, macOS 14.4, *) {
-                registration.excludedCredentials = request.excludedCredentialIDs.map { ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: $0) }
+                registration.excludedCredentials = request.excludedCredentialIDs.map {
+                    ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: $0)
+                }
             }
             return registration
         } read: { credential in
@@ -38,8 +44,11 @@ public struct AuthorizationPasskeyProvider: PasskeyProvider {
             else { throw PasskeyProviderError(code: PasskeyProviderError.failedCode, reason: "the system returned no passkey registration") }
             // A platform passkey is reachable on this device and, through the hybrid transport, from others nearby.
             return PasskeyRegistration(
-                credentialID: registration.credentialID, clientDataJSON: registration.rawClientDataJSON, attestationObject: attestationObject,
-                transports: ["hybrid", "internal"])
+                credentialID: registration.credentialID,
+                clientDataJSON: registration.rawClientDataJSON,
+                attestationObject: attestationObject,
+                transports: ["hybrid", "internal"]
+            )
         }
     }
 
@@ -55,8 +64,12 @@ public struct AuthorizationPasskeyProvider: PasskeyProvider {
                 let authenticatorData = assertion.rawAuthenticatorData, let signature = assertion.signature
             else { throw PasskeyProviderError(code: PasskeyProviderError.failedCode, reason: "the system returned no passkey assertion") }
             return PasskeyAssertion(
-                credentialID: assertion.credentialID, clientDataJSON: assertion.rawClientDataJSON, authenticatorData: authenticatorData,
-                signature: signature, userHandle: assertion.userID)
+                credentialID: assertion.credentialID,
+                clientDataJSON: assertion.rawClientDataJSON,
+                authenticatorData: authenticatorData,
+                signature: signature,
+                userHandle: assertion.userID
+            )
         }
     }
 
@@ -64,7 +77,8 @@ public struct AuthorizationPasskeyProvider: PasskeyProvider {
     /// delegate callback, so that only `Sendable` values leave the main actor.
     @MainActor
     private func perform<Value: Sendable>(
-        _ makeRequest: () -> ASAuthorizationRequest, read: @escaping (any ASAuthorizationCredential) throws -> Value
+        _ makeRequest: () -> ASAuthorizationRequest,
+        read: @escaping (any ASAuthorizationCredential) throws -> Value
     ) async throws -> Value {
         try await PasskeyAuthorizationSession(anchor: anchor(), read: read).run(makeRequest())
     }
@@ -112,9 +126,14 @@ private final class PasskeyAuthorizationSession<Value: Sendable>: NSObject, ASAu
 
     func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
         let nsError = error as NSError
-        continuation?.resume(throwing: nsError.domain == ASAuthorizationErrorDomain
-            ? PasskeyProviderError(authorizationErrorCode: nsError.code)
-            : PasskeyProviderError(code: PasskeyProviderError.failedCode, reason: "the passkey request failed (\(nsError.domain) \(nsError.code))"))
+        continuation?.resume(
+            throwing: nsError.domain == ASAuthorizationErrorDomain
+                ? PasskeyProviderError(authorizationErrorCode: nsError.code)
+                : PasskeyProviderError(
+                    code: PasskeyProviderError.failedCode,
+                    reason: "the passkey request failed (\(nsError.domain) \(nsError.code))"
+                )
+        )
         finish()
     }
 

@@ -15,7 +15,10 @@ public enum IntegrationDiagnostics {
         var error: NSError?
         let canEvaluate = context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error)
         let kind = LocalAuthenticationMapping.availability(
-            for: .biometrics, canEvaluate: canEvaluate, errorCode: error?.code, biometryTypeRawValue: context.biometryType.rawValue
+            for: .biometrics,
+            canEvaluate: canEvaluate,
+            errorCode: error?.code,
+            biometryTypeRawValue: context.biometryType.rawValue
         ).kind
         let warnings = IntegrationCheck.warnings(infoDictionary: Bundle.main.infoDictionary, biometry: kind, language: language)
         #if DEBUG

@@ -27,7 +27,11 @@ public struct LocalAuthenticator: BiometricAuthenticator {
         let canEvaluate = context.canEvaluatePolicy(Self.laPolicy(policy), error: &error)
         // Read only after the check: before it, biometryType is not meaningful.
         return LocalAuthenticationMapping.availability(
-            for: policy, canEvaluate: canEvaluate, errorCode: error?.code, biometryTypeRawValue: context.biometryType.rawValue)
+            for: policy,
+            canEvaluate: canEvaluate,
+            errorCode: error?.code,
+            biometryTypeRawValue: context.biometryType.rawValue
+        )
     }
 
     public func evaluate(_ prompt: BiometricPrompt) async throws -> AuthenticationContext {
@@ -53,13 +57,21 @@ public struct LocalAuthenticator: BiometricAuthenticator {
         } catch {
             let nsError = error as NSError
             throw LocalAuthenticationMapping.evaluationError(
-                domain: nsError.domain, code: nsError.code, taskCancelled: Task.isCancelled)
+                domain: nsError.domain,
+                code: nsError.code,
+                taskCancelled: Task.isCancelled
+            )
         }
-        let kind = prompt.policy == .biometrics
+        let kind =
+            prompt.policy == .biometrics
             ? LocalAuthenticationMapping.biometryKind(laBiometryTypeRawValue: context.biometryType.rawValue) : .none
         return AuthenticationContext(
-            policy: prompt.policy, biometryKind: kind, domainState: Self.domainState(of: context),
-            evaluatedAt: Date(), backendHandle: holder)
+            policy: prompt.policy,
+            biometryKind: kind,
+            domainState: Self.domainState(of: context),
+            evaluatedAt: Date(),
+            backendHandle: holder
+        )
     }
 
     public func currentDomainState() async -> Data? {

@@ -28,8 +28,11 @@ public struct SecureEnclaveKeyHardware: KeyHardware {
         var error: Unmanaged<CFError>?
         guard
             let access = SecAccessControlCreateWithFlags(
-                kCFAllocatorDefault, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly,
-                [.privateKeyUsage, .biometryCurrentSet], &error)
+                kCFAllocatorDefault,
+                kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly,
+                [.privateKeyUsage, .biometryCurrentSet],
+                &error
+            )
         else {
             throw BiometricError(.keyOperationFailed, reason: "access control could not be made")
         }

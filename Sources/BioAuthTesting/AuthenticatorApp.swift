@@ -12,7 +12,8 @@ public struct AuthenticatorApp: Sendable {
     /// character outside the base32 alphabet.
     public init?(typed: String) {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
-        var bits = 0, value = 0
+        var bits = 0
+        var value = 0
         var bytes = Data()
         for character in typed.uppercased() where character != "=" && character != " " {
             guard let index = alphabet.firstIndex(of: character) else { return nil }

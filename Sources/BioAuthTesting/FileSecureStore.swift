@@ -20,7 +20,10 @@ public actor FileSecureStore: SecureStore {
     public init(directory: URL) throws {
         do {
             try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                at: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw SecureStoreError(.ioFailure, reason: "cannot create the store folder \(directory.path)")
         }

@@ -22,14 +22,20 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
             key = P256.Signing.PrivateKey()
             name = try DistinguishedName { CommonName("BioAuth Test App Attestation Root CA") }
             certificate = try Certificate(
-                version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-                notValidBefore: Date(timeIntervalSince1970: 946_684_800), notValidAfter: Date(timeIntervalSince1970: 4_102_444_799),
-                issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+                version: .v3,
+                serialNumber: Certificate.SerialNumber(),
+                publicKey: .init(key.publicKey),
+                notValidBefore: Date(timeIntervalSince1970: 946_684_800),
+                notValidAfter: Date(timeIntervalSince1970: 4_102_444_799),
+                issuer: name,
+                subject: name,
+                signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try Certificate.Extensions {
                     Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                     Critical(KeyUsage(keyCertSign: true))
                 },
-                issuerPrivateKey: .init(key))
+                issuerPrivateKey: .init(key)
+            )
         }
     }
 
@@ -88,35 +94,49 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
         guard let entry = keys[keyID] else { throw AppAttestProviderError(code: "app_attest_invalid_key", reason: "unknown key") }
         let aaguid = environment == "development" ? Data("appattestdevelop".utf8) : Data("appattest".utf8) + Data(count: 7)
         let point = entry.key.publicKey.x963Representation
-        let coseKey = CBOREncoder.encode(.map([
-            .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(6)), .init(.negative(0), .unsigned(1)),
-            .init(.negative(1), .bytes(point[1..<33])), .init(.negative(2), .bytes(point[33..<65])),
-        ]))
+        let coseKey = CBOREncoder.encode(
+            .map([
+                .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(6)), .init(.negative(0), .unsigned(1)),
+                .init(.negative(1), .bytes(point[1..<33])), .init(.negative(2), .bytes(point[33..<65])),
+            ])
+        )
         var authData = rpIDHash + Data([tamper == .noAttestedCredentialFlag ? 0x00 : 0x40]) + Data(count: 4) + aaguid
         authData += Data([UInt8(keyID.count >> 8), UInt8(keyID.count & 0xFF)]) + keyID + coseKey
         let nonce = Data(SHA256.hash(data: authData + (tamper == .wrongNonce ? Data(count: 32) : clientDataHash)))
         let now = clock.now
         let leaf = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(entry.key.publicKey),
-            notValidBefore: now.addingTimeInterval(-60), notValidAfter: now.addingTimeInterval(3 * 86400),
-            issuer: ca.name, subject: try DistinguishedName { CommonName(keyID.map { String(format: "%02x", $0) }.joined()) },
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(entry.key.publicKey),
+            notValidBefore: now.addingTimeInterval(-60),
+            notValidAfter: now.addingTimeInterval(3 * 86400),
+            issuer: ca.name,
+            subject: try DistinguishedName { CommonName(keyID.map { String(format: "%02x", $0) }.joined()) },
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Certificate.Extension(
-                    oid: [1, 2, 840, 113635, 100, 8, 2], critical: false,
-                    value: ArraySlice([0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + [UInt8](nonce)))
+                    oid: [1, 2, 840, 113635, 100, 8, 2],
+                    critical: false,
+                    value: ArraySlice([0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + [UInt8](nonce))
+                )
             },
-            issuerPrivateKey: .init(ca.key))
+            issuerPrivateKey: .init(ca.key)
+        )
         var serializer = DER.Serializer()
         try serializer.serialize(leaf)
-        return CBOREncoder.encode(.map([
-            .init(.text("fmt"), .text("apple-appattest")),
-            .init(.text("attStmt"), .map([
-                .init(.text("x5c"), .array([.bytes(Data(serializer.serializedBytes))])),
-                .init(.text("receipt"), .bytes(Data("simulated receipt".utf8))),
-            ])),
-            .init(.text("authData"), .bytes(authData)),
-        ]))
+        return CBOREncoder.encode(
+            .map([
+                .init(.text("fmt"), .text("apple-appattest")),
+                .init(
+                    .text("attStmt"),
+                    .map([
+                        .init(.text("x5c"), .array([.bytes(Data(serializer.serializedBytes))])),
+                        .init(.text("receipt"), .bytes(Data("simulated receipt".utf8))),
+                    ])
+                ),
+                .init(.text("authData"), .bytes(authData)),
+            ])
+        )
     }
 
     /// An assertion by `keyID` over `clientDataHash`, with the next counter.
@@ -125,7 +145,8 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
         if tamper != .repeatCounter || entry.counter == 0 { entry.counter += 1 }
         keys[keyID] = entry
         let counter = entry.counter
-        let authData = rpIDHash + Data([0x00]) + Data([UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)])
+        let authData =
+            rpIDHash + Data([0x00]) + Data([UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)])
         let nonce = Data(SHA256.hash(data: authData + clientDataHash))
         let signature = try entry.key.signature(for: nonce).derRepresentation
         return CBOREncoder.encode(.map([.init(.text("signature"), .bytes(signature)), .init(.text("authenticatorData"), .bytes(authData))]))

@@ -61,8 +61,12 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
 
         /// A device with the given set-up; by default an enrolled Face ID phone with a passcode, app active.
         public init(
-            kind: BiometryKind = .faceID, enrolled: Bool = true, passcodeSet: Bool = true, appActive: Bool = true,
-            attemptsPerPrompt: Int = 3, lockoutThreshold: Int = 5
+            kind: BiometryKind = .faceID,
+            enrolled: Bool = true,
+            passcodeSet: Bool = true,
+            appActive: Bool = true,
+            attemptsPerPrompt: Int = 3,
+            lockoutThreshold: Int = 5
         ) {
             self.kind = kind
             self.enrolled = enrolled
@@ -100,7 +104,10 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
     /// A device restored from `state` (made by ``state``); the app starts active.
     public init(restoring state: State, clock: any WallClock = SystemClock()) {
         self.configuration = Configuration(
-            kind: BiometryKind(rawValue: state.kind) ?? .faceID, enrolled: state.enrolled, passcodeSet: state.passcodeSet)
+            kind: BiometryKind(rawValue: state.kind) ?? .faceID,
+            enrolled: state.enrolled,
+            passcodeSet: state.passcodeSet
+        )
         self.clock = clock
         self.enrollment = state.enrollment
         self.consecutiveFailures = state.consecutiveFailures
@@ -111,8 +118,14 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
     /// What the device remembers now: sensor, enrollment, failures, lockout and the outcomes not used yet.
     public var state: State {
         State(
-            kind: configuration.kind.rawValue, enrolled: configuration.enrolled, passcodeSet: configuration.passcodeSet,
-            enrollment: enrollment, consecutiveFailures: consecutiveFailures, lockedOut: isLockedOut, queued: queued)
+            kind: configuration.kind.rawValue,
+            enrolled: configuration.enrolled,
+            passcodeSet: configuration.passcodeSet,
+            enrollment: enrollment,
+            consecutiveFailures: consecutiveFailures,
+            lockedOut: isLockedOut,
+            queued: queued
+        )
     }
 
     /// The outcomes scripted and not used yet.
@@ -271,7 +284,11 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
 
     private func issueContext(policy: AuthenticationPolicy, kind: BiometryKind) -> AuthenticationContext {
         let context = AuthenticationContext(
-            policy: policy, biometryKind: kind, domainState: enrollment, evaluatedAt: clock.now)
+            policy: policy,
+            biometryKind: kind,
+            domainState: enrollment,
+            evaluatedAt: clock.now
+        )
         unusedContexts[context.id] = context
         return context
     }

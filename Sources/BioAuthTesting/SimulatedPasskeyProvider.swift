@@ -28,7 +28,11 @@ public actor SimulatedPasskeyProvider: PasskeyProvider {
         public var fixedCounter: UInt32?
 
         public init(
-            origin: String? = nil, userVerified: Bool = true, synced: Bool = true, countsSignatures: Bool = false, selfAttestation: Bool = false,
+            origin: String? = nil,
+            userVerified: Bool = true,
+            synced: Bool = true,
+            countsSignatures: Bool = false,
+            selfAttestation: Bool = false,
             fixedCounter: UInt32? = nil
         ) {
             self.origin = origin
@@ -69,15 +73,26 @@ public actor SimulatedPasskeyProvider: PasskeyProvider {
         }
         let key = P256.Signing.PrivateKey()
         let credential = Credential(
-            id: Data((0..<16).map { _ in UInt8.random(in: 0...255) }), relyingPartyID: request.relyingPartyID, userID: request.userID,
-            userName: request.userName, key: key, counter: 0)
+            id: Data((0..<16).map { _ in UInt8.random(in: 0...255) }),
+            relyingPartyID: request.relyingPartyID,
+            userID: request.userID,
+            userName: request.userName,
+            key: key,
+            counter: 0
+        )
         credentials.append(credential)
-        let clientDataJSON = Self.clientData(type: "webauthn.create", challenge: request.challenge, origin: behaviour.origin ?? "https://" + request.relyingPartyID)
+        let clientDataJSON = Self.clientData(
+            type: "webauthn.create",
+            challenge: request.challenge,
+            origin: behaviour.origin ?? "https://" + request.relyingPartyID
+        )
         let point = key.publicKey.x963Representation
-        let coseKey = CBOREncoder.encode(.map([
-            .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(6)), .init(.negative(0), .unsigned(1)),
-            .init(.negative(1), .bytes(point[1..<33])), .init(.negative(2), .bytes(point[33..<65])),
-        ]))
+        let coseKey = CBOREncoder.encode(
+            .map([
+                .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .negative(6)), .init(.negative(0), .unsigned(1)),
+                .init(.negative(1), .bytes(point[1..<33])), .init(.negative(2), .bytes(point[33..<65])),
+            ])
+        )
         // aaguid (zero: withheld, as synced passkeys do) ‖ credential id length ‖ credential id ‖ COSE key.
         var attested = Data(repeating: 0, count: 16)
         attested.append(contentsOf: [UInt8(credential.id.count >> 8), UInt8(credential.id.count & 0xFF)])
@@ -91,26 +106,44 @@ public actor SimulatedPasskeyProvider: PasskeyProvider {
             let signature = try key.signature(for: authData + Data(SHA256.hash(data: clientDataJSON))).derRepresentation
             statement = [.init(.text("alg"), .negative(6)), .init(.text("sig"), .bytes(signature))]
         }
-        let object = CBOREncoder.encode(.map([
-            .init(.text("fmt"), .text(format)), .init(.text("attStmt"), .map(statement)), .init(.text("authData"), .bytes(authData)),
-        ]))
-        return PasskeyRegistration(credentialID: credential.id, clientDataJSON: clientDataJSON, attestationObject: object, transports: ["hybrid", "internal"])
+        let object = CBOREncoder.encode(
+            .map([
+                .init(.text("fmt"), .text(format)), .init(.text("attStmt"), .map(statement)), .init(.text("authData"), .bytes(authData)),
+            ])
+        )
+        return PasskeyRegistration(
+            credentialID: credential.id,
+            clientDataJSON: clientDataJSON,
+            attestationObject: object,
+            transports: ["hybrid", "internal"]
+        )
     }
 
     public func assert(_ request: PasskeyAssertionRequest) async throws -> PasskeyAssertion {
-        guard let index = credentials.lastIndex(where: {
-            $0.relyingPartyID == request.relyingPartyID && (request.allowedCredentialIDs.isEmpty || request.allowedCredentialIDs.contains($0.id))
-        }) else {
+        guard
+            let index = credentials.lastIndex(where: {
+                $0.relyingPartyID == request.relyingPartyID && (request.allowedCredentialIDs.isEmpty || request.allowedCredentialIDs.contains($0.id))
+            })
+        else {
             throw PasskeyProviderError(code: PasskeyProviderError.notAvailableCode, reason: "no passkey for \(request.relyingPartyID)")
         }
         if behaviour.countsSignatures { credentials[index].counter += 1 }
         if let fixed = behaviour.fixedCounter { credentials[index].counter = fixed }
         let credential = credentials[index]
-        let clientDataJSON = Self.clientData(type: "webauthn.get", challenge: request.challenge, origin: behaviour.origin ?? "https://" + request.relyingPartyID)
+        let clientDataJSON = Self.clientData(
+            type: "webauthn.get",
+            challenge: request.challenge,
+            origin: behaviour.origin ?? "https://" + request.relyingPartyID
+        )
         let authData = authenticatorData(relyingPartyID: request.relyingPartyID, counter: credential.counter, attested: false)
         let signature = try credential.key.signature(for: authData + Data(SHA256.hash(data: clientDataJSON))).derRepresentation
         return PasskeyAssertion(
-            credentialID: credential.id, clientDataJSON: clientDataJSON, authenticatorData: authData, signature: signature, userHandle: credential.userID)
+            credentialID: credential.id,
+            clientDataJSON: clientDataJSON,
+            authenticatorData: authData,
+            signature: signature,
+            userHandle: credential.userID
+        )
     }
 
     /// rpIdHash ‖ flags ‖ counter.

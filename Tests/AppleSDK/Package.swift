@@ -27,14 +27,19 @@ let package = Package(
         .target(
             name: "CryptoKit",
             dependencies: ["AppleDeviceSimulation", "LocalAuthentication", "Security", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Stubs/CryptoKit", swiftSettings: sdk),
+            path: "Stubs/CryptoKit",
+            swiftSettings: sdk
+        ),
         .target(name: "DeviceCheck", dependencies: ["AppleDeviceSimulation"], path: "Stubs/DeviceCheck", swiftSettings: sdk),
         .target(name: "UIKit", path: "Stubs/UIKit", swiftSettings: sdk),
         .target(name: "Combine", path: "Stubs/Combine", swiftSettings: sdk),
         .target(name: "SwiftUI", dependencies: ["Combine", "UIKit"], path: "Stubs/SwiftUI", swiftSettings: sdk),
         .target(
-            name: "AuthenticationServices", dependencies: ["AppleDeviceSimulation", "UIKit"], path: "Stubs/AuthenticationServices",
-            swiftSettings: sdk),
+            name: "AuthenticationServices",
+            dependencies: ["AppleDeviceSimulation", "UIKit"],
+            path: "Stubs/AuthenticationServices",
+            swiftSettings: sdk
+        ),
         .target(
             name: "BioAuthAppleUnderTest",
             dependencies: [
@@ -42,7 +47,8 @@ let package = Package(
                 "LocalAuthentication", "Security", "CryptoKit", "DeviceCheck", "UIKit", "SwiftUI", "AuthenticationServices",
             ],
             path: "Sources/BioAuthApple",
-            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
+            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
+        ),
         .testTarget(
             name: "AppleAdapterTests",
             dependencies: [
@@ -51,6 +57,7 @@ let package = Package(
                 .product(name: "BioAuthClient", package: "BioAuth"), .product(name: "BioAuthCore", package: "BioAuth"),
             ],
             // Swift Testing declares an overlay for Testing + UIKit that exists only in Apple's toolchains.
-            swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-cross-import-overlays"])]),
+            swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-cross-import-overlays"])]
+        ),
     ]
 )

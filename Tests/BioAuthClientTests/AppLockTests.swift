@@ -11,10 +11,14 @@ struct AppLockTests {
 
     func lock(_ session: SessionMachine, grace: TimeInterval = 30, active: Bool = true, keys: (any DeviceKeyStore)? = nil) -> AppLock {
         AppLock(
-            session: session, authenticator: phone.sensor, keyStore: keys ?? phone.keys, clock: clock,
-            configuration: .init(gracePeriod: grace, language: .simplifiedChinese), isActive: active)
+            session: session,
+            authenticator: phone.sensor,
+            keyStore: keys ?? phone.keys,
+            clock: clock,
+            configuration: .init(gracePeriod: grace, language: .simplifiedChinese),
+            isActive: active
+        )
     }
-
 
     @Test("back within the grace period stays unlocked; after it, the app locks")
     func gracePeriod() async throws {

@@ -24,19 +24,30 @@ struct AppleAdapterLogicTests {
         #expect(locked.kind == .none)
         let noError = LocalAuthenticationMapping.availability(for: .biometrics, canEvaluate: false, errorCode: nil, biometryTypeRawValue: 0)
         #expect(noError == .unavailable(BiometricError(.biometryNotAvailable)))
-        #expect(LocalAuthenticationMapping.availability(for: .biometrics, canEvaluate: true, errorCode: nil, biometryTypeRawValue: 2) == .available(.faceID))
+        #expect(
+            LocalAuthenticationMapping.availability(for: .biometrics, canEvaluate: true, errorCode: nil, biometryTypeRawValue: 2)
+                == .available(.faceID)
+        )
         // Biometrics "available" with no known sensor is not available for biometrics, but the passcode policy is.
         #expect(!LocalAuthenticationMapping.availability(for: .biometrics, canEvaluate: true, errorCode: nil, biometryTypeRawValue: 0).isAvailable)
-        #expect(LocalAuthenticationMapping.availability(for: .deviceOwner, canEvaluate: true, errorCode: nil, biometryTypeRawValue: 0) == .available(.none))
+        #expect(
+            LocalAuthenticationMapping.availability(for: .deviceOwner, canEvaluate: true, errorCode: nil, biometryTypeRawValue: 0)
+                == .available(.none)
+        )
     }
 
     @Test("evaluation errors: every LAError code maps; a cancelled task is app cancel; other domains are unknown")
     func evaluationErrors() {
         for code in [-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -1004] {
-            #expect(LocalAuthenticationMapping.evaluationError(domain: LocalAuthenticationMapping.errorDomain, code: code, taskCancelled: false)
-                == BiometricError(laErrorCode: code))
+            #expect(
+                LocalAuthenticationMapping.evaluationError(domain: LocalAuthenticationMapping.errorDomain, code: code, taskCancelled: false)
+                    == BiometricError(laErrorCode: code)
+            )
         }
-        #expect(LocalAuthenticationMapping.evaluationError(domain: LocalAuthenticationMapping.errorDomain, code: -2, taskCancelled: true).code == .appCancel)
+        #expect(
+            LocalAuthenticationMapping.evaluationError(domain: LocalAuthenticationMapping.errorDomain, code: -2, taskCancelled: true).code
+                == .appCancel
+        )
         #expect(LocalAuthenticationMapping.evaluationError(domain: "NSOSStatusErrorDomain", code: -25293, taskCancelled: false).code == .unknown)
     }
 
@@ -45,23 +56,31 @@ struct AppleAdapterLogicTests {
         let copy = PromptCopy(language: .simplifiedChinese)
         let enable = copy.prompt(for: .enableBiometricSignIn, biometry: .faceID)
         #expect(LocalAuthenticationMapping.contextTitles(for: enable).fallbackTitle == "")
-        let pay = copy.prompt(for: .authorizePayment(.init(amount: Money(minorUnits: 8800, currency: .cny), payeeName: "Coffee Shop")), biometry: .faceID)
+        let pay = copy.prompt(
+            for: .authorizePayment(.init(amount: Money(minorUnits: 8800, currency: .cny), payeeName: "Coffee Shop")),
+            biometry: .faceID
+        )
         #expect(LocalAuthenticationMapping.contextTitles(for: pay) == ("使用支付密码", "取消"))
         let system = BiometricPrompt(policy: .biometrics, reason: "x", fallbackTitle: nil, cancelTitle: "")
         #expect(LocalAuthenticationMapping.contextTitles(for: system) == (nil, nil))
-        #expect(throws: BiometricError(.invalidPrompt)) { try LocalAuthenticationMapping.validate(BiometricPrompt(policy: .biometrics, reason: "  \n")) }
+        #expect(throws: BiometricError(.invalidPrompt)) {
+            try LocalAuthenticationMapping.validate(BiometricPrompt(policy: .biometrics, reason: "  \n"))
+        }
         try LocalAuthenticationMapping.validate(pay)
     }
 
-    @Test("scenePhase changes stand for UIKit's events, in order", arguments: [
-        (AppPhase.active, AppPhase.inactive, [AppLifecycleEvent.willResignActive]),
-        (.inactive, .background, [.didEnterBackground]),
-        (.background, .inactive, [.willEnterForeground]),
-        (.inactive, .active, [.didBecomeActive]),
-        (.active, .background, [.willResignActive, .didEnterBackground]),
-        (.background, .active, [.willEnterForeground, .didBecomeActive]),
-        (.active, .active, []),
-    ])
+    @Test(
+        "scenePhase changes stand for UIKit's events, in order",
+        arguments: [
+            (AppPhase.active, AppPhase.inactive, [AppLifecycleEvent.willResignActive]),
+            (.inactive, .background, [.didEnterBackground]),
+            (.background, .inactive, [.willEnterForeground]),
+            (.inactive, .active, [.didBecomeActive]),
+            (.active, .background, [.willResignActive, .didEnterBackground]),
+            (.background, .active, [.willEnterForeground, .didBecomeActive]),
+            (.active, .active, []),
+        ]
+    )
     func scenePhases(old: AppPhase, new: AppPhase, events: [AppLifecycleEvent]) {
         #expect(AppLifecycleEvent.events(from: old, to: new) == events)
     }
@@ -88,13 +107,16 @@ struct AppleAdapterLogicTests {
         #expect(try await unlocking.value == .unlocked)
     }
 
-    @Test("Info.plist check: missing or empty Face ID usage text, missing zh-Hans", arguments: [
-        ([String: String](), Language.english, ["missing_face_id_usage_description"]),
-        (["NSFaceIDUsageDescription": " "], .english, ["empty_face_id_usage_description"]),
-        (["NSFaceIDUsageDescription": "Sign in and pay with Face ID"], .english, []),
-        (["NSFaceIDUsageDescription": "用面容 ID 登录和支付"], .simplifiedChinese, ["missing_chinese_localization"]),
-        (["NSFaceIDUsageDescription": "用面容 ID 登录和支付", "CFBundleDevelopmentRegion": "zh_CN"], .simplifiedChinese, []),
-    ])
+    @Test(
+        "Info.plist check: missing or empty Face ID usage text, missing zh-Hans",
+        arguments: [
+            ([String: String](), Language.english, ["missing_face_id_usage_description"]),
+            (["NSFaceIDUsageDescription": " "], .english, ["empty_face_id_usage_description"]),
+            (["NSFaceIDUsageDescription": "Sign in and pay with Face ID"], .english, []),
+            (["NSFaceIDUsageDescription": "用面容 ID 登录和支付"], .simplifiedChinese, ["missing_chinese_localization"]),
+            (["NSFaceIDUsageDescription": "用面容 ID 登录和支付", "CFBundleDevelopmentRegion": "zh_CN"], .simplifiedChinese, []),
+        ]
+    )
     func infoPlist(info: [String: String], language: Language, codes: [String]) {
         let warnings = IntegrationCheck.warnings(infoDictionary: info, biometry: .faceID, language: language)
         #expect(warnings.map(\.code) == codes)
@@ -104,7 +126,10 @@ struct AppleAdapterLogicTests {
     func infoPlistArray() {
         let info: [String: Any] = ["NSFaceIDUsageDescription": "x", "CFBundleLocalizations": ["en", "zh-Hans"]]
         #expect(IntegrationCheck.warnings(infoDictionary: info, biometry: .touchID, language: .simplifiedChinese).isEmpty)
-        #expect(IntegrationCheck.warnings(infoDictionary: nil, biometry: .touchID, language: .english).first?.message.contains("on Face ID devices") == true)
+        #expect(
+            IntegrationCheck.warnings(infoDictionary: nil, biometry: .touchID, language: .english).first?.message.contains("on Face ID devices")
+                == true
+        )
     }
 }
 
@@ -156,17 +181,23 @@ struct BioAuthScreensTests {
         let screens = BioAuthScreens(language: .simplifiedChinese)
         #expect(screens.message(for: BiometricError(laErrorCode: -2), biometry: .faceID) == nil)
         #expect(screens.message(for: BiometricError(laErrorCode: -4), biometry: .faceID) == nil)
-        #expect(screens.message(for: BiometricError(laErrorCode: -8), biometry: .faceID) == BiometricError(laErrorCode: -8).message(in: .simplifiedChinese, biometry: .faceID))
+        #expect(
+            screens.message(for: BiometricError(laErrorCode: -8), biometry: .faceID)
+                == BiometricError(laErrorCode: -8).message(in: .simplifiedChinese, biometry: .faceID)
+        )
         #expect(screens.message(for: CancellationError(), biometry: .faceID) == "出现问题，请重试。")
     }
 }
 
 @Suite("App Attest provider errors")
 struct AppAttestProviderErrorTests {
-    @Test("DCError codes map to stable codes", arguments: [
-        (0, "app_attest_failed"), (1, "app_attest_unsupported"), (2, "app_attest_failed"), (3, "app_attest_invalid_key"),
-        (4, "app_attest_service_unavailable"), (99, "app_attest_failed"),
-    ])
+    @Test(
+        "DCError codes map to stable codes",
+        arguments: [
+            (0, "app_attest_failed"), (1, "app_attest_unsupported"), (2, "app_attest_failed"), (3, "app_attest_invalid_key"),
+            (4, "app_attest_service_unavailable"), (99, "app_attest_failed"),
+        ]
+    )
     func deviceCheckCodes(code: Int, expected: String) {
         let error = AppAttestProviderError(deviceCheckCode: code)
         #expect(error.code == expected)

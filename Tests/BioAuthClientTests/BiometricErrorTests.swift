@@ -1,7 +1,8 @@
-@testable import BioAuthClient
 import BioAuthCore
 import Foundation
 import Testing
+
+@testable import BioAuthClient
 
 @Suite("LocalAuthentication errors")
 struct BiometricErrorTests {
@@ -12,12 +13,22 @@ struct BiometricErrorTests {
         (-3, .userFallback, .usePassword, "Continue with your password.", "请使用密码继续。"),
         (-4, .systemCancel, .retry, "Face ID was interrupted. Try again.", "面容 ID 验证被中断，请重试。"),
         (-5, .passcodeNotSet, .openSettingsToSetPasscode, "Set a device passcode in Settings to use Face ID.", "请先在“设置”中设置设备密码，才能使用面容 ID。"),
-        (-6, .biometryNotAvailable, .usePassword, "Face ID isn't available on this device or isn't allowed for this app. You can allow it in Settings, or continue with your password.", "此设备无法使用面容 ID，或未允许本应用使用。可在“设置”中允许，或使用密码继续。"),
+        (
+            -6, .biometryNotAvailable, .usePassword,
+            "Face ID isn't available on this device or isn't allowed for this app. You can allow it in Settings, or continue with your password.",
+            "此设备无法使用面容 ID，或未允许本应用使用。可在“设置”中允许，或使用密码继续。"
+        ),
         (-7, .biometryNotEnrolled, .openSettingsToEnroll, "Face ID isn't set up. Set it up in Settings, then try again.", "尚未设置面容 ID。请在“设置”中设置后重试。"),
-        (-8, .biometryLockout, .enterPasscode, "Face ID is locked after too many failed attempts. Enter your device passcode to unlock it.", "面容 ID 因多次验证失败已被锁定，请输入设备密码解锁。"),
+        (
+            -8, .biometryLockout, .enterPasscode, "Face ID is locked after too many failed attempts. Enter your device passcode to unlock it.",
+            "面容 ID 因多次验证失败已被锁定，请输入设备密码解锁。"
+        ),
         (-9, .appCancel, .none, "Verification was cancelled.", "验证已取消。"),
         (-10, .invalidContext, .retry, "Verification expired. Try again.", "验证已失效，请重试。"),
-        (-11, .companionNotAvailable, .usePassword, "No paired device is available to verify you. Continue with your password.", "没有可用于验证的配对设备，请使用密码继续。"),
+        (
+            -11, .companionNotAvailable, .usePassword, "No paired device is available to verify you. Continue with your password.",
+            "没有可用于验证的配对设备，请使用密码继续。"
+        ),
         (-12, .biometryNotPaired, .usePassword, "The Face ID accessory isn't paired. Continue with your password.", "面容 ID 配件未配对，请使用密码继续。"),
         (-13, .biometryDisconnected, .usePassword, "The Face ID accessory is disconnected. Continue with your password.", "面容 ID 配件已断开连接，请使用密码继续。"),
         (-14, .invalidDimensions, .none, "The verification prompt couldn't be shown.", "无法显示验证界面。"),
@@ -101,7 +112,9 @@ struct LocalizedResourceTests {
             }
         }
         #expect(BiometricSignInOffReason.deviceRevoked.message(in: .simplifiedChinese, biometry: .touchID).hasPrefix("由于此设备已从你的账户中移除，触控 ID 登录已关闭"))
-        #expect(APIProblem(.deviceRevoked, detail: "x").message(in: .english) == "This device was removed from your account. Sign in with your password.")
+        #expect(
+            APIProblem(.deviceRevoked, detail: "x").message(in: .english) == "This device was removed from your account. Sign in with your password."
+        )
         #expect(APIProblem(.serverUnreachable, detail: "x").message(in: .simplifiedChinese) == "无法连接服务器，请检查网络后重试。")
         #expect(APIProblem(ProblemCode(rawValue: "from_a_newer_server"), detail: "x").message(in: .english) == "Something went wrong. Try again.")
     }
@@ -117,10 +130,13 @@ struct LocalizedResourceTests {
         }
     }
 
-    @Test("preferred languages pick English or Simplified Chinese", arguments: [
-        (["zh-Hans-CN", "en"], "zh-Hans"), (["zh_CN"], "zh-Hans"), (["zh-SG"], "zh-Hans"), (["en-GB"], "en"),
-        (["zh-Hant-TW", "en"], "en"), (["zh-HK"], "en"), (["fr-FR"], "en"), ([], "en"), (["de", "zh-Hans"], "zh-Hans"),
-    ])
+    @Test(
+        "preferred languages pick English or Simplified Chinese",
+        arguments: [
+            (["zh-Hans-CN", "en"], "zh-Hans"), (["zh_CN"], "zh-Hans"), (["zh-SG"], "zh-Hans"), (["en-GB"], "en"),
+            (["zh-Hant-TW", "en"], "en"), (["zh-HK"], "en"), (["fr-FR"], "en"), ([], "en"), (["de", "zh-Hans"], "zh-Hans"),
+        ]
+    )
     func preferred(identifiers: [String], expected: String) {
         #expect(Language.preferred(from: identifiers).identifier == expected)
     }

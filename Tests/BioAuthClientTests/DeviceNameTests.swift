@@ -1,5 +1,6 @@
-@testable import BioAuthClient
 import Testing
+
+@testable import BioAuthClient
 
 @Suite("The name a device is registered under")
 struct DeviceNameTests {

@@ -90,7 +90,9 @@ struct HardwareKeyStoreTests {
         #expect(await keys.keyState(tag: "login") == .absent)
         let failing = store(ScriptedHardware(signError: BiometricError(.keyOperationFailed)))
         _ = try await failing.createKey(tag: "other")
-        #expect(try await biometricErrorCode { _ = try await failing.sign(message, tag: "other", context: try await matched()) } == .keyOperationFailed)
+        #expect(
+            try await biometricErrorCode { _ = try await failing.sign(message, tag: "other", context: try await matched()) } == .keyOperationFailed
+        )
         #expect(await failing.keyState(tag: "other") == .valid)
     }
 
@@ -102,7 +104,9 @@ struct HardwareKeyStoreTests {
         try await storage.set(Data("{not json".utf8), forKey: "bioauth.key.broken")
         let reader = store(SoftwareKeyHardware(authenticator: sensor))
         #expect(try await biometricErrorCode { _ = try await reader.publicKey(tag: "broken") } == .keyOperationFailed)
-        #expect(try await biometricErrorCode { _ = try await reader.sign(message, tag: "broken", context: try await matched()) } == .keyOperationFailed)
+        #expect(
+            try await biometricErrorCode { _ = try await reader.sign(message, tag: "broken", context: try await matched()) } == .keyOperationFailed
+        )
     }
 
     @Test("while biometrics are locked out the enrollment is unknown, which is not a change")

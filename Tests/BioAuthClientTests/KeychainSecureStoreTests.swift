@@ -91,14 +91,17 @@ struct KeychainSecureStoreTests {
         await #expect(throws: SecureStoreError(.accessDenied, reason: "")) { _ = try await store.data(forKey: "binding") }
     }
 
-    @Test("result codes become stable errors without the item's data", arguments: [
-        (KeychainStatus.missingEntitlement, SecureStoreError.Code.accessDenied),
-        (KeychainStatus.interactionNotAllowed, .accessDenied),
-        (KeychainStatus.userCanceled, .accessDenied),
-        (KeychainStatus.decode, .corruptData),
-        (KeychainStatus.notAvailable, .ioFailure),
-        (Int32(-50), .ioFailure),
-    ])
+    @Test(
+        "result codes become stable errors without the item's data",
+        arguments: [
+            (KeychainStatus.missingEntitlement, SecureStoreError.Code.accessDenied),
+            (KeychainStatus.interactionNotAllowed, .accessDenied),
+            (KeychainStatus.userCanceled, .accessDenied),
+            (KeychainStatus.decode, .corruptData),
+            (KeychainStatus.notAvailable, .ioFailure),
+            (Int32(-50), .ioFailure),
+        ]
+    )
     func statuses(status: Int32, code: SecureStoreError.Code) async throws {
         try await store.set(Data("secret-token".utf8), forKey: "tokens")
         for operation in ["copy", "update", "delete", "probe"] {

@@ -36,13 +36,16 @@ struct PromptCopyTests {
         }
     }
 
-    @Test("texts name the sensor", arguments: [
-        (BiometryKind.faceID, PromptPurpose.unlockApp, "Unlock with Face ID to continue", "使用面容 ID 解锁以继续"),
-        (.touchID, .unlockApp, "Unlock with Touch ID to continue", "使用触控 ID 解锁以继续"),
-        (.faceID, .signIn, "Sign in with Face ID", "使用面容 ID 登录"),
-        (.touchID, .enableBiometricSignIn, "Confirm with Touch ID to turn on Touch ID sign-in", "验证触控 ID 以开启触控 ID 登录"),
-        (.faceID, .recoverFromLockout, "Enter your passcode to turn Face ID back on", "输入设备密码以重新启用面容 ID"),
-    ])
+    @Test(
+        "texts name the sensor",
+        arguments: [
+            (BiometryKind.faceID, PromptPurpose.unlockApp, "Unlock with Face ID to continue", "使用面容 ID 解锁以继续"),
+            (.touchID, .unlockApp, "Unlock with Touch ID to continue", "使用触控 ID 解锁以继续"),
+            (.faceID, .signIn, "Sign in with Face ID", "使用面容 ID 登录"),
+            (.touchID, .enableBiometricSignIn, "Confirm with Touch ID to turn on Touch ID sign-in", "验证触控 ID 以开启触控 ID 登录"),
+            (.faceID, .recoverFromLockout, "Enter your passcode to turn Face ID back on", "输入设备密码以重新启用面容 ID"),
+        ]
+    )
     func sensorNames(kind: BiometryKind, purpose: PromptPurpose, english: String, chinese: String) {
         #expect(self.english.prompt(for: purpose, biometry: kind).reason == english)
         #expect(self.chinese.prompt(for: purpose, biometry: kind).reason == chinese)
@@ -62,17 +65,20 @@ struct PromptCopyTests {
         #expect(chinese.prompt(for: .unlockApp, biometry: .faceID).fallbackTitle == "使用密码")
     }
 
-    @Test("amounts are formatted from integer minor units", arguments: [
-        (Int64(8800), "CNY", "¥88.00", "¥88.00"),
-        (123_456_789, "CNY", "¥1,234,567.89", "¥1,234,567.89"),
-        (1, "CNY", "¥0.01", "¥0.01"),
-        (1250, "USD", "$12.50", "US$12.50"),
-        (500, "JPY", "JP¥500", "JP¥500"),
-        (1_000_000, "KRW", "₩1,000,000", "₩1,000,000"),
-        (1250, "KWD", "KWD\u{00A0}1.250", "KWD\u{00A0}1.250"),
-        (1250, "CHF", "CHF\u{00A0}12.50", "CHF\u{00A0}12.50"),
-        (-8800, "HKD", "-HK$88.00", "-HK$88.00"),
-    ])
+    @Test(
+        "amounts are formatted from integer minor units",
+        arguments: [
+            (Int64(8800), "CNY", "¥88.00", "¥88.00"),
+            (123_456_789, "CNY", "¥1,234,567.89", "¥1,234,567.89"),
+            (1, "CNY", "¥0.01", "¥0.01"),
+            (1250, "USD", "$12.50", "US$12.50"),
+            (500, "JPY", "JP¥500", "JP¥500"),
+            (1_000_000, "KRW", "₩1,000,000", "₩1,000,000"),
+            (1250, "KWD", "KWD\u{00A0}1.250", "KWD\u{00A0}1.250"),
+            (1250, "CHF", "CHF\u{00A0}12.50", "CHF\u{00A0}12.50"),
+            (-8800, "HKD", "-HK$88.00", "-HK$88.00"),
+        ]
+    )
     func amounts(minorUnits: Int64, code: String, english: String, chinese: String) throws {
         let money = Money(minorUnits: minorUnits, currency: try #require(Currency(code: code)))
         #expect(self.english.amount(money) == english)

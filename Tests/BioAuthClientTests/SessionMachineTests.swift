@@ -194,10 +194,13 @@ struct SessionMachineTests {
         }
     }
 
-    @Test("events that make no sense are refused and change nothing", arguments: [
-        SessionEvent.biometricVerificationSucceeded, .biometricVerificationFailed, .biometricSignInSucceeded,
-        .biometricSignInDeclined, .biometricSignInDisabled,
-    ])
+    @Test(
+        "events that make no sense are refused and change nothing",
+        arguments: [
+            SessionEvent.biometricVerificationSucceeded, .biometricVerificationFailed, .biometricSignInSucceeded,
+            .biometricSignInDeclined, .biometricSignInDisabled,
+        ]
+    )
     func refusedWhenSignedOut(event: SessionEvent) async throws {
         let phone = TestPhone()
         let session = try await phone.launch()

@@ -9,7 +9,6 @@ struct SimulatedAuthenticatorTests {
     let prompt = PromptCopy(language: .english).prompt(for: .unlockApp, biometry: .faceID)
     let passcodePrompt = PromptCopy(language: .english).prompt(for: .recoverFromLockout, biometry: .faceID)
 
-
     @Test("availability is asked first and reports why not, in the device's order")
     func availability() async throws {
         #expect(await SimulatedAuthenticator().availability(for: .biometrics) == .available(.faceID))

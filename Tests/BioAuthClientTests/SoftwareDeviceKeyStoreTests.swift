@@ -15,7 +15,6 @@ struct SoftwareDeviceKeyStoreTests {
         return try await sensor.evaluate(prompt)
     }
 
-
     @Test("a key signs after a biometric match, and the signature verifies with its public key")
     func signs() async throws {
         let keys = SoftwareDeviceKeyStore(authenticator: sensor)
@@ -40,7 +39,11 @@ struct SoftwareDeviceKeyStoreTests {
         let keys = SoftwareDeviceKeyStore(authenticator: sensor)
         _ = try await keys.createKey(tag: "login")
         let forged = AuthenticationContext(
-            policy: .biometrics, biometryKind: .faceID, domainState: await sensor.currentDomainState(), evaluatedAt: Date())
+            policy: .biometrics,
+            biometryKind: .faceID,
+            domainState: await sensor.currentDomainState(),
+            evaluatedAt: Date()
+        )
         #expect(try await biometricErrorCode { _ = try await keys.sign(message, tag: "login", context: forged) } == .authenticationRequired)
         await sensor.script(.passcode)
         let passcode = try await sensor.evaluate(PromptCopy(language: .english).prompt(for: .recoverFromLockout, biometry: .faceID))

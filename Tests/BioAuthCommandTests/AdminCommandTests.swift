@@ -28,7 +28,10 @@ struct AdminCommandTests {
         let dryRun = try PurgeCommand.parse(["--database", database, "--dry-run"])
         let planned = try await dryRun.execute(environment: [:], clock: later)
         #expect(planned.contains("would delete:"))
-        #expect(planned.contains("access_tokens      1") && planned.contains("refresh_tokens     0") && planned.contains("total              1"), "\(planned)")
+        #expect(
+            planned.contains("access_tokens      1") && planned.contains("refresh_tokens     0") && planned.contains("total              1"),
+            "\(planned)"
+        )
         #expect(try await dryRun.execute(environment: [:], clock: later) == planned, "a dry run deletes nothing")
 
         // The environment's retention applies where no option is given: refresh tokens kept 5 days go too.
@@ -125,7 +128,10 @@ struct AdminCommandTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let environment = ["BIOAUTH_DATABASE": folder.appendingPathComponent("bioauth.sqlite").path, "BIOAUTH_BCRYPT_COST": "4"]
-        let made = try await OperatorCommand.Create.parse(["mei", "--role", "admin"]).execute(password: "correct horse battery", environment: environment)
+        let made = try await OperatorCommand.Create.parse(["mei", "--role", "admin"]).execute(
+            password: "correct horse battery",
+            environment: environment
+        )
         #expect(made.hasPrefix("op_") && made.contains("operator mei (admin)"), "\(made)")
         let listed = try await OperatorCommand.List.parse([]).execute(environment: environment)
         #expect(listed.hasSuffix("mei  admin  TOTP not enrolled") && !listed.contains("correct horse"), "\(listed)")
@@ -164,7 +170,11 @@ struct AdminCommandTests {
             .execute(environment: environment)
         #expect(unlocked == "alice: unlocked")
         let after = try await CustomerCommand.Show.parse([account.id]).execute(environment: environment)
-        #expect(after.contains("password: not locked") && after.contains("account_unlocked  success  by op_") && after.contains("Identity checked on call 4712"), "\(after)")
+        #expect(
+            after.contains("password: not locked") && after.contains("account_unlocked  success  by op_")
+                && after.contains("Identity checked on call 4712"),
+            "\(after)"
+        )
     }
 
     @Test("a bad retention value stops the command with a message naming it")

@@ -7,7 +7,11 @@ import Testing
 /// a restart on the same database must find afterwards. Shared by the crash-safety and graceful-shutdown tests.
 enum AuthorizationLoad {
     /// The outcome of one authorization as the client saw it.
-    enum Seen: Sendable { case acknowledged, refused(String), noAnswer }
+    enum Seen: Sendable {
+        case acknowledged
+        case refused(String)
+        case noAnswer
+    }
 
     /// Counts acknowledgements and interrupts the server at the `interruptAfter`-th, from the worker that saw it. A
     /// separate task polling the count could be scheduled only after the workers had finished (it was, on a loaded
@@ -40,9 +44,14 @@ enum AuthorizationLoad {
     static func createPayments(_ count: Int, prefix: String, api: BioAuthAPI, token: String) async throws -> [String] {
         var payments: [String] = []
         for index in 0..<count {
-            payments.append(try await api.createPayment(
-                amount: Money(minorUnits: Int64(100 + index), currency: .cny), payeeID: payee.0,
-                idempotencyKey: "\(prefix)-\(index)", accessToken: token).id)
+            payments.append(
+                try await api.createPayment(
+                    amount: Money(minorUnits: Int64(100 + index), currency: .cny),
+                    payeeID: payee.0,
+                    idempotencyKey: "\(prefix)-\(index)",
+                    accessToken: token
+                ).id
+            )
         }
         return payments
     }
@@ -52,7 +61,12 @@ enum AuthorizationLoad {
     /// `interruptAfter <= payments.count - workers`. A refusal is recorded as an issue: nothing the server answered may
     /// be refused while it is being interrupted.
     static func authorize(
-        _ payments: [String], workers: Int, api: BioAuthAPI, token: String, interruptAfter: Int, interrupt: @escaping @Sendable () -> Void
+        _ payments: [String],
+        workers: Int,
+        api: BioAuthAPI,
+        token: String,
+        interruptAfter: Int,
+        interrupt: @escaping @Sendable () -> Void
     ) async -> Outcome {
         precondition(interruptAfter >= 1 && interruptAfter <= payments.count - workers, "the interruption must come while work is left")
         let progress = Progress(interruptAfter: interruptAfter, interrupt: interrupt)

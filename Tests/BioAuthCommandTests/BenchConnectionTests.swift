@@ -36,7 +36,11 @@ struct BenchConnectionTests {
             let (first, _) = try await connection.send(closing, body: nil, baseURL: url, operationID: "healthz")
             #expect(first.status == .ok)
             let (second, _) = try await connection.send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz"), body: nil, baseURL: url, operationID: "healthz")
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz"),
+                body: nil,
+                baseURL: url,
+                operationID: "healthz"
+            )
             #expect(second.status == .ok)
             await connection.close()
         }
@@ -52,7 +56,11 @@ struct BenchConnectionTests {
         let connection = try BenchConnection(serverURL: url)
         await #expect(throws: (any Error).self) {
             _ = try await connection.send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz"), body: nil, baseURL: url, operationID: "healthz")
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz"),
+                body: nil,
+                baseURL: url,
+                operationID: "healthz"
+            )
         }
     }
 
@@ -64,7 +72,11 @@ struct BenchConnectionTests {
         let connection = try BenchConnection(serverURL: url, timeout: .milliseconds(200))
         await #expect(throws: BenchError.self) {
             _ = try await connection.send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz"), body: nil, baseURL: url, operationID: "healthz")
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/healthz"),
+                body: nil,
+                baseURL: url,
+                operationID: "healthz"
+            )
         }
         await connection.close()
         try await silent.close()

@@ -13,248 +13,320 @@ import Testing
 /// The operator console as an operator meets it: headless Chromium through chromedriver against a running server.
 /// Screenshots of the pages go to `.build/console-screenshots/` (docs/console/ has copies).
 extension InABrowser {
-@Suite("Operator console in a browser")
-struct ConsoleBrowserTests {
-    static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/console-screenshots")
+    @Suite("Operator console in a browser")
+    struct ConsoleBrowserTests {
+        static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/console-screenshots")
 
-    /// A server with the console on, a support operator `mei`, a viewer `vic`, and a customer `alice` with a Face ID key.
-    struct Scene {
-        /// What the browser opens.
-        let origin: String
-        /// The same server for the test's own requests.
-        var direct: String { origin.replacingOccurrences(of: "localhost", with: "127.0.0.1") }
-        let api: BioAuthAPI
-        let key: P256.Signing.PrivateKey
-        let deviceID: String
-        let paymentID: String
-    }
-
-    static func withScene(_ body: (Scene, HTTPClient) async throws -> Void) async throws {
-        var configuration = ServerConfiguration.forTests()
-        configuration.consoleEnabled = true
-        configuration.passkeys.origins = ["https://bank.example"]
-        var logger = Logger(label: "console-test")
-        logger.logLevel = .error
-        let server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
-            let operators = Operators(database: database, bcryptCost: 4)
-            _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
-            _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery")
-            _ = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
-            _ = try await PayeeRegistry(database: database).register(id: "tom-1", name: "Tom & Jerry's")
+        /// A server with the console on, a support operator `mei`, a viewer `vic`, and a customer `alice` with a Face ID key.
+        struct Scene {
+            /// What the browser opens.
+            let origin: String
+            /// The same server for the test's own requests.
+            var direct: String { origin.replacingOccurrences(of: "localhost", with: "127.0.0.1") }
+            let api: BioAuthAPI
+            let key: P256.Signing.PrivateKey
+            let deviceID: String
+            let paymentID: String
         }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
-        do {
-            let api = BioAuthAPI(serverURL: server.url)
-            _ = try await api.createAccount(username: "alice", password: "correct horse")
-            let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
-            let key = P256.Signing.PrivateKey()
-            let publicKey = DevicePublicKey(key.publicKey)
-            let challenge = try await api.registrationChallenge(accessToken: tokens.accessToken)
-            let payload = try SignedPayload(
-                purpose: .register, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: publicKey.keyID, counter: 0)
-            let device = try await api.registerDevice(
-                challengeID: challenge.id, publicKey: publicKey, biometryKind: .faceID, deviceName: "Alice's iPhone", counter: 0,
-                signature: try key.signature(for: payload.bytes).derRepresentation, accessToken: tokens.accessToken)
-            let payment = try await api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "tom-1", idempotencyKey: "o-1", accessToken: tokens.accessToken)
-            // A passkey for her laptop, as the web page would make it.
-            let passkeys = SimulatedPasskeyProvider()
-            let creation = try await api.passkeyCreationChallenge(accessToken: tokens.accessToken)
-            _ = try await api.registerPasskey(
-                challengeID: creation.id, try await passkeys.register(creation.request), name: "Alice's MacBook", accessToken: tokens.accessToken)
-            // A little history for the overview: two wrong passwords, and a Face ID sign-in.
-            for _ in 0..<2 { _ = try? await api.signIn(username: "alice", password: "wrong horse", installationID: "phone-2") }
-            let login = try await api.signInChallenge(keyID: publicKey.keyID)
-            let loginPayload = try SignedPayload(
-                purpose: .login, relyingPartyID: login.relyingPartyID, challenge: login.challenge, keyID: publicKey.keyID, counter: 1)
-            _ = try await api.signInWithBiometrics(
-                challengeID: login.id, keyID: publicKey.keyID, counter: 1, signature: try key.signature(for: loginPayload.bytes).derRepresentation)
-            // Chromium keeps a Secure cookie from http://localhost (WebDriver maps localhost to 127.0.0.1 only: on ::1 the
-            // same port number may be another test's server). The test's own HTTP requests go to 127.0.0.1.
-            let origin = "http://localhost:\(server.url.port ?? 0)"
-            try await body(Scene(origin: origin, api: api, key: key, deviceID: device.id, paymentID: payment.id), http)
-        } catch {
-            try? await http.shutdown()
+
+        static func withScene(_ body: (Scene, HTTPClient) async throws -> Void) async throws {
+            var configuration = ServerConfiguration.forTests()
+            configuration.consoleEnabled = true
+            configuration.passkeys.origins = ["https://bank.example"]
+            var logger = Logger(label: "console-test")
+            logger.logLevel = .error
+            let server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
+                let operators = Operators(database: database, bcryptCost: 4)
+                _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
+                _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery")
+                _ = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
+                _ = try await PayeeRegistry(database: database).register(id: "tom-1", name: "Tom & Jerry's")
+            }
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+            do {
+                let api = BioAuthAPI(serverURL: server.url)
+                _ = try await api.createAccount(username: "alice", password: "correct horse")
+                let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
+                let key = P256.Signing.PrivateKey()
+                let publicKey = DevicePublicKey(key.publicKey)
+                let challenge = try await api.registrationChallenge(accessToken: tokens.accessToken)
+                let payload = try SignedPayload(
+                    purpose: .register,
+                    relyingPartyID: challenge.relyingPartyID,
+                    challenge: challenge.challenge,
+                    keyID: publicKey.keyID,
+                    counter: 0
+                )
+                let device = try await api.registerDevice(
+                    challengeID: challenge.id,
+                    publicKey: publicKey,
+                    biometryKind: .faceID,
+                    deviceName: "Alice's iPhone",
+                    counter: 0,
+                    signature: try key.signature(for: payload.bytes).derRepresentation,
+                    accessToken: tokens.accessToken
+                )
+                let payment = try await api.createPayment(
+                    amount: Money(minorUnits: 8800, currency: .cny),
+                    payeeID: "tom-1",
+                    idempotencyKey: "o-1",
+                    accessToken: tokens.accessToken
+                )
+                // A passkey for her laptop, as the web page would make it.
+                let passkeys = SimulatedPasskeyProvider()
+                let creation = try await api.passkeyCreationChallenge(accessToken: tokens.accessToken)
+                _ = try await api.registerPasskey(
+                    challengeID: creation.id,
+                    try await passkeys.register(creation.request),
+                    name: "Alice's MacBook",
+                    accessToken: tokens.accessToken
+                )
+                // A little history for the overview: two wrong passwords, and a Face ID sign-in.
+                for _ in 0..<2 { _ = try? await api.signIn(username: "alice", password: "wrong horse", installationID: "phone-2") }
+                let login = try await api.signInChallenge(keyID: publicKey.keyID)
+                let loginPayload = try SignedPayload(
+                    purpose: .login,
+                    relyingPartyID: login.relyingPartyID,
+                    challenge: login.challenge,
+                    keyID: publicKey.keyID,
+                    counter: 1
+                )
+                _ = try await api.signInWithBiometrics(
+                    challengeID: login.id,
+                    keyID: publicKey.keyID,
+                    counter: 1,
+                    signature: try key.signature(for: loginPayload.bytes).derRepresentation
+                )
+                // Chromium keeps a Secure cookie from http://localhost (WebDriver maps localhost to 127.0.0.1 only: on ::1 the
+                // same port number may be another test's server). The test's own HTTP requests go to 127.0.0.1.
+                let origin = "http://localhost:\(server.url.port ?? 0)"
+                try await body(Scene(origin: origin, api: api, key: key, deviceID: device.id, paymentID: payment.id), http)
+            } catch {
+                try? await http.shutdown()
+                await server.stop()
+                throw error
+            }
+            try await http.shutdown()
             await server.stop()
-            throw error
         }
-        try await http.shutdown()
-        await server.stop()
-    }
 
-    /// Signs `name` in through the pages: password, then (enrolling at the first time) the code from the app.
-    static func signIn(_ browser: WebDriver, _ origin: String, name: String, screenshot: Bool = false) async throws {
-        try await browser.go("\(origin)/console/sign-in")
-        try await browser.type("input[name=name]", name)
-        try await browser.type("input[name=password]", "correct horse battery")
-        try await browser.click("button[type=submit]")
-        let key = try await browser.text("#totp-secret")
-        if screenshot { try await browser.screenshot(to: Self.screenshots.appendingPathComponent("sign-in-enroll.png")) }
-        let app = try #require(AuthenticatorApp(typed: key))
-        try await browser.type("input[name=password]", "correct horse battery")
-        try await browser.type("input[name=code]", app.code(at: Date()))
-        try await browser.click("form[action='/console/sign-in'] button[type=submit]")
-    }
+        /// Signs `name` in through the pages: password, then (enrolling at the first time) the code from the app.
+        static func signIn(_ browser: WebDriver, _ origin: String, name: String, screenshot: Bool = false) async throws {
+            try await browser.go("\(origin)/console/sign-in")
+            try await browser.type("input[name=name]", name)
+            try await browser.type("input[name=password]", "correct horse battery")
+            try await browser.click("button[type=submit]")
+            let key = try await browser.text("#totp-secret")
+            if screenshot { try await browser.screenshot(to: Self.screenshots.appendingPathComponent("sign-in-enroll.png")) }
+            let app = try #require(AuthenticatorApp(typed: key))
+            try await browser.type("input[name=password]", "correct horse battery")
+            try await browser.type("input[name=code]", app.code(at: Date()))
+            try await browser.click("form[action='/console/sign-in'] button[type=submit]")
+        }
 
-    @Test("an operator signs in with password and TOTP, finds the customer, revokes the Face ID device with a reason; the customer's sign-in is then refused")
-    func revokeInTheBrowser() async throws {
-        try await Self.withScene { scene, http in
-            try await WebDriver.run(http: http) { browser in
-                try await Self.signIn(browser, scene.origin, name: "mei", screenshot: true)
-                let landed = try await browser.waitForURL(endingWith: "/console/overview")
-                #expect(landed.hasSuffix("/console/overview"), "signed in and sent to the overview: \(landed)")
-                _ = try await browser.element("svg rect")
-                let overview = try await browser.source
-                #expect(overview.contains("password_sign_in") == false && overview.contains("<svg"), "the chart is drawn")
-                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("overview.png"))
-                try await browser.go("\(scene.origin)/console/customers")
-                try await browser.type("input[name=q]", "alice")
-                try await browser.click("form[action='/console/customers'] button[type=submit]")
-                _ = try await browser.element("form[action$='/revoke']")  // the customer's page
-                let page = try await browser.source
-                #expect(page.contains("Alice&#39;s iPhone") || page.contains("Alice's iPhone"))
-                #expect(page.contains("Tom &amp; Jerry&#39;s") || page.contains("Tom &amp; Jerry's"), "the payee's name is escaped")
-                #expect(page.contains("Passkeys") && (page.contains("Alice&#39;s MacBook") || page.contains("Alice's MacBook")), "her passkey is listed")
-                #expect(page.contains("/passkeys/") && page.contains("synced"), "with a revoke form")
-                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer.png"))
+        @Test(
+            "an operator signs in with password and TOTP, finds the customer, revokes the Face ID device with a reason; the customer's sign-in is then refused"
+        )
+        func revokeInTheBrowser() async throws {
+            try await Self.withScene { scene, http in
+                try await WebDriver.run(http: http) { browser in
+                    try await Self.signIn(browser, scene.origin, name: "mei", screenshot: true)
+                    let landed = try await browser.waitForURL(endingWith: "/console/overview")
+                    #expect(landed.hasSuffix("/console/overview"), "signed in and sent to the overview: \(landed)")
+                    _ = try await browser.element("svg rect")
+                    let overview = try await browser.source
+                    #expect(overview.contains("password_sign_in") == false && overview.contains("<svg"), "the chart is drawn")
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("overview.png"))
+                    try await browser.go("\(scene.origin)/console/customers")
+                    try await browser.type("input[name=q]", "alice")
+                    try await browser.click("form[action='/console/customers'] button[type=submit]")
+                    _ = try await browser.element("form[action$='/revoke']")  // the customer's page
+                    let page = try await browser.source
+                    #expect(page.contains("Alice&#39;s iPhone") || page.contains("Alice's iPhone"))
+                    #expect(page.contains("Tom &amp; Jerry&#39;s") || page.contains("Tom &amp; Jerry's"), "the payee's name is escaped")
+                    #expect(
+                        page.contains("Passkeys") && (page.contains("Alice&#39;s MacBook") || page.contains("Alice's MacBook")),
+                        "her passkey is listed"
+                    )
+                    #expect(page.contains("/passkeys/") && page.contains("synced"), "with a revoke form")
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer.png"))
 
-                // A reason with markup is stored and shown as text: no script runs.
-                let form = "form[action$='/devices/\(scene.deviceID)/revoke']"
-                try await browser.type("\(form) input[name=reason]", "Phone stolen <script>alert(1)</script>")
-                try await browser.click("\(form) button[type=submit]")
-                _ = try await browser.element("p.flash")
-                let after = try await browser.source
-                #expect(after.contains("The device is revoked."))
-                #expect(after.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !after.contains("<script>alert"), "the reason is escaped")
-                #expect(await !browser.alertIsOpen)
-                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-after-revoke.png"))
-                // Payments search: the pending payment to Tom & Jerry's, with its customer.
-                try await browser.go("\(scene.origin)/console/payments?status=pending")
-                _ = try await browser.element("select[name=status]")
-                let found = try await browser.source
-                #expect(found.contains(scene.paymentID) && found.contains(">alice</a>"), "the search found the payment")
-                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("payments.png"))
-                try await browser.go("\(scene.origin)/console/customers/\(try await Self.accountID(browser, scene))")
-                // The switch to Simplified Chinese.
-                try await browser.click("a[lang=zh-Hans]")
-                _ = try await browser.element("html[lang=zh-Hans]")
-                #expect(try await browser.source.contains("安全时间线"))
-                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-zh.png"))
+                    // A reason with markup is stored and shown as text: no script runs.
+                    let form = "form[action$='/devices/\(scene.deviceID)/revoke']"
+                    try await browser.type("\(form) input[name=reason]", "Phone stolen <script>alert(1)</script>")
+                    try await browser.click("\(form) button[type=submit]")
+                    _ = try await browser.element("p.flash")
+                    let after = try await browser.source
+                    #expect(after.contains("The device is revoked."))
+                    #expect(after.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !after.contains("<script>alert"), "the reason is escaped")
+                    #expect(await !browser.alertIsOpen)
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-after-revoke.png"))
+                    // Payments search: the pending payment to Tom & Jerry's, with its customer.
+                    try await browser.go("\(scene.origin)/console/payments?status=pending")
+                    _ = try await browser.element("select[name=status]")
+                    let found = try await browser.source
+                    #expect(found.contains(scene.paymentID) && found.contains(">alice</a>"), "the search found the payment")
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("payments.png"))
+                    try await browser.go("\(scene.origin)/console/customers/\(try await Self.accountID(browser, scene))")
+                    // The switch to Simplified Chinese.
+                    try await browser.click("a[lang=zh-Hans]")
+                    _ = try await browser.element("html[lang=zh-Hans]")
+                    #expect(try await browser.source.contains("安全时间线"))
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-zh.png"))
+                }
+                // The customer's phone: its Face ID sign-in is refused now.
+                let refused = await #expect(throws: (any Error).self) {
+                    _ = try await scene.api.signInChallenge(keyID: DevicePublicKey(scene.key.publicKey).keyID)
+                }
+                #expect(refused.flatMap { APIProblem.code(of: $0) } == "device_revoked")
             }
-            // The customer's phone: its Face ID sign-in is refused now.
-            let refused = await #expect(throws: (any Error).self) { _ = try await scene.api.signInChallenge(keyID: DevicePublicKey(scene.key.publicKey).keyID) }
-            #expect(refused.flatMap { APIProblem.code(of: $0) } == "device_revoked")
+        }
+
+        @Test(
+            "a viewer sees the customer but no action, and a viewer's hand-made post is refused; a forged cross-site post is refused; pages are not cached or framed"
+        )
+        func refusals() async throws {
+            try await Self.withScene { scene, http in
+                var cookie = ""
+                var csrf = ""
+                var account = ""
+                try await WebDriver.run(http: http) { browser in
+                    try await Self.signIn(browser, scene.origin, name: "vic")
+                    try await browser.waitForURL(endingWith: "/console/overview")
+                    try await browser.go("\(scene.origin)/console/customers?q=alice")
+                    _ = try await browser.element("table")
+                    let page = try await browser.source
+                    #expect(page.contains("Alice") && !page.contains("/revoke"), "no revoke form for a viewer")
+                    csrf = try #require(
+                        page.range(of: #"name="csrf" value="([^"]+)""#, options: .regularExpression).map {
+                            String(page[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
+                        }
+                    )
+                    account = try await browser.currentURL.components(separatedBy: "/console/customers/").last ?? ""
+                    cookie = try await browser.cookie(named: "__Host-bioauth-console")
+                }
+                // The viewer posts the revoke form by hand, with a valid session and CSRF token.
+                let byViewer = try await Self.post(
+                    "\(scene.direct)/console/customers/\(account)/devices/\(scene.deviceID)/revoke",
+                    form: "csrf=\(csrf)&reason=testing",
+                    cookie: cookie,
+                    origin: scene.direct,
+                    http: http
+                )
+                #expect(byViewer.status == 403 && byViewer.body.contains("Viewers can only read"))
+                // Another site's form, riding the cookie: refused for its origin, and without the token.
+                let forged = try await Self.post(
+                    "\(scene.direct)/console/customers/\(account)/unlock",
+                    form: "csrf=\(csrf)&reason=x",
+                    cookie: cookie,
+                    origin: "https://evil.example",
+                    http: http
+                )
+                #expect(forged.status == 403)
+                let noToken = try await Self.post(
+                    "\(scene.direct)/console/customers/\(account)/unlock",
+                    form: "reason=x",
+                    cookie: cookie,
+                    origin: scene.direct,
+                    http: http
+                )
+                #expect(noToken.status == 403 && noToken.body.contains("not sent from the console"))
+                // Without a session: to the sign-in page. Headers: no caching, no framing, no script.
+                let anonymous = try await Self.get("\(scene.direct)/console/customers/\(account)", cookie: nil, http: http)
+                #expect(anonymous.status == 303 && anonymous.headers["Location"].first == "/console/sign-in")
+                let page = try await Self.get("\(scene.direct)/console/customers/\(account)", cookie: cookie, http: http)
+                #expect(page.status == 200 && page.headers["Cache-Control"].first == "no-store" && page.headers["X-Frame-Options"].first == "DENY")
+                #expect(page.headers["Content-Security-Policy"].first?.contains("default-src 'none'") == true)
+                let devices = try await scene.api.signInChallenge(keyID: DevicePublicKey(scene.key.publicKey).keyID)
+                #expect(!devices.id.isEmpty, "nothing was revoked")
+            }
+        }
+
+        /// The account id the customer's link on the payments page points to.
+        static func accountID(_ browser: WebDriver, _ scene: Scene) async throws -> String {
+            let page = try await browser.source
+            guard let range = page.range(of: #"/console/customers/[0-9a-f-]{36}"#, options: .regularExpression) else { return "" }
+            return String(page[range].dropFirst("/console/customers/".count))
+        }
+
+        @Test("an admin creates an operator and registers a payee in the browser; a support operator can't open or post the admin page")
+        func administration() async throws {
+            try await Self.withScene { scene, http in
+                try await WebDriver.run(http: http) { browser in
+                    try await Self.signIn(browser, scene.origin, name: "ada")
+                    try await browser.waitForURL(endingWith: "/console/overview")
+                    try await browser.click("a[href='/console/admin']")
+                    try await browser.type("form[action='/console/admin/operators'] input[name=name]", "neo")
+                    try await browser.type("form[action='/console/admin/operators'] input[name=password]", "another horse battery")
+                    try await browser.click("form[action='/console/admin/operators'] button[type=submit]")
+                    try await browser.waitForSource(containing: "The operator is created.")
+                    try await browser.type("form[action='/console/admin/payees'] input[name=payeeId]", "tea-9")
+                    try await browser.type("form[action='/console/admin/payees'] input[name=name]", "Tea House")
+                    try await browser.click("form[action='/console/admin/payees'] button[type=submit]")
+                    let page = try await browser.waitForSource(containing: "The payee is registered.")
+                    #expect(page.contains("neo") && page.contains("Tea House") && page.contains("tea-9"), "the new operator and payee are listed")
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("admin.png"))
+                }
+                var cookie = ""
+                var csrf = ""
+                try await WebDriver.run(http: http) { browser in
+                    try await Self.signIn(browser, scene.origin, name: "mei")
+                    try await browser.waitForURL(endingWith: "/console/overview")
+                    let page = try await browser.source
+                    #expect(!page.contains("/console/admin"), "no admin link for support")
+                    csrf = try #require(
+                        page.range(of: #"name="csrf" value="([^"]+)""#, options: .regularExpression).map {
+                            String(page[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
+                        }
+                    )
+                    cookie = try await browser.cookie(named: "__Host-bioauth-console")
+                }
+                #expect(try await Self.get("\(scene.direct)/console/admin", cookie: cookie, http: http).status == 403)
+                let byHand = try await Self.post(
+                    "\(scene.direct)/console/admin/operators",
+                    form: "csrf=\(csrf)&name=eve&role=admin&password=correct+horse+battery",
+                    cookie: cookie,
+                    origin: scene.direct,
+                    http: http
+                )
+                #expect(byHand.status == 403 && byHand.body.contains("Only admins"))
+                // The customer pays the payee the admin registered, under its registered name.
+                let tokens = try await scene.api.signIn(username: "alice", password: "correct horse", installationID: "phone-3")
+                let tea = try await scene.api.createPayment(
+                    amount: Money(minorUnits: 1200, currency: .cny),
+                    payeeID: "tea-9",
+                    idempotencyKey: "o-2",
+                    accessToken: tokens.accessToken
+                )
+                #expect(tea.payeeName == "Tea House")
+            }
+        }
+
+        static func post(
+            _ url: String,
+            form: String,
+            cookie: String,
+            origin: String,
+            http: HTTPClient
+        ) async throws
+            -> (status: Int, body: String, headers: HTTPHeaders)
+        {
+            var request = HTTPClientRequest(url: url)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.headers.add(name: "Cookie", value: "__Host-bioauth-console=\(cookie)")
+            request.headers.add(name: "Origin", value: origin)
+            request.body = .bytes(ByteBuffer(string: form))
+            let response = try await http.execute(request, timeout: .seconds(10))
+            return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)), response.headers)
+        }
+
+        static func get(_ url: String, cookie: String?, http: HTTPClient) async throws -> (status: Int, body: String, headers: HTTPHeaders) {
+            var request = HTTPClientRequest(url: url)
+            if let cookie { request.headers.add(name: "Cookie", value: "__Host-bioauth-console=\(cookie)") }
+            let response = try await http.execute(request, timeout: .seconds(10))
+            return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)), response.headers)
         }
     }
-
-    @Test("a viewer sees the customer but no action, and a viewer's hand-made post is refused; a forged cross-site post is refused; pages are not cached or framed")
-    func refusals() async throws {
-        try await Self.withScene { scene, http in
-            var cookie = "", csrf = "", account = ""
-            try await WebDriver.run(http: http) { browser in
-                try await Self.signIn(browser, scene.origin, name: "vic")
-                try await browser.waitForURL(endingWith: "/console/overview")
-                try await browser.go("\(scene.origin)/console/customers?q=alice")
-                _ = try await browser.element("table")
-                let page = try await browser.source
-                #expect(page.contains("Alice") && !page.contains("/revoke"), "no revoke form for a viewer")
-                csrf = try #require(page.range(of: #"name="csrf" value="([^"]+)""#, options: .regularExpression).map {
-                    String(page[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
-                })
-                account = try await browser.currentURL.components(separatedBy: "/console/customers/").last ?? ""
-                cookie = try await browser.cookie(named: "__Host-bioauth-console")
-            }
-            // The viewer posts the revoke form by hand, with a valid session and CSRF token.
-            let byViewer = try await Self.post(
-                "\(scene.direct)/console/customers/\(account)/devices/\(scene.deviceID)/revoke", form: "csrf=\(csrf)&reason=testing",
-                cookie: cookie, origin: scene.direct, http: http)
-            #expect(byViewer.status == 403 && byViewer.body.contains("Viewers can only read"))
-            // Another site's form, riding the cookie: refused for its origin, and without the token.
-            let forged = try await Self.post(
-                "\(scene.direct)/console/customers/\(account)/unlock", form: "csrf=\(csrf)&reason=x", cookie: cookie, origin: "https://evil.example", http: http)
-            #expect(forged.status == 403)
-            let noToken = try await Self.post(
-                "\(scene.direct)/console/customers/\(account)/unlock", form: "reason=x", cookie: cookie, origin: scene.direct, http: http)
-            #expect(noToken.status == 403 && noToken.body.contains("not sent from the console"))
-            // Without a session: to the sign-in page. Headers: no caching, no framing, no script.
-            let anonymous = try await Self.get("\(scene.direct)/console/customers/\(account)", cookie: nil, http: http)
-            #expect(anonymous.status == 303 && anonymous.headers["Location"].first == "/console/sign-in")
-            let page = try await Self.get("\(scene.direct)/console/customers/\(account)", cookie: cookie, http: http)
-            #expect(page.status == 200 && page.headers["Cache-Control"].first == "no-store" && page.headers["X-Frame-Options"].first == "DENY")
-            #expect(page.headers["Content-Security-Policy"].first?.contains("default-src 'none'") == true)
-            let devices = try await scene.api.signInChallenge(keyID: DevicePublicKey(scene.key.publicKey).keyID)
-            #expect(!devices.id.isEmpty, "nothing was revoked")
-        }
-    }
-
-    /// The account id the customer's link on the payments page points to.
-    static func accountID(_ browser: WebDriver, _ scene: Scene) async throws -> String {
-        let page = try await browser.source
-        guard let range = page.range(of: #"/console/customers/[0-9a-f-]{36}"#, options: .regularExpression) else { return "" }
-        return String(page[range].dropFirst("/console/customers/".count))
-    }
-
-    @Test("an admin creates an operator and registers a payee in the browser; a support operator can't open or post the admin page")
-    func administration() async throws {
-        try await Self.withScene { scene, http in
-            try await WebDriver.run(http: http) { browser in
-                try await Self.signIn(browser, scene.origin, name: "ada")
-                try await browser.waitForURL(endingWith: "/console/overview")
-                try await browser.click("a[href='/console/admin']")
-                try await browser.type("form[action='/console/admin/operators'] input[name=name]", "neo")
-                try await browser.type("form[action='/console/admin/operators'] input[name=password]", "another horse battery")
-                try await browser.click("form[action='/console/admin/operators'] button[type=submit]")
-                try await browser.waitForSource(containing: "The operator is created.")
-                try await browser.type("form[action='/console/admin/payees'] input[name=payeeId]", "tea-9")
-                try await browser.type("form[action='/console/admin/payees'] input[name=name]", "Tea House")
-                try await browser.click("form[action='/console/admin/payees'] button[type=submit]")
-                let page = try await browser.waitForSource(containing: "The payee is registered.")
-                #expect(page.contains("neo") && page.contains("Tea House") && page.contains("tea-9"), "the new operator and payee are listed")
-                try await browser.screenshot(to: Self.screenshots.appendingPathComponent("admin.png"))
-            }
-            var cookie = "", csrf = ""
-            try await WebDriver.run(http: http) { browser in
-                try await Self.signIn(browser, scene.origin, name: "mei")
-                try await browser.waitForURL(endingWith: "/console/overview")
-                let page = try await browser.source
-                #expect(!page.contains("/console/admin"), "no admin link for support")
-                csrf = try #require(page.range(of: #"name="csrf" value="([^"]+)""#, options: .regularExpression).map {
-                    String(page[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
-                })
-                cookie = try await browser.cookie(named: "__Host-bioauth-console")
-            }
-            #expect(try await Self.get("\(scene.direct)/console/admin", cookie: cookie, http: http).status == 403)
-            let byHand = try await Self.post(
-                "\(scene.direct)/console/admin/operators", form: "csrf=\(csrf)&name=eve&role=admin&password=correct+horse+battery",
-                cookie: cookie, origin: scene.direct, http: http)
-            #expect(byHand.status == 403 && byHand.body.contains("Only admins"))
-            // The customer pays the payee the admin registered, under its registered name.
-            let tokens = try await scene.api.signIn(username: "alice", password: "correct horse", installationID: "phone-3")
-            let tea = try await scene.api.createPayment(
-                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "tea-9", idempotencyKey: "o-2", accessToken: tokens.accessToken)
-            #expect(tea.payeeName == "Tea House")
-        }
-    }
-
-    static func post(_ url: String, form: String, cookie: String, origin: String, http: HTTPClient) async throws
-        -> (status: Int, body: String, headers: HTTPHeaders)
-    {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "Cookie", value: "__Host-bioauth-console=\(cookie)")
-        request.headers.add(name: "Origin", value: origin)
-        request.body = .bytes(ByteBuffer(string: form))
-        let response = try await http.execute(request, timeout: .seconds(10))
-        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)), response.headers)
-    }
-
-    static func get(_ url: String, cookie: String?, http: HTTPClient) async throws -> (status: Int, body: String, headers: HTTPHeaders) {
-        var request = HTTPClientRequest(url: url)
-        if let cookie { request.headers.add(name: "Cookie", value: "__Host-bioauth-console=\(cookie)") }
-        let response = try await http.execute(request, timeout: .seconds(10))
-        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)), response.headers)
-    }
-}
 }

@@ -14,8 +14,10 @@ import Glibc
 /// is there exactly once, and nothing is half done.
 @Suite("Crash safety")
 struct CrashSafetyTests {
-    @Test("payments under load, the server killed with SIGKILL at random points: every acknowledged authorization is kept exactly once",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "payments under load, the server killed with SIGKILL at random points: every acknowledged authorization is kept exactly once",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func killDuringAuthorizations() async throws {
         try await ServerProcessFixture.run("crash") { executable, folder, http in
             try await Self.run(executable: executable, folder: folder, http: http)
@@ -24,7 +26,10 @@ struct CrashSafetyTests {
 
     static func run(executable: URL, folder: URL, http: HTTPClient) async throws {
         let settings = ServerProcessFixture.settings(
-            in: folder, database: folder.appendingPathComponent("bioauth.sqlite").path, ["BIOAUTH_BCRYPT_COST": "4"])
+            in: folder,
+            database: folder.appendingPathComponent("bioauth.sqlite").path,
+            ["BIOAUTH_BCRYPT_COST": "4"]
+        )
         try await ServerProcessFixture.registerPayees([AuthorizationLoad.payee], in: folder.appendingPathComponent("bioauth.sqlite"))
         var server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
         var api = BioAuthAPI(serverURL: server.url)
@@ -40,7 +45,12 @@ struct CrashSafetyTests {
             let pid = server.pid
             // Four workers authorize; the server is killed somewhere in the middle of their work.
             let outcome = await AuthorizationLoad.authorize(
-                payments, workers: 4, api: api, token: tokens.accessToken, interruptAfter: Int.random(in: 1...20)) { kill(pid, SIGKILL) }
+                payments,
+                workers: 4,
+                api: api,
+                token: tokens.accessToken,
+                interruptAfter: Int.random(in: 1...20)
+            ) { kill(pid, SIGKILL) }
             acknowledged.formUnion(outcome.acknowledged)
             #expect(outcome.unanswered > 0, "round \(round): the kill came after all the work; nothing was tested")
             await server.stop()

@@ -1,6 +1,7 @@
-@testable import bioauth
 import BioAuthClient
 import Testing
+
+@testable import bioauth
 
 @Suite("bioauth demo")
 struct DemoTests {
@@ -11,7 +12,10 @@ struct DemoTests {
             Issue.record("\(step.title): \(step.detail)")
         }
         #expect(report.steps.count == 12)
-        #expect(report.steps.contains { $0.detail.contains("webhook verified") || $0.detail.contains("Webhook 已验证") }, "the bank's webhook arrived, verified")
+        #expect(
+            report.steps.contains { $0.detail.contains("webhook verified") || $0.detail.contains("Webhook 已验证") },
+            "the bank's webhook arrived, verified"
+        )
         #expect(report.allPassed)
     }
 

@@ -105,7 +105,9 @@ struct DeviceCommandTests {
             #expect(output.text.contains("key_invalidated"))
             output.clear()
             _ = await app.run(["status"])
-            #expect(output.text.contains("biometric sign-in: off — Face ID sign-in was turned off because a face or fingerprint was added or removed"))
+            #expect(
+                output.text.contains("biometric sign-in: off — Face ID sign-in was turned off because a face or fingerprint was added or removed")
+            )
         }
     }
 

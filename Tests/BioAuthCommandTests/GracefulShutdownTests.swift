@@ -14,12 +14,17 @@ import Glibc
 /// on the same database finds every acknowledged authorization done once and nothing half done.
 @Suite("Graceful shutdown")
 struct GracefulShutdownTests {
-    @Test("SIGTERM under load: exit status 0, every acknowledged authorization kept once, nothing half done",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "SIGTERM under load: exit status 0, every acknowledged authorization kept once, nothing half done",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func sigtermDuringAuthorizations() async throws {
         try await ServerProcessFixture.run("sigterm") { executable, folder, http in
             let settings = ServerProcessFixture.settings(
-                in: folder, database: folder.appendingPathComponent("bioauth.sqlite").path, ["BIOAUTH_BCRYPT_COST": "4"])
+                in: folder,
+                database: folder.appendingPathComponent("bioauth.sqlite").path,
+                ["BIOAUTH_BCRYPT_COST": "4"]
+            )
             try await ServerProcessFixture.registerPayees([AuthorizationLoad.payee], in: folder.appendingPathComponent("bioauth.sqlite"))
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             let api = BioAuthAPI(serverURL: server.url)
@@ -29,7 +34,12 @@ struct GracefulShutdownTests {
             let payments = try await AuthorizationLoad.createPayments(32, prefix: "p", api: api, token: tokens.accessToken)
             let pid = server.pid
             let outcome = await AuthorizationLoad.authorize(
-                payments, workers: 4, api: api, token: tokens.accessToken, interruptAfter: 6) { kill(pid, SIGTERM) }
+                payments,
+                workers: 4,
+                api: api,
+                token: tokens.accessToken,
+                interruptAfter: 6
+            ) { kill(pid, SIGTERM) }
             let status = await server.exitStatus(within: 20)
             #expect(status == 0, "SIGTERM ends the server with status 0: \(String(describing: status)); log: \(server.log.suffix(2000))")
             #expect(!server.log.contains("error"), "a graceful shutdown logs no error: \(server.log.suffix(2000))")
@@ -44,8 +54,10 @@ struct GracefulShutdownTests {
         }
     }
 
-    @Test("a request that never finishes does not hold the shutdown past --shutdown-timeout",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "a request that never finishes does not hold the shutdown past --shutdown-timeout",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func shutdownTimeout() async throws {
         try await ServerProcessFixture.run("shutdown-timeout") { executable, folder, http in
             let settings = ServerProcessFixture.settings(in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_SHUTDOWN_TIMEOUT": "1"])
@@ -70,8 +82,10 @@ struct GracefulShutdownTests {
         }
     }
 
-    @Test("with --shutdown-drain, SIGTERM fails /readyz at once while requests are still served; the listener closes after the drain, exit 0",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "with --shutdown-drain, SIGTERM fails /readyz at once while requests are still served; the listener closes after the drain, exit 0",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func drain() async throws {
         try await ServerProcessFixture.run("shutdown-drain") { executable, folder, http in
             let settings = ServerProcessFixture.settings(in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_SHUTDOWN_DRAIN": "6"])
@@ -108,4 +122,3 @@ struct GracefulShutdownTests {
         }
     }
 }
-

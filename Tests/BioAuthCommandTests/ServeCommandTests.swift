@@ -44,7 +44,9 @@ struct ServeCommandTests {
     func retention() throws {
         let defaults = try ServeCommand.parse([]).serverConfiguration(environment: [:]).retention
         #expect(defaults == RetentionPolicy())
-        #expect(defaults.interval == 3600 && defaults.tokens == 30 * 86_400 && defaults.auditEvents == 2557 * 86_400 && defaults.idempotencyKeys == 86_400)
+        #expect(
+            defaults.interval == 3600 && defaults.tokens == 30 * 86_400 && defaults.auditEvents == 2557 * 86_400 && defaults.idempotencyKeys == 86_400
+        )
         let environment = [
             "BIOAUTH_RETENTION_INTERVAL": "0", "BIOAUTH_TOKEN_RETENTION_DAYS": "7", "BIOAUTH_AUDIT_RETENTION_DAYS": "3650",
             "BIOAUTH_IDEMPOTENCY_KEY_RETENTION_HOURS": "48",
@@ -54,7 +56,9 @@ struct ServeCommandTests {
         let flags = try ServeCommand.parse(["--retention-interval", "600", "--audit-retention-days", "400"])
             .serverConfiguration(environment: environment).retention
         #expect(flags.interval == 600 && flags.auditEvents == 400 * 86_400 && flags.tokens == 7 * 86_400)
-        #expect(throws: (any Error).self) { try ServeCommand.parse(["--idempotency-key-retention-hours", "0.5"]).serverConfiguration(environment: [:]) }
+        #expect(throws: (any Error).self) {
+            try ServeCommand.parse(["--idempotency-key-retention-hours", "0.5"]).serverConfiguration(environment: [:])
+        }
     }
 
     @Test("the environment made for a configuration (bench --server-process) reads back as that configuration")
@@ -75,16 +79,25 @@ struct ServeCommandTests {
         #expect(read.signInChallengesPerWindow == 1_000_000 && read.signInChallengesPerClient == 2_000_000 && read.logLevel == .error)
     }
 
-    @Test("bad values are refused with a message before anything starts", arguments: [
-        (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
-        (["--bcrypt-cost", "3"], [:]), (["--bcrypt-cost", "31"], [:]), ([], ["BIOAUTH_BCRYPT_COST": "17"]), ([], ["BIOAUTH_RP_ID": ""]),
-        (["--signin-challenge-limit", "0"], [:]), ([], ["BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "many"]), (["--signin-client-limit", "0"], [:]),
-        (["--trusted-proxy", "proxy.bank.example"], [:]),
-        (["--app-attest", "require"], [:]),  // no app id
-        (["--app-attest", "sometimes", "--app-attest-app-id", "ABCDE12345.com.bank.app"], [:]),
-        (["--app-attest", "report", "--app-attest-app-id", "com.bank.app"], [:]),  // no team id
-        ([], ["BIOAUTH_APP_ATTEST": "require", "BIOAUTH_APP_ATTEST_APP_IDS": "ABCDE12345.com.bank.app", "BIOAUTH_APP_ATTEST_ENVIRONMENT": "staging"]),
-    ])
+    @Test(
+        "bad values are refused with a message before anything starts",
+        arguments: [
+            (["--port", "70000"], [String: String]()), ([], ["BIOAUTH_PORT": "eighty"]), (["--log-level", "loud"], [:]),
+            (["--bcrypt-cost", "3"], [:]), (["--bcrypt-cost", "31"], [:]), ([], ["BIOAUTH_BCRYPT_COST": "17"]), ([], ["BIOAUTH_RP_ID": ""]),
+            (["--signin-challenge-limit", "0"], [:]), ([], ["BIOAUTH_SIGNIN_CHALLENGE_LIMIT": "many"]), (["--signin-client-limit", "0"], [:]),
+            (["--trusted-proxy", "proxy.bank.example"], [:]),
+            (["--app-attest", "require"], [:]),  // no app id
+            (["--app-attest", "sometimes", "--app-attest-app-id", "ABCDE12345.com.bank.app"], [:]),
+            (["--app-attest", "report", "--app-attest-app-id", "com.bank.app"], [:]),  // no team id
+            (
+                [],
+                [
+                    "BIOAUTH_APP_ATTEST": "require", "BIOAUTH_APP_ATTEST_APP_IDS": "ABCDE12345.com.bank.app",
+                    "BIOAUTH_APP_ATTEST_ENVIRONMENT": "staging",
+                ]
+            ),
+        ]
+    )
     func refused(arguments: [String], environment: [String: String]) throws {
         let command = try ServeCommand.parse(arguments)
         #expect(throws: (any Error).self) { try command.serverConfiguration(environment: environment) }
@@ -99,7 +112,10 @@ struct ServeCommandTests {
         ]
         #expect(try ServeCommand.parse([]).serverConfiguration(environment: [:]).appAttest.allowsPINPaymentsUnderRequire == false)
         #expect(try ServeCommand.parse(["--app-attest-allow-pin"]).serverConfiguration(environment: [:]).appAttest.allowsPINPaymentsUnderRequire)
-        #expect(try ServeCommand.parse([]).serverConfiguration(environment: ["BIOAUTH_APP_ATTEST_ALLOW_PIN": "TRUE"]).appAttest.allowsPINPaymentsUnderRequire)
+        #expect(
+            try ServeCommand.parse([]).serverConfiguration(environment: ["BIOAUTH_APP_ATTEST_ALLOW_PIN": "TRUE"]).appAttest
+                .allowsPINPaymentsUnderRequire
+        )
         #expect(throws: (any Error).self) { try ServeCommand.parse([]).serverConfiguration(environment: ["BIOAUTH_APP_ATTEST_ALLOW_PIN": "yes"]) }
         let fromEnvironment = try ServeCommand.parse([]).serverConfiguration(environment: environment).appAttest
         #expect(fromEnvironment.mode == .report && fromEnvironment.environments == [.production, .development])
@@ -130,7 +146,8 @@ struct LifetimeTests {
         #expect(read.accessTokenLifetime == 60 && read.paymentLifetime == 90.5 && read.loginChallengeLifetime == 30)
         #expect(read.refreshTokenLifetime == 3600 && read.registrationChallengeLifetime == 45)
         for (arguments, environment, name) in [
-            (["--payment-lifetime", "301"], [String: String](), "payment lifetime"), (["--access-token-lifetime", "0"], [:], "access token lifetime"),
+            (["--payment-lifetime", "301"], [String: String](), "payment lifetime"),
+            (["--access-token-lifetime", "0"], [:], "access token lifetime"),
             ([], ["BIOAUTH_LOGIN_CHALLENGE_LIFETIME": "soon"], "BIOAUTH_LOGIN_CHALLENGE_LIFETIME"),
             ([], ["BIOAUTH_REFRESH_TOKEN_LIFETIME": "-5"], "refresh token lifetime"),
         ] {
@@ -143,15 +160,19 @@ struct LifetimeTests {
         }
     }
 
-    @Test("a server started with one-second lifetimes lets tokens and payments expire, as a client sees it",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "a server started with one-second lifetimes lets tokens and payments expire, as a client sees it",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func expiry() async throws {
         try await ServerProcessFixture.run("lifetimes") { executable, folder, http in
             let database = folder.appendingPathComponent("bioauth.sqlite")
             try await ServerProcessFixture.registerPayees([("coffee-1", "Coffee Shop")], in: database)
             let settings = ServerProcessFixture.settings(
-                in: folder, database: database.path,
-                ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_ACCESS_TOKEN_LIFETIME": "1", "BIOAUTH_PAYMENT_LIFETIME": "1"])
+                in: folder,
+                database: database.path,
+                ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_ACCESS_TOKEN_LIFETIME": "1", "BIOAUTH_PAYMENT_LIFETIME": "1"]
+            )
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             do {
                 try await Self.expire(on: server.url)
@@ -174,7 +195,7 @@ struct LifetimeTests {
             for _ in 0..<5 {
                 do {
                     return try await step(tokens.accessToken)
-                } catch where APIProblem.code(of: error) == "token_expired" {
+                } catch  where APIProblem.code(of: error) == "token_expired" {
                     tokens = try await api.refresh(tokens.refreshToken)
                 }
             }
@@ -183,8 +204,12 @@ struct LifetimeTests {
         try await authorized { try await api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: $0) }
         let payment = try await authorized {
             try await api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop", idempotencyKey: "o-1",
-                accessToken: $0)
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "coffee-1",
+                payeeName: "Coffee Shop",
+                idempotencyKey: "o-1",
+                accessToken: $0
+            )
         }
         #expect(payment.expiresAt.timeIntervalSince(Date()) <= 1.5)
         let lastUsed = tokens.accessToken

@@ -23,15 +23,20 @@ struct ServeObservabilityTests {
         }
     }
 
-    @Test("a served process writes JSON log lines with the request id, and serves metrics on their own port only",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "a served process writes JSON log lines with the request id, and serves metrics on their own port only",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func servedProcess() async throws {
         try await ServerProcessFixture.run("observability") { executable, folder, http in
             let metricsPort = try await ServerProcess.freeLoopbackPort()
-            let settings = ServerProcessFixture.settings(in: folder, [
-                "BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_LOG_LEVEL": "info", "BIOAUTH_LOG_FORMAT": "json",
-                "BIOAUTH_METRICS_PORT": String(metricsPort),
-            ])
+            let settings = ServerProcessFixture.settings(
+                in: folder,
+                [
+                    "BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_LOG_LEVEL": "info", "BIOAUTH_LOG_FORMAT": "json",
+                    "BIOAUTH_METRICS_PORT": String(metricsPort),
+                ]
+            )
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             var request = HTTPClientRequest(url: server.url.appendingPathComponent("v1/accounts").absoluteString)
             request.method = .POST
@@ -44,7 +49,10 @@ struct ServeObservabilityTests {
             let metrics = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(metricsPort)/metrics"), timeout: .seconds(10))
             let text = String(buffer: try await metrics.body.collect(upTo: 1 << 20))
             #expect(text.contains(#"bioauth_http_requests_total{method="POST",route="/v1/accounts",status="201"} 1"#), "\(text.prefix(3000))")
-            let onAPI = try await http.execute(HTTPClientRequest(url: server.url.appendingPathComponent("metrics").absoluteString), timeout: .seconds(10))
+            let onAPI = try await http.execute(
+                HTTPClientRequest(url: server.url.appendingPathComponent("metrics").absoluteString),
+                timeout: .seconds(10)
+            )
             #expect(onAPI.status.code == 404)
             await server.stop()
 
@@ -53,8 +61,11 @@ struct ServeObservabilityTests {
             for line in lines {
                 #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not one JSON object: \(line)")
             }
-            let access = try #require(lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .first { $0["request_id"] as? String == "support-ticket-42" && $0["status"] != nil }, "\(server.log)")
+            let access = try #require(
+                lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                    .first { $0["request_id"] as? String == "support-ticket-42" && $0["status"] != nil },
+                "\(server.log)"
+            )
             #expect(access["route"] as? String == "/v1/accounts" && access["status"] as? Int == 201 && access["duration_ms"] is Double, "\(access)")
             #expect(access["level"] as? String == "info" && access["time"] is String)
             #expect(!server.log.contains("correct horse"))

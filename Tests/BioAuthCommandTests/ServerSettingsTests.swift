@@ -16,11 +16,13 @@ struct ServerSettingsTests {
 
     @Test("a config file sets lifetimes and limits; the environment wins over it, and options over both")
     func precedence() throws {
-        let path = try Self.file("""
+        let path = try Self.file(
+            """
             {"port": 9100, "accessTokenLifetime": 600, "maxFailedPasswordAttempts": 3, "accountLockDuration": 1200,
              "pinLockDuration": 60, "rateLimitWindow": 30, "trustedProxies": ["10.0.0.1", "10.0.0.2"], "appAttestAllowPin": true,
              "logFormat": "json", "auditRetentionDays": 3650, "maxRequestBodySize": 32768, "signinChallengeLimit": 7}
-            """)
+            """
+        )
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fromFile = try ServeCommand.parse(["--config", path]).serverConfiguration(environment: [:])
         #expect(fromFile.port == 9100 && fromFile.accessTokenLifetime == 600 && fromFile.maxFailedPasswordAttempts == 3)
@@ -34,16 +36,19 @@ struct ServerSettingsTests {
         #expect(overridden.signInChallengesPerWindow == 9 && overridden.accessTokenLifetime == 600, "options win; the rest from the file")
     }
 
-    @Test("a bad value stops start-up with a message naming the setting and where it came from", arguments: [
-        (["--port", "eighty"], [String: String](), "--port must be a whole number, not eighty"),
-        ([], ["BIOAUTH_ACCOUNT_LOCK_DURATION": "soon"], "BIOAUTH_ACCOUNT_LOCK_DURATION must be a number, not soon"),
-        ([], ["BIOAUTH_APP_ATTEST": "maybe"], "BIOAUTH_APP_ATTEST must be off, report or require, not maybe"),
-        (["--max-failed-pin-attempts", "0"], [:], "attempt limits must be at least 1"),
-        (["--payment-lifetime", "600"], [:], "payment lifetime must be at most 300 seconds"),
-        ([], ["BIOAUTH_SHUTDOWN_DRAIN": "-1"], "shutdown drain must be 0-300 seconds"),
-        (["--shutdown-drain", "301"], [:], "shutdown drain must be 0-300 seconds"),
-        (["--database", "postgres://u:hunter2@db/x", "--port", "x"], [:], "--port must be a whole number, not x"),
-    ])
+    @Test(
+        "a bad value stops start-up with a message naming the setting and where it came from",
+        arguments: [
+            (["--port", "eighty"], [String: String](), "--port must be a whole number, not eighty"),
+            ([], ["BIOAUTH_ACCOUNT_LOCK_DURATION": "soon"], "BIOAUTH_ACCOUNT_LOCK_DURATION must be a number, not soon"),
+            ([], ["BIOAUTH_APP_ATTEST": "maybe"], "BIOAUTH_APP_ATTEST must be off, report or require, not maybe"),
+            (["--max-failed-pin-attempts", "0"], [:], "attempt limits must be at least 1"),
+            (["--payment-lifetime", "600"], [:], "payment lifetime must be at most 300 seconds"),
+            ([], ["BIOAUTH_SHUTDOWN_DRAIN": "-1"], "shutdown drain must be 0-300 seconds"),
+            (["--shutdown-drain", "301"], [:], "shutdown drain must be 0-300 seconds"),
+            (["--database", "postgres://u:hunter2@db/x", "--port", "x"], [:], "--port must be a whole number, not x"),
+        ]
+    )
     func badValues(arguments: [String], environment: [String: String], message: String) throws {
         let command = try ServeCommand.parse(arguments)
         let error = #expect(throws: (any Error).self) { try command.serverConfiguration(environment: environment) }
@@ -72,13 +77,19 @@ struct ServerSettingsTests {
     @Test("--print-config shows every setting with its source, and no database password")
     func printConfig() throws {
         let (configuration, sources) = try ServerSettings.resolve(
-            flags: ["port": "9000"], configFile: nil,
-            environment: ["BIOAUTH_DATABASE": "postgres://bioauth:hunter2@db.internal/bioauth", "BIOAUTH_RP_ID": "bank.example"])
+            flags: ["port": "9000"],
+            configFile: nil,
+            environment: ["BIOAUTH_DATABASE": "postgres://bioauth:hunter2@db.internal/bioauth", "BIOAUTH_RP_ID": "bank.example"]
+        )
         let text = ServerSettings.describe(configuration, sources: sources)
         #expect(!text.contains("hunter2"))
         let lines = text.split(separator: "\n")
         #expect(lines.count == ServerSettings.all.count)
-        #expect(lines.contains { $0.hasPrefix("database ") && $0.contains("postgres://bioauth:***@db.internal/bioauth") && $0.hasSuffix("(BIOAUTH_DATABASE)") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("database ") && $0.contains("postgres://bioauth:***@db.internal/bioauth") && $0.hasSuffix("(BIOAUTH_DATABASE)")
+            }
+        )
         #expect(lines.contains { $0.hasPrefix("port ") && $0.contains("9000") && $0.hasSuffix("(--port)") })
         #expect(lines.contains { $0.hasPrefix("rpId ") && $0.contains("bank.example") })
         #expect(lines.contains { $0.hasPrefix("accessTokenLifetime ") && $0.contains("900") && $0.hasSuffix("(default)") })
@@ -122,9 +133,11 @@ extension ServerSettingsTests {
             "--host", "h", "--port", "1", "--database", "d", "--log-level", "info", "--log-format", "text", "--metrics-port", "2",
             "--metrics-host", "m", "--rp-id", "r", "--bcrypt-cost", "4", "--password-hashing-threads", "1", "--receipt-key", "k",
             "--pin-key", "p", "--access-token-lifetime", "1", "--refresh-token-lifetime", "1", "--login-challenge-lifetime", "1",
-            "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--service-token-lifetime", "1", "--max-failed-password-attempts", "1",
+            "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--service-token-lifetime", "1", "--max-failed-password-attempts",
+            "1",
             "--account-lock-duration", "1", "--max-failed-payment-attempts", "1", "--max-failed-pin-attempts", "1",
-            "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--service-token-request-limit", "1", "--rate-limit-window", "1",
+            "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--service-token-request-limit", "1",
+            "--rate-limit-window", "1",
             "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--shutdown-drain", "1",
             "--retention-interval", "1",
             "--token-retention-days", "1", "--audit-retention-days", "1", "--idempotency-key-retention-hours", "1",
@@ -136,7 +149,10 @@ extension ServerSettingsTests {
         ]
         let flags = try ServeCommand.parse(arguments).flags
         let keys = Set(ServerSettings.all.map(\.key))
-        #expect(Set(flags.keys) == keys, "options without a setting: \(Set(flags.keys).subtracting(keys)); settings without an option: \(keys.subtracting(flags.keys))")
+        #expect(
+            Set(flags.keys) == keys,
+            "options without a setting: \(Set(flags.keys).subtracting(keys)); settings without an option: \(keys.subtracting(flags.keys))"
+        )
         for setting in ServerSettings.all where !["trustedProxies", "appAttestAppIds"].contains(setting.key) {
             #expect(arguments.contains(setting.optionName), "\(setting.key) is \(setting.optionName) on the command line")
         }
@@ -144,16 +160,22 @@ extension ServerSettingsTests {
 }
 
 extension ServerSettingsTests {
-    @Test("passkey settings: origins, rp id and attestation roots are read; an http origin off localhost, an origin off the rp id, require without roots and an unreadable root file stop start-up")
+    @Test(
+        "passkey settings: origins, rp id and attestation roots are read; an http origin off localhost, an origin off the rp id, require without roots and an unreadable root file stop start-up"
+    )
     func passkeySettings() throws {
         let roots = FileManager.default.temporaryDirectory.appendingPathComponent("passkey-roots-\(UUID().uuidString).pem")
         defer { try? FileManager.default.removeItem(at: roots) }
         try SimulatedAppAttestProvider.TestCA().certificate.serializeAsPEM().pemString.write(to: roots, atomically: true, encoding: .utf8)
-        let read = try ServerSettings.resolve(flags: [:], configFile: nil, environment: [
-            "BIOAUTH_PASSKEY_ORIGINS": "https://www.bank.example, https://bank.example", "BIOAUTH_PASSKEY_RP_ID": "bank.example",
-            "BIOAUTH_PASSKEY_ATTESTATION": "require",
-            "BIOAUTH_PASSKEY_ATTESTATION_ROOTS": "packed=\(roots.path)",
-        ]).configuration.passkeys
+        let read = try ServerSettings.resolve(
+            flags: [:],
+            configFile: nil,
+            environment: [
+                "BIOAUTH_PASSKEY_ORIGINS": "https://www.bank.example, https://bank.example", "BIOAUTH_PASSKEY_RP_ID": "bank.example",
+                "BIOAUTH_PASSKEY_ATTESTATION": "require",
+                "BIOAUTH_PASSKEY_ATTESTATION_ROOTS": "packed=\(roots.path)",
+            ]
+        ).configuration.passkeys
         #expect(read.origins == ["https://www.bank.example", "https://bank.example"] && read.resolvedRelyingPartyID == "bank.example")
         #expect(read.requireTrustedAttestation && read.attestationRoots["packed"]?.count == 1)
 
@@ -166,11 +188,23 @@ extension ServerSettingsTests {
             }
         }
         #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "http://bank.example"]).contains("must be https"))
-        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://www.bank.example,https://bank.example"]).contains("not on the relying-party id www.bank.example"),
-                "the default rp id is the first origin's host, which the second is not on")
-        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://evil.example", "BIOAUTH_PASSKEY_RP_ID": "bank.example"]).contains("not on the relying-party id"))
+        #expect(
+            refused(["BIOAUTH_PASSKEY_ORIGINS": "https://www.bank.example,https://bank.example"]).contains(
+                "not on the relying-party id www.bank.example"
+            ),
+            "the default rp id is the first origin's host, which the second is not on"
+        )
+        #expect(
+            refused(["BIOAUTH_PASSKEY_ORIGINS": "https://evil.example", "BIOAUTH_PASSKEY_RP_ID": "bank.example"]).contains(
+                "not on the relying-party id"
+            )
+        )
         #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://bank.example/login"]).contains("scheme://host[:port]"))
-        #expect(refused(["BIOAUTH_PASSKEY_ORIGINS": "https://bank.example", "BIOAUTH_PASSKEY_ATTESTATION": "require"]).contains("needs passkey attestation roots"))
+        #expect(
+            refused(["BIOAUTH_PASSKEY_ORIGINS": "https://bank.example", "BIOAUTH_PASSKEY_ATTESTATION": "require"]).contains(
+                "needs passkey attestation roots"
+            )
+        )
         #expect(refused(["BIOAUTH_PASSKEY_ATTESTATION_ROOTS": "packed=/nonexistent.pem"]).contains("holds no PEM certificate"))
         #expect(refused(["BIOAUTH_PASSKEY_ATTESTATION": "maybe"]).contains("must be none or require"))
         // The web page alone: http://localhost on the configured port.

@@ -1,19 +1,22 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
 
 @testable import bioauth
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A headless Chromium driven through chromedriver over W3C WebDriver (plain HTTP and JSON), for the console's browser
 /// tests. Both come from Debian's `chromium` and `chromium-driver` packages (`.ci/run` installs them).
 final class WebDriver: @unchecked Sendable {
     static let chromedriver = "/usr/bin/chromedriver"
     static let chromium = "/usr/bin/chromium"
-    static var available: Bool { FileManager.default.isExecutableFile(atPath: chromedriver) && FileManager.default.isExecutableFile(atPath: chromium) }
+    static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: chromedriver) && FileManager.default.isExecutableFile(atPath: chromium)
+    }
 
     /// The W3C name of an element reference in JSON.
     private static let elementKey = "element-6066-11e4-a52e-4f735466cecf"
@@ -45,18 +48,27 @@ final class WebDriver: @unchecked Sendable {
         let driver = WebDriver(process: process, base: "http://127.0.0.1:\(port)", http: http)
         do {
             try await driver.waitUntilReady()
-            let created = try await driver.call("POST", "/session", [
-                "capabilities": ["alwaysMatch": [
-                    "browserName": "chrome",
-                    "goog:chromeOptions": [
-                        "binary": chromium, "args": [
-                            "--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000", "--lang=en-US",
-                            "--host-resolver-rules=MAP localhost 127.0.0.1",
-                        ],
-                    ],
-                ]]
-            ])
-            guard let id = (created as? [String: Any])?["sessionId"] as? String else { throw Failure(description: "no session: \(String(describing: created))") }
+            let created = try await driver.call(
+                "POST",
+                "/session",
+                [
+                    "capabilities": [
+                        "alwaysMatch": [
+                            "browserName": "chrome",
+                            "goog:chromeOptions": [
+                                "binary": chromium,
+                                "args": [
+                                    "--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000", "--lang=en-US",
+                                    "--host-resolver-rules=MAP localhost 127.0.0.1",
+                                ],
+                            ],
+                        ]
+                    ]
+                ]
+            )
+            guard let id = (created as? [String: Any])?["sessionId"] as? String else {
+                throw Failure(description: "no session: \(String(describing: created))")
+            }
             driver.session = id
             try await body(driver)
             _ = try? await driver.call("DELETE", "/session/\(id)", Optional<[String: Any]>.none)
@@ -164,10 +176,14 @@ final class WebDriver: @unchecked Sendable {
     /// Adds a virtual platform authenticator (CTAP2, internal transport, resident keys, user verification that
     /// succeeds) to the session; returns its id. Browsers then use it for every `navigator.credentials` call.
     func addVirtualAuthenticator() async throws -> String {
-        let value = try await call("POST", "/session/\(session)/webauthn/authenticator", [
-            "protocol": "ctap2", "transport": "internal", "hasResidentKey": true, "hasUserVerification": true, "isUserVerified": true,
-            "isUserConsenting": true,
-        ])
+        let value = try await call(
+            "POST",
+            "/session/\(session)/webauthn/authenticator",
+            [
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": true, "hasUserVerification": true, "isUserVerified": true,
+                "isUserConsenting": true,
+            ]
+        )
         guard let id = value as? String else { throw Failure(description: "no authenticator id: \(String(describing: value))") }
         return id
     }

@@ -17,8 +17,10 @@ import Glibc
 /// the restarted server delivers it (at least once), signed.
 @Suite("Webhooks across a crash")
 struct WebhookCrashTests {
-    @Test("the server killed mid-delivery: after a restart the event arrives, signed, under the same event id",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "the server killed mid-delivery: after a restart the event arrives, signed, under the same event id",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func killMidDelivery() async throws {
         try await ServerProcessFixture.run("webhook-crash") { executable, folder, http in
             let database = folder.appendingPathComponent("bioauth.sqlite")
@@ -29,16 +31,23 @@ struct WebhookCrashTests {
             let receiver = try await LoopbackWebhookReceiver.start()
             // The first delivery gets no answer until long after the server is dead.
             receiver.script(.delayed(.seconds(60), status: 200))
-            let settings = ServerProcessFixture.settings(in: folder, database: database.path, [
-                "BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_WEBHOOK_POLL_INTERVAL": "0.1", "BIOAUTH_WEBHOOK_TIMEOUT": "1",
-                "BIOAUTH_WEBHOOK_RETRY_BASE": "0.2",
-            ])
+            let settings = ServerProcessFixture.settings(
+                in: folder,
+                database: database.path,
+                [
+                    "BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_WEBHOOK_POLL_INTERVAL": "0.1", "BIOAUTH_WEBHOOK_TIMEOUT": "1",
+                    "BIOAUTH_WEBHOOK_RETRY_BASE": "0.2",
+                ]
+            )
             var server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
 
             let token = try await Self.serviceToken(client, server: server.url, http: http)
             let endpoint = try await Self.post(
-                server.url.appendingPathComponent("v1/service/webhook-endpoints"), json: ["url": receiver.url.absoluteString, "events": ["payment.authorized"]],
-                bearer: token, http: http)
+                server.url.appendingPathComponent("v1/service/webhook-endpoints"),
+                json: ["url": receiver.url.absoluteString, "events": ["payment.authorized"]],
+                bearer: token,
+                http: http
+            )
             receiver.trust(secret: try #require(endpoint["secret"] as? String))
 
             let api = BioAuthAPI(serverURL: server.url)
@@ -46,7 +55,11 @@ struct WebhookCrashTests {
             let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
             try await api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: tokens.accessToken)
             let payment = try await api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", idempotencyKey: "o-1", accessToken: tokens.accessToken)
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "coffee-1",
+                idempotencyKey: "o-1",
+                accessToken: tokens.accessToken
+            )
             _ = try await api.authorizeWithPIN(payment.id, pin: "258046", accessToken: tokens.accessToken)
 
             // The delivery is in flight (the receiver holds it); the server dies.

@@ -23,24 +23,27 @@ struct CBORTests {
         #expect(try decoder.decodePrefix(encoded + Data([0xFF])).1 == encoded.count)
     }
 
-    @Test("malformed input of many shapes is refused with a code", arguments: [
-        ([UInt8](), "cbor_truncated"),
-        ([0x18], "cbor_truncated"),  // missing argument byte
-        ([0x18, 0x05], "cbor_non_minimal_length"),  // 5 must be encoded in the head
-        ([0x59, 0x00, 0x10], "cbor_non_minimal_length"),
-        ([0x5A, 0xFF, 0xFF, 0xFF, 0xFF, 0x00], "cbor_truncated"),  // a 4 GiB byte string in 6 bytes
-        ([0x9B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], "cbor_truncated"),  // 2^64 items
-        ([0x5F, 0x41, 0x00, 0xFF], "cbor_unsupported"),  // indefinite length
-        ([0xC2, 0x41, 0x01], "cbor_unsupported"),  // a tag
-        ([0xF9, 0x3C, 0x00], "cbor_unsupported"),  // a half float
-        ([0xF7], "cbor_unsupported"),  // undefined
-        ([0xFF], "cbor_unsupported"),  // a lone break
-        ([0x1C], "cbor_unsupported"),  // reserved
-        ([0x62, 0xC3, 0x28], "cbor_invalid_utf8"),
-        ([0xA2, 0x01, 0x02, 0x01, 0x03], "cbor_duplicate_key"),
-        ([0xA1, 0x01], "cbor_truncated"),  // a key without a value
-        ([0x01, 0x02], "cbor_trailing_bytes"),
-    ])
+    @Test(
+        "malformed input of many shapes is refused with a code",
+        arguments: [
+            ([UInt8](), "cbor_truncated"),
+            ([0x18], "cbor_truncated"),  // missing argument byte
+            ([0x18, 0x05], "cbor_non_minimal_length"),  // 5 must be encoded in the head
+            ([0x59, 0x00, 0x10], "cbor_non_minimal_length"),
+            ([0x5A, 0xFF, 0xFF, 0xFF, 0xFF, 0x00], "cbor_truncated"),  // a 4 GiB byte string in 6 bytes
+            ([0x9B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], "cbor_truncated"),  // 2^64 items
+            ([0x5F, 0x41, 0x00, 0xFF], "cbor_unsupported"),  // indefinite length
+            ([0xC2, 0x41, 0x01], "cbor_unsupported"),  // a tag
+            ([0xF9, 0x3C, 0x00], "cbor_unsupported"),  // a half float
+            ([0xF7], "cbor_unsupported"),  // undefined
+            ([0xFF], "cbor_unsupported"),  // a lone break
+            ([0x1C], "cbor_unsupported"),  // reserved
+            ([0x62, 0xC3, 0x28], "cbor_invalid_utf8"),
+            ([0xA2, 0x01, 0x02, 0x01, 0x03], "cbor_duplicate_key"),
+            ([0xA1, 0x01], "cbor_truncated"),  // a key without a value
+            ([0x01, 0x02], "cbor_trailing_bytes"),
+        ]
+    )
     func malformed(bytes: [UInt8], code: String) {
         #expect(throws: CBORError.self) { try decoder.decode(Data(bytes)) }
         do {

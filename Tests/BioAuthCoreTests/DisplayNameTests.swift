@@ -12,7 +12,8 @@ struct DisplayNameTests {
             "星巴克咖啡", "星巴克 Starbucks", "王小明的iPhone", "東京の本屋", "スターバックス コーヒー", "スターバックス・コーヒー", "스타벅스 커피",
             "Al Noor تجارة", "مقهى النور", "שוק הכרמל", "Кофейня Пушкин", "Καφέ Αθήνα", "ร้านกาแฟ", "चाय की दुकान", "肯德基（国贸店）",
             "Shop 24", "مقهى ٢٤",
-        ])
+        ]
+    )
     func accepted(_ name: String) throws {
         let checked = try Self.check(name).get()
         #expect(checked == name.precomposedStringWithCanonicalMapping)

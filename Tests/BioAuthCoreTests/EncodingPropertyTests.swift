@@ -33,27 +33,61 @@ struct EncodingPropertyTests {
         await propertyCheck(input: Generators.signedPayload, Gen.int(in: 0...4), Generators.bytes(count: 32)) { payload, field, fresh in
             let changed: SignedPayload
             switch field {
-            case 0: changed = try SignedPayload(
-                purpose: payload.purpose, relyingPartyID: payload.relyingPartyID == "x" ? "y" : "x", challenge: payload.challenge,
-                keyID: payload.keyID, counter: payload.counter, transactionHash: payload.transactionHash)
-            case 1: changed = try SignedPayload(
-                purpose: payload.purpose, relyingPartyID: payload.relyingPartyID, challenge: fresh, keyID: payload.keyID,
-                counter: payload.counter, transactionHash: payload.transactionHash)
-            case 2: changed = try SignedPayload(
-                purpose: payload.purpose, relyingPartyID: payload.relyingPartyID, challenge: payload.challenge, keyID: fresh,
-                counter: payload.counter, transactionHash: payload.transactionHash)
-            case 3: changed = try SignedPayload(
-                purpose: payload.purpose, relyingPartyID: payload.relyingPartyID, challenge: payload.challenge,
-                keyID: payload.keyID, counter: payload.counter ^ 1, transactionHash: payload.transactionHash)
+            case 0:
+                changed = try SignedPayload(
+                    purpose: payload.purpose,
+                    relyingPartyID: payload.relyingPartyID == "x" ? "y" : "x",
+                    challenge: payload.challenge,
+                    keyID: payload.keyID,
+                    counter: payload.counter,
+                    transactionHash: payload.transactionHash
+                )
+            case 1:
+                changed = try SignedPayload(
+                    purpose: payload.purpose,
+                    relyingPartyID: payload.relyingPartyID,
+                    challenge: fresh,
+                    keyID: payload.keyID,
+                    counter: payload.counter,
+                    transactionHash: payload.transactionHash
+                )
+            case 2:
+                changed = try SignedPayload(
+                    purpose: payload.purpose,
+                    relyingPartyID: payload.relyingPartyID,
+                    challenge: payload.challenge,
+                    keyID: fresh,
+                    counter: payload.counter,
+                    transactionHash: payload.transactionHash
+                )
+            case 3:
+                changed = try SignedPayload(
+                    purpose: payload.purpose,
+                    relyingPartyID: payload.relyingPartyID,
+                    challenge: payload.challenge,
+                    keyID: payload.keyID,
+                    counter: payload.counter ^ 1,
+                    transactionHash: payload.transactionHash
+                )
             default:
                 // A payment hash, or a purpose with no hash: `register` for `login` and back.
-                changed = payload.purpose == .payment
+                changed =
+                    payload.purpose == .payment
                     ? try SignedPayload(
-                        purpose: .payment, relyingPartyID: payload.relyingPartyID, challenge: payload.challenge,
-                        keyID: payload.keyID, counter: payload.counter, transactionHash: fresh)
+                        purpose: .payment,
+                        relyingPartyID: payload.relyingPartyID,
+                        challenge: payload.challenge,
+                        keyID: payload.keyID,
+                        counter: payload.counter,
+                        transactionHash: fresh
+                    )
                     : try SignedPayload(
-                        purpose: payload.purpose == .login ? .register : .login, relyingPartyID: payload.relyingPartyID,
-                        challenge: payload.challenge, keyID: payload.keyID, counter: payload.counter)
+                        purpose: payload.purpose == .login ? .register : .login,
+                        relyingPartyID: payload.relyingPartyID,
+                        challenge: payload.challenge,
+                        keyID: payload.keyID,
+                        counter: payload.counter
+                    )
             }
             #expect((changed == payload) == (changed.bytes == payload.bytes))
         }
@@ -64,8 +98,12 @@ struct EncodingPropertyTests {
         await propertyCheck(input: Gen.int(in: 0...64), Gen.int(in: 0...64), Gen.uint64(in: 0...UInt64.max)) { challengeSize, keySize, counter in
             let valid = challengeSize == 32 && keySize == 32 && counter <= SignedPayload.maxCounter
             let made = try? SignedPayload(
-                purpose: .login, relyingPartyID: "bank.example", challenge: Data(count: challengeSize), keyID: Data(count: keySize),
-                counter: counter)
+                purpose: .login,
+                relyingPartyID: "bank.example",
+                challenge: Data(count: challengeSize),
+                keyID: Data(count: keySize),
+                counter: counter
+            )
             #expect((made != nil) == valid)
         }
     }
@@ -91,9 +129,17 @@ struct EncodingPropertyTests {
     @Test("two transactions whose payee names differ only in Unicode normalization hash differently")
     func transactionNormalizationCounts() throws {
         let composed = try CanonicalTransaction(
-            paymentID: "p-1", amount: Money(minorUnits: 100, currency: .eur), payeeID: "cafe", payeeName: "Caf\u{E9}")
+            paymentID: "p-1",
+            amount: Money(minorUnits: 100, currency: .eur),
+            payeeID: "cafe",
+            payeeName: "Caf\u{E9}"
+        )
         let decomposed = try CanonicalTransaction(
-            paymentID: "p-1", amount: Money(minorUnits: 100, currency: .eur), payeeID: "cafe", payeeName: "Cafe\u{301}")
+            paymentID: "p-1",
+            amount: Money(minorUnits: 100, currency: .eur),
+            payeeID: "cafe",
+            payeeName: "Cafe\u{301}"
+        )
         // Swift's String equality is canonical equivalence, so the values compare equal; what is signed does not.
         #expect(composed.payeeName == decomposed.payeeName)
         #expect(composed.hash != decomposed.hash)
@@ -218,25 +264,45 @@ enum Generators {
         }
     }
 
-    static var signedPayload: Generator<SignedPayload, some SendableSequenceType> { zip(
-        Gen.int(in: 0...4), fieldText, bytes(count: 32), bytes(count: 32), Gen.uint64(in: 0...SignedPayload.maxCounter)
-    ).map { purposeIndex, relyingPartyID, challenge, keyID, counter -> SignedPayload in
-        let purposes: [SignedPayload.Purpose] = [.register, .login, .payment, .paymentPIN, .init(rawValue: "future")]
-        let purpose = purposes[purposeIndex]
-        // The hash is derived from the challenge so that one generator draws it.
-        let hash = purpose == .payment ? Data(challenge.reversed()) : Data()
-        return try! SignedPayload(
-            purpose: purpose, relyingPartyID: relyingPartyID, challenge: challenge, keyID: keyID, counter: counter,
-            transactionHash: hash)
-    } }
+    static var signedPayload: Generator<SignedPayload, some SendableSequenceType> {
+        zip(
+            Gen.int(in: 0...4),
+            fieldText,
+            bytes(count: 32),
+            bytes(count: 32),
+            Gen.uint64(in: 0...SignedPayload.maxCounter)
+        ).map { purposeIndex, relyingPartyID, challenge, keyID, counter -> SignedPayload in
+            let purposes: [SignedPayload.Purpose] = [.register, .login, .payment, .paymentPIN, .init(rawValue: "future")]
+            let purpose = purposes[purposeIndex]
+            // The hash is derived from the challenge so that one generator draws it.
+            let hash = purpose == .payment ? Data(challenge.reversed()) : Data()
+            return try! SignedPayload(
+                purpose: purpose,
+                relyingPartyID: relyingPartyID,
+                challenge: challenge,
+                keyID: keyID,
+                counter: counter,
+                transactionHash: hash
+            )
+        }
+    }
 
-    static var transaction: Generator<CanonicalTransaction, some SendableSequenceType> { zip(
-        fieldText, Gen.int64(in: 1...Int64.max), Gen.int(in: 0...(Currency.all.count - 1)), fieldText, fieldText
-    ).map { paymentID, minor, currencyIndex, payeeID, payeeName -> CanonicalTransaction in
-        try! CanonicalTransaction(
-            paymentID: paymentID, amount: Money(minorUnits: minor, currency: Currency.all[currencyIndex]), payeeID: payeeID,
-            payeeName: payeeName)
-    } }
+    static var transaction: Generator<CanonicalTransaction, some SendableSequenceType> {
+        zip(
+            fieldText,
+            Gen.int64(in: 1...Int64.max),
+            Gen.int(in: 0...(Currency.all.count - 1)),
+            fieldText,
+            fieldText
+        ).map { paymentID, minor, currencyIndex, payeeID, payeeName -> CanonicalTransaction in
+            try! CanonicalTransaction(
+                paymentID: paymentID,
+                amount: Money(minorUnits: minor, currency: Currency.all[currencyIndex]),
+                payeeID: payeeID,
+                payeeName: payeeName
+            )
+        }
+    }
 
     /// CBOR items up to depth 4, built from a list of random numbers (so the library can shrink the list).
     static var cbor: Generator<CBOR, some SendableSequenceType> {

@@ -12,7 +12,13 @@ struct InternetDateTimeTests {
     func encodeMatchesFoundation() throws {
         let formatter = ISO8601DateFormatter()
         var generator = SystemRandomNumberGenerator()
-        let fixed: [TimeInterval] = [0, -1, 86_399, 86_400, 951_782_400 /* 2000-02-29 */, 4_107_542_399 /* 2100-02-28T23:59:59 */, -12_212_553_600 /* 1583-01-01 */, 253_402_300_799 /* 9999-12-31T23:59:59 */]
+        let fixed: [TimeInterval] = [
+            0, -1, 86_399, 86_400,
+            951_782_400,  // 2000-02-29
+            4_107_542_399,  // 2100-02-28T23:59:59
+            -12_212_553_600,  // 1583-01-01
+            253_402_300_799,  // 9999-12-31T23:59:59
+        ]
         let random = (0..<2000).map { _ in TimeInterval(Int64.random(in: -12_212_553_600...253_402_300_799, using: &generator)) + 0.75 }
         for seconds in fixed + random {
             let date = Date(timeIntervalSince1970: seconds)
@@ -37,11 +43,14 @@ struct InternetDateTimeTests {
         #expect(try dates.decode("2026-11-22T08:30:00.000001Z").timeIntervalSince(base) > 0)
     }
 
-    @Test("refuses what is not a date-time, without crashing", arguments: [
-        "", "2026-11-22", "2026-11-22T08:30:00", "2026-11-22 08:30:00Z", "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z",
-        "2026-11-31T00:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T08:60:00Z", "2026-11-22T08:30:00.Z", "2026-11-22T08:30:00+0800",
-        "2026-11-22T08:30:00Z ", "２０２６-11-22T08:30:00Z", "+2026-11-22T08:30:00Z", "2026-11-22T08:30:00+08:00:00",
-    ])
+    @Test(
+        "refuses what is not a date-time, without crashing",
+        arguments: [
+            "", "2026-11-22", "2026-11-22T08:30:00", "2026-11-22 08:30:00Z", "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z",
+            "2026-11-31T00:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T08:60:00Z", "2026-11-22T08:30:00.Z", "2026-11-22T08:30:00+0800",
+            "2026-11-22T08:30:00Z ", "２０２６-11-22T08:30:00Z", "+2026-11-22T08:30:00Z", "2026-11-22T08:30:00+08:00:00",
+        ]
+    )
     func refuses(text: String) {
         #expect(throws: DecodingError.self) { try dates.decode(text) }
     }

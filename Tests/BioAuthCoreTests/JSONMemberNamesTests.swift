@@ -13,7 +13,8 @@ struct JSONMemberNamesTests {
             #"{"é":1,"e\u0301":2}"#,
             #"{"\ud83d\ude00":1,"😀":2}"#,
             #"{"a" : 1 , "b":[], "a" :null}"#,
-        ])
+        ]
+    )
     func duplicates(_ json: String) {
         #expect(JSONMemberNames.scan(Array(json.utf8)) == .duplicate)
     }
@@ -26,7 +27,8 @@ struct JSONMemberNamesTests {
             #"{"A":1,"a":2}"#,
             #" { "s" : "\"\\\/\b\f\n\r\t\u00e9" , "n" : [ 0 , -1.25E-3 , false ] } "#,
             #"{"emoji":"😀","中文":"支付"}"#,
-        ])
+        ]
+    )
     func unique(_ json: String) {
         #expect(JSONMemberNames.scan(Array(json.utf8)) == .unique)
     }
@@ -36,7 +38,8 @@ struct JSONMemberNamesTests {
         arguments: [
             "", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "01", "1.", "-", "1e", "tru", "nul", "\"abc",
             "\"a\u{01}b\"", "\"\\x\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "{\"a\":1} x", "[1 2]", "{\"a\":1 \"b\":2}",
-        ])
+        ]
+    )
     func invalid(_ json: String) {
         #expect(JSONMemberNames.scan(Array(json.utf8)) == .invalid)
     }

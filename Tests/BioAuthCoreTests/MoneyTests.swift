@@ -9,7 +9,8 @@ struct MoneyTests {
             (Int64(8800), "CNY", "88.00"), (5, "CNY", "0.05"), (0, "CNY", "0.00"), (-5, "USD", "-0.05"),
             (500, "JPY", "500"), (1250, "KWD", "1.250"), (1, "CLF", "0.0001"), (123_456_789, "EUR", "1234567.89"),
             (Int64.max, "CNY", "92233720368547758.07"), (Int64.min, "CNY", "-92233720368547758.08"),
-        ])
+        ]
+    )
     func decimalString(minorUnits: Int64, code: String, expected: String) throws {
         let money = Money(minorUnits: minorUnits, currency: try #require(Currency(code: code)))
         #expect(money.decimalString == expected)
@@ -23,7 +24,8 @@ struct MoneyTests {
 
     @Test(
         "malformed, unknown, withdrawn and minor-unit-less codes are refused",
-        arguments: ["", "cny", "Cny", "CN", "CNYY", "CYN", " CNY", "XAU", "XXX", "XTS", "HRK", "ZWL", "ÇNY", "C1Y"])
+        arguments: ["", "cny", "Cny", "CN", "CNYY", "CYN", " CNY", "XAU", "XXX", "XTS", "HRK", "ZWL", "ÇNY", "C1Y"]
+    )
     func refused(code: String) {
         #expect(Currency(code: code) == nil)
     }

@@ -32,8 +32,11 @@ struct PaymentFormatTests {
             let currency = try #require(Currency(code: vector.currency))
             #expect(currency.minorUnitExponent == vector.exponent)
             let transaction = try CanonicalTransaction(
-                paymentID: vector.paymentId, amount: Money(minorUnits: vector.amountMinor, currency: currency),
-                payeeID: vector.payeeId, payeeName: vector.payeeName)
+                paymentID: vector.paymentId,
+                amount: Money(minorUnits: vector.amountMinor, currency: currency),
+                payeeID: vector.payeeId,
+                payeeName: vector.payeeName
+            )
             #expect(transaction.bytes == (try hex(vector.bytesHex)), "\(vector.paymentId)")
             #expect(transaction.hash == (try hex(vector.sha256Hex)))
         }
@@ -113,8 +116,15 @@ struct PaymentFormatTests {
         #expect(swapped.transaction == nil && !swapped.isValid(signedBy: serverKey))
         // Built from a Money, the exponent is the currency's.
         let built = PaymentReceipt(
-            paymentId: "p", accountId: "a", amount: Money(minorUnits: 5, currency: try #require(Currency(code: "KWD"))), payeeId: "m",
-            payeeName: "Shop", method: "pin", authorizedAtMs: 0, keyId: receipt.keyId)
+            paymentId: "p",
+            accountId: "a",
+            amount: Money(minorUnits: 5, currency: try #require(Currency(code: "KWD"))),
+            payeeId: "m",
+            payeeName: "Shop",
+            method: "pin",
+            authorizedAtMs: 0,
+            keyId: receipt.keyId
+        )
         #expect(built.currencyExponent == 3 && built.transaction != nil)
     }
 }

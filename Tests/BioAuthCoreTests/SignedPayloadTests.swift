@@ -26,9 +26,13 @@ struct SignedPayloadTests {
             let publicKey = try DevicePublicKey(x963Representation: try hex(vector.publicKeyX963Hex))
             #expect(publicKey.keyID == (try hex(vector.keyIdHex)), "\(vector.name)")
             let payload = try SignedPayload(
-                purpose: .init(rawValue: vector.purpose), relyingPartyID: vector.relyingPartyId,
-                challenge: try hex(vector.challengeHex), keyID: publicKey.keyID,
-                counter: try #require(UInt64(vector.counter)), transactionHash: try hex(vector.transactionHashHex))
+                purpose: .init(rawValue: vector.purpose),
+                relyingPartyID: vector.relyingPartyId,
+                challenge: try hex(vector.challengeHex),
+                keyID: publicKey.keyID,
+                counter: try #require(UInt64(vector.counter)),
+                transactionHash: try hex(vector.transactionHashHex)
+            )
             #expect(payload.bytes == (try hex(vector.payloadHex)), "\(vector.name)")
             #expect(publicKey.isValidSignature(try hex(vector.signatureDerHex), for: payload.bytes), "\(vector.name)")
             // The published private scalar is the key the vector was made with.
@@ -46,19 +50,59 @@ struct SignedPayloadTests {
         let transaction = try hex(vector.transactionHashHex)
         func verifies(_ payload: SignedPayload) -> Bool { publicKey.isValidSignature(signature, for: payload.bytes) }
         let genuine = try SignedPayload(
-            purpose: .payment, relyingPartyID: "bank.example", challenge: challenge, keyID: publicKey.keyID, counter: 7,
-            transactionHash: transaction)
+            purpose: .payment,
+            relyingPartyID: "bank.example",
+            challenge: challenge,
+            keyID: publicKey.keyID,
+            counter: 7,
+            transactionHash: transaction
+        )
         #expect(verifies(genuine))
         var otherTransaction = transaction
         otherTransaction[0] ^= 1
         var otherChallenge = challenge
         otherChallenge[31] ^= 1
         let tampered: [SignedPayload] = [
-            try SignedPayload(purpose: .payment, relyingPartyID: "evil.example", challenge: challenge, keyID: publicKey.keyID, counter: 7, transactionHash: transaction),
-            try SignedPayload(purpose: .payment, relyingPartyID: "bank.example", challenge: otherChallenge, keyID: publicKey.keyID, counter: 7, transactionHash: transaction),
-            try SignedPayload(purpose: .payment, relyingPartyID: "bank.example", challenge: challenge, keyID: Data(repeating: 1, count: 32), counter: 7, transactionHash: transaction),
-            try SignedPayload(purpose: .payment, relyingPartyID: "bank.example", challenge: challenge, keyID: publicKey.keyID, counter: 8, transactionHash: transaction),
-            try SignedPayload(purpose: .payment, relyingPartyID: "bank.example", challenge: challenge, keyID: publicKey.keyID, counter: 7, transactionHash: otherTransaction),
+            try SignedPayload(
+                purpose: .payment,
+                relyingPartyID: "evil.example",
+                challenge: challenge,
+                keyID: publicKey.keyID,
+                counter: 7,
+                transactionHash: transaction
+            ),
+            try SignedPayload(
+                purpose: .payment,
+                relyingPartyID: "bank.example",
+                challenge: otherChallenge,
+                keyID: publicKey.keyID,
+                counter: 7,
+                transactionHash: transaction
+            ),
+            try SignedPayload(
+                purpose: .payment,
+                relyingPartyID: "bank.example",
+                challenge: challenge,
+                keyID: Data(repeating: 1, count: 32),
+                counter: 7,
+                transactionHash: transaction
+            ),
+            try SignedPayload(
+                purpose: .payment,
+                relyingPartyID: "bank.example",
+                challenge: challenge,
+                keyID: publicKey.keyID,
+                counter: 8,
+                transactionHash: transaction
+            ),
+            try SignedPayload(
+                purpose: .payment,
+                relyingPartyID: "bank.example",
+                challenge: challenge,
+                keyID: publicKey.keyID,
+                counter: 7,
+                transactionHash: otherTransaction
+            ),
             try SignedPayload(purpose: .login, relyingPartyID: "bank.example", challenge: challenge, keyID: publicKey.keyID, counter: 7),
         ]
         for payload in tampered { #expect(!verifies(payload)) }
@@ -67,13 +111,23 @@ struct SignedPayloadTests {
     @Test("wrong field sizes are refused")
     func fieldSizes() {
         let ok = Data(repeating: 7, count: 32)
-        #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: Data(count: 31), keyID: ok, counter: 0) }
-        #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: ok, keyID: Data(count: 33), counter: 0) }
+        #expect(throws: SignedPayloadError.self) {
+            try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: Data(count: 31), keyID: ok, counter: 0)
+        }
+        #expect(throws: SignedPayloadError.self) {
+            try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: ok, keyID: Data(count: 33), counter: 0)
+        }
         #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .login, relyingPartyID: "", challenge: ok, keyID: ok, counter: 0) }
-        #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .login, relyingPartyID: String(repeating: "a", count: 256), challenge: ok, keyID: ok, counter: 0) }
+        #expect(throws: SignedPayloadError.self) {
+            try SignedPayload(purpose: .login, relyingPartyID: String(repeating: "a", count: 256), challenge: ok, keyID: ok, counter: 0)
+        }
         #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .payment, relyingPartyID: "rp", challenge: ok, keyID: ok, counter: 0) }
-        #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: ok, keyID: ok, counter: 0, transactionHash: ok) }
-        #expect(throws: SignedPayloadError.self) { try SignedPayload(purpose: .init(rawValue: "Login"), relyingPartyID: "rp", challenge: ok, keyID: ok, counter: 0) }
+        #expect(throws: SignedPayloadError.self) {
+            try SignedPayload(purpose: .login, relyingPartyID: "rp", challenge: ok, keyID: ok, counter: 0, transactionHash: ok)
+        }
+        #expect(throws: SignedPayloadError.self) {
+            try SignedPayload(purpose: .init(rawValue: "Login"), relyingPartyID: "rp", challenge: ok, keyID: ok, counter: 0)
+        }
     }
 
     @Test("the counter is 0 to 2^63 - 1, the range the JSON API can carry; larger values are refused, not sent")

@@ -17,15 +17,22 @@ struct AppAttestEndToEndTests {
     static let appID = "ABCDE12345.com.bank.app"
     static let ca = try! SimulatedAppAttestProvider.TestCA()
 
-    static func run(_ mode: AppAttestPolicy.Mode, environments: Set<AppAttestEnvironment> = [.production], _ body: (TestBackend) async throws -> Void)
+    static func run(
+        _ mode: AppAttestPolicy.Mode,
+        environments: Set<AppAttestEnvironment> = [.production],
+        _ body: (TestBackend) async throws -> Void
+    )
         async throws
     {
-        try await TestBackend.run(configure: { configuration in
-            configuration.appAttest.mode = mode
-            configuration.appAttest.allowedAppIDs = [appID]
-            configuration.appAttest.environments = environments
-            configuration.appAttest.trustedRoots = [ca.certificate]
-        }) { backend in try await body(backend) }
+        try await TestBackend.run(
+            configure: { configuration in
+                configuration.appAttest.mode = mode
+                configuration.appAttest.allowedAppIDs = [appID]
+                configuration.appAttest.environments = environments
+                configuration.appAttest.trustedRoots = [ca.certificate]
+            },
+            { backend in try await body(backend) }
+        )
     }
 
     /// The problem code `body` throws, or nil.
@@ -68,8 +75,12 @@ struct AppAttestEndToEndTests {
             await phone.sensor.script(.match)
             try await flows.signInWithBiometrics()
             let payment = try await phone.api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
-                idempotencyKey: "order-1", accessToken: try await flows.accessToken())
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "coffee-1",
+                payeeName: "Coffee Shop",
+                idempotencyKey: "order-1",
+                accessToken: try await flows.accessToken()
+            )
             await phone.sensor.script(.match)
             #expect(try await flows.pay(payment.id).status == "authorized")
             let kinds = try await Self.audit(backend, token: try await flows.accessToken()).map(\.0)
@@ -77,20 +88,24 @@ struct AppAttestEndToEndTests {
         }
     }
 
-    @Test("require: each attack is refused with its own code, and nothing is bound", arguments: [
-        ("no App Attest at all", "app_attest_missing"),
-        ("the Simulator (unsupported)", "app_attest_missing"),
-        ("a certificate from another CA", "app_attest_untrusted_chain"),
-        ("an attestation for other client data", "app_attest_nonce_mismatch"),
-        ("another app", "app_attest_app_id_mismatch"),
-        ("a development build", "app_attest_environment_mismatch"),
-    ])
+    @Test(
+        "require: each attack is refused with its own code, and nothing is bound",
+        arguments: [
+            ("no App Attest at all", "app_attest_missing"),
+            ("the Simulator (unsupported)", "app_attest_missing"),
+            ("a certificate from another CA", "app_attest_untrusted_chain"),
+            ("an attestation for other client data", "app_attest_nonce_mismatch"),
+            ("another app", "app_attest_app_id_mismatch"),
+            ("a development build", "app_attest_environment_mismatch"),
+        ]
+    )
     func attestationAttacks(attack: String, code: String) async throws {
         try await Self.run(.require) { backend in
             let provider: SimulatedAppAttestProvider?
             switch attack {
             case "no App Attest at all": provider = nil
-            case "the Simulator (unsupported)": provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, isSupported: false, clock: backend.clock)
+            case "the Simulator (unsupported)":
+                provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, isSupported: false, clock: backend.clock)
             case "a certificate from another CA": provider = SimulatedAppAttestProvider(ca: try .init(), appID: Self.appID, clock: backend.clock)
             case "an attestation for other client data":
                 provider = SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock)
@@ -116,8 +131,12 @@ struct AppAttestEndToEndTests {
         let (flows, refused) = try await Self.enable(phone)
         #expect(refused == nil)
         let first = try await phone.api.createPayment(
-            amount: Money(minorUnits: 100, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
-            idempotencyKey: "order-1", accessToken: try await flows.accessToken())
+            amount: Money(minorUnits: 100, currency: .cny),
+            payeeID: "coffee-1",
+            payeeName: "Coffee Shop",
+            idempotencyKey: "order-1",
+            accessToken: try await flows.accessToken()
+        )
         await phone.sensor.script(.match)
         _ = try await flows.pay(first.id)
         await provider.setTamper(.repeatCounter)
@@ -129,8 +148,12 @@ struct AppAttestEndToEndTests {
         try await Self.run(.require) { backend in
             let (phone, flows) = try await Self.clonedAfterOnePayment(backend)
             let second = try await phone.api.createPayment(
-                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "tea-1", payeeName: "Tea House",
-                idempotencyKey: "order-2", accessToken: try await flows.accessToken())
+                amount: Money(minorUnits: 1200, currency: .cny),
+                payeeID: "tea-1",
+                payeeName: "Tea House",
+                idempotencyKey: "order-2",
+                accessToken: try await flows.accessToken()
+            )
             await phone.sensor.script(.match)
             #expect(await Self.problem { _ = try await flows.pay(second.id) } == "app_attest_counter_replayed")
             #expect(try await phone.api.payment(second.id, accessToken: try await flows.accessToken()).status == "pending")
@@ -142,8 +165,12 @@ struct AppAttestEndToEndTests {
         try await Self.run(.require) { backend in
             let (phone, flows) = try await Self.clonedAfterOnePayment(backend)
             let payment = try await phone.api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop",
-                idempotencyKey: "order-2", accessToken: try await flows.accessToken())
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "coffee-1",
+                payeeName: "Coffee Shop",
+                idempotencyKey: "order-2",
+                accessToken: try await flows.accessToken()
+            )
             var codes: [String?] = []
             for _ in 0..<6 {
                 await phone.sensor.script(.match)
@@ -206,31 +233,38 @@ struct AppAttestEndToEndTests {
     @Test("require: PIN payments, which carry no App Attest proof, are refused unless the deployment allows them")
     func pinPaymentsUnderRequire() async throws {
         for allowed in [false, true] {
-            try await TestBackend.run(configure: { configuration in
-                configuration.appAttest.mode = .require
-                configuration.appAttest.allowedAppIDs = [Self.appID]
-                configuration.appAttest.trustedRoots = [Self.ca.certificate]
-                configuration.appAttest.allowsPINPaymentsUnderRequire = allowed
-            }) { backend in
-                let phone = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock))
-                let (flows, refused) = try await Self.enable(phone)
-                #expect(refused == nil)
-                let token = try await flows.accessToken()
-                try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
-                let payment = try await phone.api.createPayment(
-                    amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop", idempotencyKey: "o-1",
-                    accessToken: token)
-                let code = await Self.problem { _ = try await flows.pay(payment.id, pin: "258046") }
-                if allowed {
-                    #expect(code == nil)
-                } else {
-                    #expect(code == "pin_payments_disabled")
-                    #expect(try await phone.api.payment(payment.id, accessToken: token).status == "pending")
-                    // Biometric payment, which carries the assertion, still works.
-                    await phone.sensor.script(.match)
-                    #expect(try await flows.pay(payment.id).status == "authorized")
+            try await TestBackend.run(
+                configure: { configuration in
+                    configuration.appAttest.mode = .require
+                    configuration.appAttest.allowedAppIDs = [Self.appID]
+                    configuration.appAttest.trustedRoots = [Self.ca.certificate]
+                    configuration.appAttest.allowsPINPaymentsUnderRequire = allowed
+                },
+                { backend in
+                    let phone = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock))
+                    let (flows, refused) = try await Self.enable(phone)
+                    #expect(refused == nil)
+                    let token = try await flows.accessToken()
+                    try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
+                    let payment = try await phone.api.createPayment(
+                        amount: Money(minorUnits: 8800, currency: .cny),
+                        payeeID: "coffee-1",
+                        payeeName: "Coffee Shop",
+                        idempotencyKey: "o-1",
+                        accessToken: token
+                    )
+                    let code = await Self.problem { _ = try await flows.pay(payment.id, pin: "258046") }
+                    if allowed {
+                        #expect(code == nil)
+                    } else {
+                        #expect(code == "pin_payments_disabled")
+                        #expect(try await phone.api.payment(payment.id, accessToken: token).status == "pending")
+                        // Biometric payment, which carries the assertion, still works.
+                        await phone.sensor.script(.match)
+                        #expect(try await flows.pay(payment.id).status == "authorized")
+                    }
                 }
-            }
+            )
         }
     }
 
@@ -261,11 +295,22 @@ struct AppAttestEndToEndTests {
             await phone.sensor.script(.match)
             let context = try await phone.sensor.evaluate(PromptCopy(language: .english).prompt(for: .signIn, biometry: .faceID))
             let tag = try #require(await flows.snapshot.biometricSignIn.binding?.keyTag)
-            let payload = try SignedPayload(purpose: .login, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: keyID, counter: 99)
+            let payload = try SignedPayload(
+                purpose: .login,
+                relyingPartyID: challenge.relyingPartyID,
+                challenge: challenge.challenge,
+                keyID: keyID,
+                counter: 99
+            )
             let signature = try await phone.keys.sign(payload.bytes, tag: tag, context: context)
             let code = await Self.problem {
                 _ = try await phone.api.signInWithBiometrics(
-                    challengeID: challenge.id, keyID: keyID, counter: 99, signature: signature, appAttestAssertion: Data([0xFF, 0x00]))
+                    challengeID: challenge.id,
+                    keyID: keyID,
+                    counter: 99,
+                    signature: signature,
+                    appAttestAssertion: Data([0xFF, 0x00])
+                )
             }
             #expect(code == "app_attest_malformed")
         }
@@ -291,7 +336,10 @@ struct AppAttestEndToEndTests {
     @Test("off: nothing is asked or checked, even from a provider with an untrusted CA")
     func offMode() async throws {
         try await Self.run(.off) { backend in
-            let phone = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: try .init(), appID: "ZZZZZ99999.com.evil.clone", clock: backend.clock))
+            let phone = Phone(
+                backend,
+                appAttest: SimulatedAppAttestProvider(ca: try .init(), appID: "ZZZZZ99999.com.evil.clone", clock: backend.clock)
+            )
             let (flows, refused) = try await Self.enable(phone)
             #expect(refused == nil)
             #expect(try await phone.api.devices(accessToken: try await flows.accessToken()).first?.attestation == "none")

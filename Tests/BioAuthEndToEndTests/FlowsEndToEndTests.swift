@@ -41,7 +41,11 @@ struct FlowsEndToEndTests {
             #expect(signed.payload.purpose == .login && signed.payload.counter == 1)
             let replay = await problemCode {
                 _ = try await phone.api.signInWithBiometrics(
-                    challengeID: signed.challengeID, keyID: signed.payload.keyID, counter: signed.payload.counter, signature: signed.signature)
+                    challengeID: signed.challengeID,
+                    keyID: signed.payload.keyID,
+                    counter: signed.payload.counter,
+                    signature: signed.signature
+                )
             }
             #expect(replay == .challengeUsed)
         }
@@ -82,8 +86,12 @@ struct FlowsEndToEndTests {
             let token = try await flows.accessToken()
             try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
             let coffee = try await phone.api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
-                idempotencyKey: "order-1", accessToken: token)
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "merchant-coffee-042",
+                payeeName: "Coffee Shop",
+                idempotencyKey: "order-1",
+                accessToken: token
+            )
             await phone.sensor.script(.match)
             let paid = try await flows.pay(coffee.id)
             #expect(paid.status == "authorized" && paid.receipt?.method == "biometric")
@@ -91,8 +99,12 @@ struct FlowsEndToEndTests {
             #expect(await phone.sensor.presentedPrompts.last?.fallbackTitle == "Pay with PIN")
 
             let tea = try await phone.api.createPayment(
-                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "merchant-tea-7", payeeName: "Tea House",
-                idempotencyKey: "order-2", accessToken: token)
+                amount: Money(minorUnits: 1200, currency: .cny),
+                payeeID: "merchant-tea-7",
+                payeeName: "Tea House",
+                idempotencyKey: "order-2",
+                accessToken: token
+            )
             await phone.sensor.script(.fallback)
             let fallback = try await biometricErrorCode { _ = try await flows.pay(tea.id) }
             #expect(fallback == .userFallback)
@@ -111,8 +123,12 @@ struct FlowsEndToEndTests {
             let token = try await flows.accessToken()
             func pay(_ key: String) async throws -> PaymentDetails {
                 let payment = try await phone.api.createPayment(
-                    amount: Money(minorUnits: 8800, currency: .cny), payeeID: "merchant-coffee-042", payeeName: "Coffee Shop",
-                    idempotencyKey: key, accessToken: token)
+                    amount: Money(minorUnits: 8800, currency: .cny),
+                    payeeID: "merchant-coffee-042",
+                    payeeName: "Coffee Shop",
+                    idempotencyKey: key,
+                    accessToken: token
+                )
                 await phone.sensor.script(.match)
                 return try await flows.pay(payment.id)
             }
@@ -148,7 +164,12 @@ struct FlowsEndToEndTests {
             let token = try await flows.accessToken()
             try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
             let coffee = try await phone.api.createPayment(
-                amount: Money(minorUnits: 8800, currency: .cny), payeeID: "m-1", payeeName: "Coffee Shop", idempotencyKey: "o", accessToken: token)
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "m-1",
+                payeeName: "Coffee Shop",
+                idempotencyKey: "o",
+                accessToken: token
+            )
             let relaunched = try await phone.launch()
             await #expect(throws: SessionError.self) { _ = try await relaunched.pay(coffee.id) }
             await #expect(throws: SessionError.self) { _ = try await relaunched.pay(coffee.id, pin: "258046") }
@@ -259,7 +280,11 @@ struct FlowsEndToEndTests {
         let store = InMemorySecureStore()
         let sensor = SimulatedAuthenticator()
         let flows = try await BioAuthFlows(
-            api: BioAuthAPI(serverURL: url), authenticator: sensor, keyStore: SoftwareDeviceKeyStore(authenticator: sensor), store: store)
+            api: BioAuthAPI(serverURL: url),
+            authenticator: sensor,
+            keyStore: SoftwareDeviceKeyStore(authenticator: sensor),
+            store: store
+        )
         let before = try await Self.contents(of: store)
         #expect(await problemCode { _ = try await flows.signIn(username: "alice", password: "correct horse") } == .serverUnreachable)
         #expect(await flows.snapshot.state == .signedOut)
@@ -291,7 +316,7 @@ struct FlowsEndToEndTests {
 extension FlowsEndToEndTests {
     /// A real server on a loopback port over an in-memory database, for tests that stop it.
     static func memoryServer() async throws -> LoopbackServer {
-        return try await LoopbackServer.start(configuration: .forTests(), logger: .init(label: "e2e"))
+        try await LoopbackServer.start(configuration: .forTests(), logger: .init(label: "e2e"))
     }
 
     /// Every key and value of a store.

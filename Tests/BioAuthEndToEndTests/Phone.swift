@@ -71,9 +71,21 @@ struct Phone {
     func launch() async throws -> BioAuthFlows {
         let log = signed
         return try await BioAuthFlows(
-            api: api, authenticator: sensor, keyStore: keys, store: store, clock: clock,
-            configuration: .init(language: .english, deviceName: deviceName, deviceModel: deviceModel, expectedRelyingPartyID: "bank.example",
-                                 observer: { event in log.record(event) }, appAttest: appAttest, passkeys: passkeys))
+            api: api,
+            authenticator: sensor,
+            keyStore: keys,
+            store: store,
+            clock: clock,
+            configuration: .init(
+                language: .english,
+                deviceName: deviceName,
+                deviceModel: deviceModel,
+                expectedRelyingPartyID: "bank.example",
+                observer: { event in log.record(event) },
+                appAttest: appAttest,
+                passkeys: passkeys
+            )
+        )
     }
 
     /// Account, password sign-in, 启用 with a matching face.

@@ -34,7 +34,10 @@ struct BrokenGateway: ClientTransport {
 /// Passes requests to the server and rewrites the `currencyExponent` of the receipt in its answers: removed, as a
 /// server from before receipts carried it sends them, or stated as another value, as a tampering proxy would.
 final class ReceiptRewriter: ClientTransport, @unchecked Sendable {
-    enum Exponent { case asSent, removed, stated(Int) }
+    enum Exponent {
+        case asSent, removed
+        case stated(Int)
+    }
 
     private let lock = NSLock()
     private var rewrite = Exponent.asSent

@@ -16,7 +16,9 @@ struct AcceptHeaderTests {
         "text/html", "application/json;q=0", "application/json;q=0.000, */*", "*/*;q=0", "application/xml, text/*",
         "application/*;q=0.5, application/json;q=0",
     ]
-    static let malformed = [";", "json", "*/json", "application/json;q=2", "application/json;q=0.1234", "application/json;q", "; q=1", "application/json;=1"]
+    static let malformed = [
+        ";", "json", "*/json", "application/json;q=2", "application/json;q=0.1234", "application/json;q", "; q=1", "application/json;=1",
+    ]
 
     @Test("which headers accept JSON: the most specific range decides, q=0 excludes, parameters other than q do not narrow")
     func decisions() {
@@ -80,8 +82,11 @@ struct AcceptHeaderTests {
         try await TestServer.run { api in
             try await api.createAccount()
             let reply = try await api.call(
-                .post, "/v1/sessions", json: ["username": "alice", "password": "wrong horse", "installationId": "phone-1"],
-                headers: [.accept: "application/json"])
+                .post,
+                "/v1/sessions",
+                json: ["username": "alice", "password": "wrong horse", "installationId": "phone-1"],
+                headers: [.accept: "application/json"]
+            )
             #expect(reply.status == 401 && reply.code == "invalid_credentials")
         }
     }
@@ -99,12 +104,16 @@ struct AcceptHeaderTests {
     @Test("the media type the middleware expects of each operation is the one openapi.yaml gives its successful response")
     func contractMediaTypes() throws {
         let document = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources/BioAuthServer/openapi.yaml"),
-            encoding: .utf8)
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../../Sources/BioAuthServer/openapi.yaml"
+            ),
+            encoding: .utf8
+        )
         // operationId → the media types under its 2xx responses (one type across them: registering a payee answers 201 or
         // 200, both JSON).
         var success: [String: [String]] = [:]
-        var operation: String?, inSuccess = false
+        var operation: String?
+        var inSuccess = false
         for line in document.split(separator: "\n").prefix(while: { !$0.hasPrefix("components:") }) {
             let text = line.trimmingCharacters(in: .whitespaces)
             // An operation's own id (a link's `operationId`, deeper inside a response, names another operation).

@@ -51,17 +51,26 @@ struct AppAttestVectorTests {
     static func verifyAttestation(_ c: Case, environments: Set<AppAttestEnvironment>? = nil) async throws(AppAttestError) -> AttestedAppKey {
         var verifier = Self.verifier(c)
         if let environments, let expected = AppAttestEnvironment(rawValue: c.string("environment")) {
-            verifier = AppAttestVerifier(allowedAppIDs: [c.string("app_id")], environments: environments.contains(expected) ? environments : [expected])
+            verifier = AppAttestVerifier(
+                allowedAppIDs: [c.string("app_id")],
+                environments: environments.contains(expected) ? environments : [expected]
+            )
         }
         return try await verifier.verifyAttestation(
-            c.data("attestation_b64"), keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"),
-            at: time(c.string("valid_at")))
+            c.data("attestation_b64"),
+            keyID: c.data("key_id"),
+            clientDataHash: c.data("client_data_hash_b64"),
+            at: time(c.string("valid_at"))
+        )
     }
 
     @Test("every App Attest code is a 403 problem and is documented in PROTOCOL.md")
     func codes() throws {
-        let protocolText = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../docs/PROTOCOL.md"), encoding: .utf8)
+        let protocolText = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../docs/PROTOCOL.md"),
+            encoding: .utf8
+        )
         for code in AppAttestError.allCodes {
             #expect(APIError.status(of: ProblemCode(rawValue: code)) == .forbidden)
             #expect(protocolText.contains("`\(code)`"), "\(code) is not in PROTOCOL.md")
@@ -100,8 +109,12 @@ struct AppAttestVectorTests {
         let c = Self.load("assertion", file)
         let key = try DevicePublicKey(x963Representation: Data(hex: c.string("public_key_x963_hex")))
         let counter = try Self.verifier(c).verifyAssertion(
-            c.data("assertion_b64"), clientData: c.data("client_data_b64"), key: key, appID: c.string("app_id"),
-            previousCounter: UInt32(c.string("previous_counter"))!)
+            c.data("assertion_b64"),
+            clientData: c.data("client_data_b64"),
+            key: key,
+            appID: c.string("app_id"),
+            previousCounter: UInt32(c.string("previous_counter"))!
+        )
         #expect(Int(counter) == c.expected["counter"] as? Int)
     }
 
@@ -125,13 +138,20 @@ struct AppAttestVectorTests {
                 // The deployment expects the environment the case names (a wrong-environment case names the other one).
                 let environment = AppAttestEnvironment(rawValue: c.string("environment"))!
                 _ = try await AppAttestVerifier(allowedAppIDs: [c.string("app_id")], environments: [environment]).verifyAttestation(
-                    c.data("attestation_b64"), keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"),
-                    at: Self.time(c.string("valid_at")))
+                    c.data("attestation_b64"),
+                    keyID: c.data("key_id"),
+                    clientDataHash: c.data("client_data_hash_b64"),
+                    at: Self.time(c.string("valid_at"))
+                )
             } else {
                 let key = try DevicePublicKey(x963Representation: Data(hex: c.string("public_key_x963_hex")))
                 _ = try Self.verifier(c).verifyAssertion(
-                    c.data("assertion_b64"), clientData: c.data("client_data_b64"), key: key, appID: c.string("app_id"),
-                    previousCounter: UInt32(c.string("previous_counter"))!)
+                    c.data("assertion_b64"),
+                    clientData: c.data("client_data_b64"),
+                    key: key,
+                    appID: c.string("app_id"),
+                    previousCounter: UInt32(c.string("previous_counter"))!
+                )
             }
             Issue.record("\(file) was accepted")
         } catch let error as AppAttestError {
@@ -144,52 +164,72 @@ struct AppAttestVectorTests {
         let c = Self.load("attestation", "veehaitch-ios-14.2.json")
         await #expect(throws: AppAttestError.certificateExpired) {
             _ = try await Self.verifier(c).verifyAttestation(
-                c.data("attestation_b64"), keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"), at: Date())
+                c.data("attestation_b64"),
+                keyID: c.data("key_id"),
+                clientDataHash: c.data("client_data_hash_b64"),
+                at: Date()
+            )
         }
         await #expect(throws: AppAttestError.appIDMismatch) {
             _ = try await AppAttestVerifier(allowedAppIDs: ["TEAM.other.app"], environments: [.development, .production]).verifyAttestation(
-                c.data("attestation_b64"), keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"),
-                at: Self.time(c.string("valid_at")))
+                c.data("attestation_b64"),
+                keyID: c.data("key_id"),
+                clientDataHash: c.data("client_data_hash_b64"),
+                at: Self.time(c.string("valid_at"))
+            )
         }
         // A test CA instead of Apple's root: the same real chain is untrusted.
         let untrusting = AppAttestVerifier(trustedRoots: [], allowedAppIDs: [c.string("app_id")], environments: [.development, .production])
         await #expect(throws: AppAttestError.untrustedChain) {
             _ = try await untrusting.verifyAttestation(
-                c.data("attestation_b64"), keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"),
-                at: Self.time(c.string("valid_at")))
+                c.data("attestation_b64"),
+                keyID: c.data("key_id"),
+                clientDataHash: c.data("client_data_hash_b64"),
+                at: Self.time(c.string("valid_at"))
+            )
         }
     }
 
-    @Test("a real device's attestation (about 7,500 characters of base64url) reaches the verifier through the API",
-          arguments: cases("attestation"))
+    @Test(
+        "a real device's attestation (about 7,500 characters of base64url) reaches the verifier through the API",
+        arguments: cases("attestation")
+    )
     func realAttestationOverTheAPI(file: String) async throws {
         let c = Self.load("attestation", file)
         let (attestation, appAttestKeyID) = (Base64URL.encode(c.data("attestation_b64")), Base64URL.encode(c.data("key_id")))
-        try await TestServer.run(configure: {
-            $0.appAttest.mode = .report
-            $0.appAttest.allowedAppIDs = [c.string("app_id")]
-            $0.appAttest.environments = [.development, .production]
-        }) { api in
-            try await api.createAccount()
-            let tokens = try await api.signIn()
-            let key = TestKey()
-            let challenge = try await api.call(.post, "/v1/devices/challenges", token: tokens.access)
-            #expect(attestation.utf8.count > 6_900)
-            let reply = try await api.call(.post, "/v1/devices", json: [
-                "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
-                "biometryKind": "faceID", "deviceName": "Alice's iPhone", "counter": 0,
-                "signature": try key.sign(.register, challenge: try #require(challenge["challenge"]), counter: 0),
-                "appAttest": ["keyId": appAttestKeyID, "attestation": attestation],
-            ], token: tokens.access)
-            // It was made over another payload, so the verifier refuses it; under report the device registers and
-            // the refusal is audited with the verifier's own code (it used to be refused as too long to decode).
-            #expect(reply.status == 201, "\(reply.raw)")
-            let codes = try await api.database.transaction { db in
-                try await db.select().column("code").from("audit_events").where("code", .isNot, SQLLiteral.null).all()
-                    .map { try $0.decode(column: "code", as: String.self) }
+        try await TestServer.run(
+            configure: {
+                $0.appAttest.mode = .report
+                $0.appAttest.allowedAppIDs = [c.string("app_id")]
+                $0.appAttest.environments = [.development, .production]
+            },
+            { api in
+                try await api.createAccount()
+                let tokens = try await api.signIn()
+                let key = TestKey()
+                let challenge = try await api.call(.post, "/v1/devices/challenges", token: tokens.access)
+                #expect(attestation.utf8.count > 6_900)
+                let reply = try await api.call(
+                    .post,
+                    "/v1/devices",
+                    json: [
+                        "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
+                        "biometryKind": "faceID", "deviceName": "Alice's iPhone", "counter": 0,
+                        "signature": try key.sign(.register, challenge: try #require(challenge["challenge"]), counter: 0),
+                        "appAttest": ["keyId": appAttestKeyID, "attestation": attestation],
+                    ],
+                    token: tokens.access
+                )
+                // It was made over another payload, so the verifier refuses it; under report the device registers and
+                // the refusal is audited with the verifier's own code (it used to be refused as too long to decode).
+                #expect(reply.status == 201, "\(reply.raw)")
+                let codes = try await api.database.transaction { db in
+                    try await db.select().column("code").from("audit_events").where("code", .isNot, SQLLiteral.null).all()
+                        .map { try $0.decode(column: "code", as: String.self) }
+                }
+                #expect(codes.count == 1 && codes.allSatisfy { $0.hasPrefix("app_attest_") && $0 != "app_attest_malformed" }, "\(codes)")
             }
-            #expect(codes.count == 1 && codes.allSatisfy { $0.hasPrefix("app_attest_") && $0 != "app_attest_malformed" }, "\(codes)")
-        }
+        )
     }
 
     @Test("a damaged attestation of any shape is refused with a code, never a crash")
@@ -204,14 +244,28 @@ struct AppAttestVectorTests {
             variants.append(flipped)
         }
         let original = try await verifier.verifyAttestation(
-            object, keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"), at: Self.time(c.string("valid_at")))
+            object,
+            keyID: c.data("key_id"),
+            clientDataHash: c.data("client_data_hash_b64"),
+            at: Self.time(c.string("valid_at"))
+        )
         // Bytes after the top-level item are ignored (neither signed nor used).
-        #expect(try await verifier.verifyAttestation(
-            object + Data([0x00]), keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"), at: Self.time(c.string("valid_at"))) == original)
+        #expect(
+            try await verifier.verifyAttestation(
+                object + Data([0x00]),
+                keyID: c.data("key_id"),
+                clientDataHash: c.data("client_data_hash_b64"),
+                at: Self.time(c.string("valid_at"))
+            ) == original
+        )
         for variant in variants {
             do {
                 let key = try await verifier.verifyAttestation(
-                    variant, keyID: c.data("key_id"), clientDataHash: c.data("client_data_hash_b64"), at: Self.time(c.string("valid_at")))
+                    variant,
+                    keyID: c.data("key_id"),
+                    clientDataHash: c.data("client_data_hash_b64"),
+                    at: Self.time(c.string("valid_at"))
+                )
                 // Apple's receipt is kept for fraud-risk queries, not verified here: a flip inside it is the only
                 // change that may pass, and then the stored receipt differs.
                 #expect(key.receipt != original.receipt, "a damaged attestation was accepted")

@@ -26,14 +26,22 @@ struct AuthenticatorDataTests {
 
     @Test("the fixed layout is read: rp id hash, flags, counter, and with AT the aaguid and credential id, ending where they end")
     func reads() throws {
-        let plain = try AuthenticatorData(Self.bytes(flags: 0x05, counter: 0x0102_0304, trailing: [9, 9]), attestedCredential: .whenFlagged, malformed: Refused.init)
+        let plain = try AuthenticatorData(
+            Self.bytes(flags: 0x05, counter: 0x0102_0304, trailing: [9, 9]),
+            attestedCredential: .whenFlagged,
+            malformed: Refused.init
+        )
         #expect(plain.rpIDHash == Data(Self.rpIDHash))
         #expect(plain.flags == 0x05)
         #expect(plain.counter == 0x0102_0304)
         #expect(plain.attestedCredential == nil)
         #expect(plain.end == 37)
 
-        let attested = try AuthenticatorData(Self.bytes(flags: 0x45, idLength: 32, trailing: [0xA1]), attestedCredential: .whenFlagged, malformed: Refused.init)
+        let attested = try AuthenticatorData(
+            Self.bytes(flags: 0x45, idLength: 32, trailing: [0xA1]),
+            attestedCredential: .whenFlagged,
+            malformed: Refused.init
+        )
         #expect(attested.attestedCredential?.aaguid == Data(repeating: 0xAA, count: 16))
         #expect(attested.attestedCredential?.credentialID == Data(repeating: 0xC1, count: 32))
         #expect(attested.end == 55 + 32)
@@ -49,7 +57,11 @@ struct AuthenticatorDataTests {
         let clientDataHash = Data(SHA256.hash(data: Data("challenge".utf8)))
         let keyID = try await device.generateKey()
         let accepted = try await verifier.verifyAttestation(
-            try await device.attestKey(keyID, clientDataHash: clientDataHash), keyID: keyID, clientDataHash: clientDataHash, at: Date())
+            try await device.attestKey(keyID, clientDataHash: clientDataHash),
+            keyID: keyID,
+            clientDataHash: clientDataHash,
+            at: Date()
+        )
         #expect(accepted.keyID == keyID)
         await device.setTamper(.noAttestedCredentialFlag)
         let unflagged = try await device.attestKey(keyID, clientDataHash: clientDataHash)
@@ -95,12 +107,20 @@ struct AuthenticatorDataTests {
         let authData = Data(Self.bytes(flags: 0x01).dropLast())
         let nonce = Data(SHA256.hash(data: authData + Data(SHA256.hash(data: clientData))))
         let signature = try key.signature(for: nonce).derRepresentation
-        let assertion = CBOREncoder.encode(.map([
-            CBOR.Pair(.text("signature"), .bytes(signature)), CBOR.Pair(.text("authenticatorData"), .bytes(authData)),
-        ]))
+        let assertion = CBOREncoder.encode(
+            .map([
+                CBOR.Pair(.text("signature"), .bytes(signature)), CBOR.Pair(.text("authenticatorData"), .bytes(authData)),
+            ])
+        )
         let verifier = AppAttestVerifier(allowedAppIDs: ["ABCDE12345.bank.example"], environments: [.production])
         #expect(throws: AppAttestError.malformed("authenticator data is shorter than 37 bytes")) {
-            try verifier.verifyAssertion(assertion, clientData: clientData, key: DevicePublicKey(key.publicKey), appID: "ABCDE12345.bank.example", previousCounter: 0)
+            try verifier.verifyAssertion(
+                assertion,
+                clientData: clientData,
+                key: DevicePublicKey(key.publicKey),
+                appID: "ABCDE12345.bank.example",
+                previousCounter: 0
+            )
         }
     }
 }

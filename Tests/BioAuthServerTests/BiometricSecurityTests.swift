@@ -87,7 +87,8 @@ struct BiometricSecurityTests {
             #expect(try await api.biometricSignIn(key, counter: SignedPayload.maxCounter).status == 201)
             #expect(try await api.biometricSignIn(key, counter: SignedPayload.maxCounter).code == "counter_not_increasing")
             let challenge = try await api.signInChallenge(key)
-            let tooLarge = #"{"challengeId":"\#(challenge["challengeId"] ?? "")","keyId":"\#(key.keyID)","counter":9223372036854775808,"signature":"AA"}"#
+            let tooLarge =
+                #"{"challengeId":"\#(challenge["challengeId"] ?? "")","keyId":"\#(key.keyID)","counter":9223372036854775808,"signature":"AA"}"#
             #expect(try await api.call(.post, "/v1/sessions/biometric", body: tooLarge).code == "malformed_request")
         }
     }
@@ -121,9 +122,13 @@ struct BiometricSecurityTests {
             let twin = try Self.highSTwin(signature)
             #expect(twin != signature)
             func send(_ signature: String, counter: Int = 1) async throws -> Reply {
-                try await api.call(.post, "/v1/sessions/biometric", json: [
-                    "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": counter, "signature": signature,
-                ])
+                try await api.call(
+                    .post,
+                    "/v1/sessions/biometric",
+                    json: [
+                        "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": counter, "signature": signature,
+                    ]
+                )
             }
             #expect(try await send(signature).status == 201)
             // Same payload, other valid signature bytes: the single-use challenge refuses it.
@@ -132,9 +137,13 @@ struct BiometricSecurityTests {
             // Both forms verify (the Secure Enclave does not normalize S): a fresh challenge accepts a high-S signature.
             let next = try await api.signInChallenge(key)
             let fresh = try Self.highSTwin(try key.sign(.login, challenge: try #require(next["challenge"]), counter: 2))
-            let accepted = try await api.call(.post, "/v1/sessions/biometric", json: [
-                "challengeId": try #require(next["challengeId"]), "keyId": key.keyID, "counter": 2, "signature": fresh,
-            ])
+            let accepted = try await api.call(
+                .post,
+                "/v1/sessions/biometric",
+                json: [
+                    "challengeId": try #require(next["challengeId"]), "keyId": key.keyID, "counter": 2, "signature": fresh,
+                ]
+            )
             #expect(accepted.status == 201)
             #expect(try await api.auditKinds().filter { $0 == "challenge_replay:failure" }.count == 2)
         }
@@ -186,19 +195,29 @@ struct BiometricSecurityTests {
             // A registration challenge of Alice's session, used by Bob's session.
             let registration = try await api.call(.post, "/v1/devices/challenges", token: aliceTokens.access)
             let newKey = TestKey()
-            let stolen = try await api.call(.post, "/v1/devices", json: [
-                "challengeId": try #require(registration["challengeId"]), "publicKey": newKey.publicKey, "keyId": newKey.keyID,
-                "biometryKind": "touchID", "deviceName": "x", "counter": 0,
-                "signature": try newKey.sign(.register, challenge: try #require(registration["challenge"]), counter: 0),
-            ], token: bobTokens.access)
+            let stolen = try await api.call(
+                .post,
+                "/v1/devices",
+                json: [
+                    "challengeId": try #require(registration["challengeId"]), "publicKey": newKey.publicKey, "keyId": newKey.keyID,
+                    "biometryKind": "touchID", "deviceName": "x", "counter": 0,
+                    "signature": try newKey.sign(.register, challenge: try #require(registration["challenge"]), counter: 0),
+                ],
+                token: bobTokens.access
+            )
             #expect(stolen.code == "challenge_mismatch")
             // A sign-in challenge id can't register a device.
             let login = try await api.signInChallenge(alice)
-            let wrongPurpose = try await api.call(.post, "/v1/devices", json: [
-                "challengeId": try #require(login["challengeId"]), "publicKey": newKey.publicKey, "keyId": newKey.keyID,
-                "biometryKind": "touchID", "deviceName": "x", "counter": 0,
-                "signature": try newKey.sign(.register, challenge: try #require(login["challenge"]), counter: 0),
-            ], token: aliceTokens.access)
+            let wrongPurpose = try await api.call(
+                .post,
+                "/v1/devices",
+                json: [
+                    "challengeId": try #require(login["challengeId"]), "publicKey": newKey.publicKey, "keyId": newKey.keyID,
+                    "biometryKind": "touchID", "deviceName": "x", "counter": 0,
+                    "signature": try newKey.sign(.register, challenge: try #require(login["challenge"]), counter: 0),
+                ],
+                token: aliceTokens.access
+            )
             #expect(wrongPurpose.code == "challenge_mismatch")
             #expect(try await api.biometricSignIn(alice, counter: 1, challenge: try await api.signInChallenge(alice)).status == 201)
         }
@@ -212,11 +231,16 @@ struct BiometricSecurityTests {
             #expect(try await api.register(key, token: tokens.access).code == "key_already_registered")
             let other = TestKey()
             let challenge = try await api.call(.post, "/v1/devices/challenges", token: tokens.access)
-            let mismatched = try await api.call(.post, "/v1/devices", json: [
-                "challengeId": try #require(challenge["challengeId"]), "publicKey": other.publicKey, "keyId": key.keyID,
-                "biometryKind": "faceID", "deviceName": "x", "counter": 0,
-                "signature": try other.sign(.register, challenge: try #require(challenge["challenge"]), counter: 0),
-            ], token: tokens.access)
+            let mismatched = try await api.call(
+                .post,
+                "/v1/devices",
+                json: [
+                    "challengeId": try #require(challenge["challengeId"]), "publicKey": other.publicKey, "keyId": key.keyID,
+                    "biometryKind": "faceID", "deviceName": "x", "counter": 0,
+                    "signature": try other.sign(.register, challenge: try #require(challenge["challenge"]), counter: 0),
+                ],
+                token: tokens.access
+            )
             #expect(mismatched.code == "key_id_mismatch")
             let unknown = try await api.signInChallenge(TestKey())
             #expect(unknown.status == 404 && unknown.code == "device_not_found")

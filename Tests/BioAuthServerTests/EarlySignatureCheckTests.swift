@@ -22,10 +22,13 @@ struct EarlySignatureCheckTests {
             let signature = try #require(Base64URL.decode(try key.sign(.login, challenge: challengeText, counter: 1)))
             let early = try #require(
                 api.service.earlyCheck(signature, keyID: key.keyIDBytes, challengeID: challengeID, purpose: .login, counter: 1),
-                "the server issued the challenge and read the key for it, so it can check before the unit of work")
+                "the server issued the challenge and read the key for it, so it can check before the unit of work"
+            )
             #expect(early.valid)
             #expect(early.challenge == challenge)
-            let forged = try #require(api.service.earlyCheck(Data(signature.reversed()), keyID: key.keyIDBytes, challengeID: challengeID, purpose: .login, counter: 1))
+            let forged = try #require(
+                api.service.earlyCheck(Data(signature.reversed()), keyID: key.keyIDBytes, challengeID: challengeID, purpose: .login, counter: 1)
+            )
             #expect(!forged.valid)
 
             let signedIn = try await api.biometricSignIn(key, counter: 1, challenge: issued)
@@ -47,10 +50,14 @@ struct EarlySignatureCheckTests {
             // signature is over those bytes, not over the challenge in the database.
             let chosen = Data(repeating: 0xA5, count: 32)
             api.service.signatureInputs.remember(challenge: chosen, id: challengeID)
-            let forged = try await api.call(.post, "/v1/sessions/biometric", json: [
-                "challengeId": challengeID, "keyId": key.keyID, "counter": 1,
-                "signature": try key.sign(.login, challenge: Base64URL.encode(chosen), counter: 1),
-            ])
+            let forged = try await api.call(
+                .post,
+                "/v1/sessions/biometric",
+                json: [
+                    "challengeId": challengeID, "keyId": key.keyID, "counter": 1,
+                    "signature": try key.sign(.login, challenge: Base64URL.encode(chosen), counter: 1),
+                ]
+            )
             #expect(forged.status == 401)
             #expect(forged.code == "invalid_signature")
             // The stored challenge was used up by the refused attempt, as for any wrong signature.
@@ -62,23 +69,31 @@ struct EarlySignatureCheckTests {
     @Test("a remembered key that is not the registered one cannot make another key's signature pass")
     func rememberedKeyIsNotTrusted() async throws {
         try await TestServer.run { api in
-            let key = TestKey(), attacker = TestKey()
+            let key = TestKey()
+            let attacker = TestKey()
             _ = try await api.enrolled(key)
             let issued = try await api.signInChallenge(key)
             // The attacker's key remembered under the victim's key id: the early check then passes for the attacker's
             // signature, but the unit of work reads the registered key and verifies with it.
             let attackerKey = DevicePublicKey(attacker.privateKey.publicKey)
             api.service.signatureInputs.remember(attackerKey, id: key.keyIDBytes)
-            let challengeText = try #require(issued["challenge"]), challengeID = try #require(issued["challengeId"])
+            let challengeText = try #require(issued["challenge"])
+            let challengeID = try #require(issued["challengeId"])
             // Signed by the attacker's key over a payload naming that key, which is what the corrupted entry makes
             // the early check expect.
             let signature = try attacker.sign(.login, challenge: challengeText, counter: 1)
             let signatureBytes = try #require(Base64URL.decode(signature))
-            let early = try #require(api.service.earlyCheck(signatureBytes, keyID: key.keyIDBytes, challengeID: challengeID, purpose: .login, counter: 1))
+            let early = try #require(
+                api.service.earlyCheck(signatureBytes, keyID: key.keyIDBytes, challengeID: challengeID, purpose: .login, counter: 1)
+            )
             #expect(early.valid, "the corrupted entry makes the early check pass")
-            let forged = try await api.call(.post, "/v1/sessions/biometric", json: [
-                "challengeId": challengeID, "keyId": key.keyID, "counter": 1, "signature": signature,
-            ])
+            let forged = try await api.call(
+                .post,
+                "/v1/sessions/biometric",
+                json: [
+                    "challengeId": challengeID, "keyId": key.keyID, "counter": 1, "signature": signature,
+                ]
+            )
             #expect(forged.status == 401)
             #expect(forged.code == "invalid_signature")
         }
@@ -96,8 +111,12 @@ struct EarlySignatureCheckTests {
             let challengeID = try #require(issued["challengeId"])
             api.service.signatureInputs.remember(challenge: chosen, id: challengeID)
             let refused = try await api.authorizeWithBiometrics(
-                payment, key: key, counter: 1, token: tokens.access,
-                challenge: Reply(status: issued.status, json: issued.json.merging(["challenge": Base64URL.encode(chosen)]) { $1 }, raw: issued.raw))
+                payment,
+                key: key,
+                counter: 1,
+                token: tokens.access,
+                challenge: Reply(status: issued.status, json: issued.json.merging(["challenge": Base64URL.encode(chosen)]) { $1 }, raw: issued.raw)
+            )
             #expect(refused.code == "invalid_signature")
         }
     }

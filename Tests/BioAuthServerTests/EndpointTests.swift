@@ -107,15 +107,33 @@ struct EndpointTests {
             try await api.createAccount()
             let phone = try await api.signIn(installation: "phone-1")
             let tablet = try await api.signIn(installation: "tablet-1")
-            let wrong = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "nope nope", "newPassword": "new password 1"], token: phone.access)
+            let wrong = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "nope nope", "newPassword": "new password 1"],
+                token: phone.access
+            )
             #expect(wrong.code == "invalid_credentials")
-            let weak = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "short"], token: phone.access)
+            let weak = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "correct horse", "newPassword": "short"],
+                token: phone.access
+            )
             #expect(weak.code == "invalid_password")
-            let changed = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "new password 1"], token: phone.access)
+            let changed = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "correct horse", "newPassword": "new password 1"],
+                token: phone.access
+            )
             #expect(changed.status == 204)
             #expect(try await api.call(.get, "/v1/me", token: phone.access).code == "session_ended")
             #expect(try await api.call(.get, "/v1/me", token: tablet.access).code == "session_ended")
-            #expect(try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": "correct horse", "installationId": "x"]).code == "invalid_credentials")
+            #expect(
+                try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": "correct horse", "installationId": "x"]).code
+                    == "invalid_credentials"
+            )
             _ = try await api.signIn(password: "new password 1")
         }
     }

@@ -12,7 +12,9 @@ import Testing
 struct FixedSQLTests {
     static let insert = FixedSQL("INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, 1)")
 
-    @Test("on PostgreSQL the placeholders are numbered and the values follow in order; SQLite's dialect numbers them too, the same statement as the text SQLite runs")
+    @Test(
+        "on PostgreSQL the placeholders are numbered and the values follow in order; SQLite's dialect numbers them too, the same statement as the text SQLite runs"
+    )
     func rendering() {
         let statement = Self.insert("b", Int64(5))
         var postgres = SQLSerializer(database: SQLiteDialectTests.Renderer(dialect: PostgresDialect()))

@@ -11,88 +11,101 @@ import Testing
 struct MetricsTests {
     @Test("metrics appear and move as requests are made, and no label names a user, token or account", arguments: StorageBackend.available)
     func metricsMove(backend: StorageBackend) async throws {
-        try await TestServer.run(.live, backend: backend, configure: { $0.metricsPort = 0 }) { api in
-            let port = try #require(await api.metricsPorts.first { _ in true })
-            let before = try await Self.scrape(port)
-            #expect(before.status == 200)
-            #expect(before.contentType == "text/plain; version=0.0.4; charset=utf-8")
-            #expect(before.value("bioauth_process_resident_memory_bytes").map { $0 > 1_000_000 } == true, "\(before.text)")
-            #expect(before.value("bioauth_process_open_fds").map { $0 > 0 } == true)
+        try await TestServer.run(
+            .live,
+            backend: backend,
+            configure: { $0.metricsPort = 0 },
+            { api in
+                let port = try #require(await api.metricsPorts.first { _ in true })
+                let before = try await Self.scrape(port)
+                #expect(before.status == 200)
+                #expect(before.contentType == "text/plain; version=0.0.4; charset=utf-8")
+                #expect(before.value("bioauth_process_resident_memory_bytes").map { $0 > 1_000_000 } == true, "\(before.text)")
+                #expect(before.value("bioauth_process_open_fds").map { $0 > 0 } == true)
 
-            let key = TestKey()
-            let (tokens, _) = try await api.enrolled(key, username: "metrics-alice")
-            let accountID = try #require(try await api.call(.get, "/v1/me", token: tokens.access)["accountId"])
-            let wrong = try await api.call(.post, "/v1/sessions", json: [
-                "username": "metrics-alice", "password": "not the password", "installationId": "phone-2",
-            ])
-            #expect(wrong.code == "invalid_credentials")
-            #expect(try await api.biometricSignIn(key, counter: 1).status == 201)
-            #expect(try await api.call(.get, "/no/such/path").code == "not_found")
-            #expect(try await api.call(.get, "/metrics").code == "not_found", "the public listener never serves metrics")
-            // Methods the HTTP parser knows beyond the API's (WebDAV's): counted, under one label.
-            for other in ["PROPFIND", "MKCOL"] {
-                _ = try await api.call(HTTPRequest.Method(other)!, "/healthz")
+                let key = TestKey()
+                let (tokens, _) = try await api.enrolled(key, username: "metrics-alice")
+                let accountID = try #require(try await api.call(.get, "/v1/me", token: tokens.access)["accountId"])
+                let wrong = try await api.call(
+                    .post,
+                    "/v1/sessions",
+                    json: [
+                        "username": "metrics-alice", "password": "not the password", "installationId": "phone-2",
+                    ]
+                )
+                #expect(wrong.code == "invalid_credentials")
+                #expect(try await api.biometricSignIn(key, counter: 1).status == 201)
+                #expect(try await api.call(.get, "/no/such/path").code == "not_found")
+                #expect(try await api.call(.get, "/metrics").code == "not_found", "the public listener never serves metrics")
+                // Methods the HTTP parser knows beyond the API's (WebDAV's): counted, under one label.
+                for other in ["PROPFIND", "MKCOL"] {
+                    _ = try await api.call(HTTPRequest.Method(other)!, "/healthz")
+                }
+                // A request that is not HTTP at all is refused before any route: counted as a problem all the same.
+                let apiPort = try #require(api.client.port)
+                let garbage = try await RawHTTPConnection.offPool { try RawHTTPConnection.exchange(port: apiPort, Array("HELLO THERE\r\n\r\n".utf8)) }
+                #expect(RawHTTPConnection.parse(garbage)?.status == 400)
+
+                let after = try await Self.scrape(port)
+                let requests = #"bioauth_http_requests_total{method="POST",route="/v1/sessions",status="201"}"#
+                #expect(after.value(requests) == 1, "\(after.text)")
+                #expect(after.value(#"bioauth_http_requests_total{method="POST",route="/v1/sessions",status="401"}"#) == 1)
+                #expect(after.value(#"bioauth_http_requests_total{method="GET",route="unmatched",status="404"}"#) == 2)
+                #expect(after.value(#"bioauth_http_request_duration_seconds_count{method="POST",route="/v1/sessions"}"#) == 2)
+                #expect(after.value(#"bioauth_http_requests_total{method="other",route="unmatched",status="405"}"#) == 2, "\(after.text)")
+                #expect(!after.text.contains("PROPFIND") && !after.text.contains("MKCOL"))
+                #expect(after.value(#"bioauth_sign_ins_total{method="password",outcome="success"}"#) == 1)
+                #expect(after.value(#"bioauth_sign_ins_total{method="password",outcome="invalid_credentials"}"#) == 1)
+                #expect(after.value(#"bioauth_sign_ins_total{method="biometric",outcome="success"}"#) == 1)
+                #expect(after.value(#"bioauth_problems_total{code="invalid_credentials"}"#) == 1)
+                #expect(after.value(#"bioauth_problems_total{code="not_found"}"#) == 2)
+                #expect(after.value(#"bioauth_problems_total{code="malformed_request"}"#) == 1, "\(after.text)")
+                #expect(after.value(#"bioauth_challenges_issued_total{purpose="login"}"#) == 1)
+                #expect(after.value(#"bioauth_challenges_issued_total{purpose="register"}"#) == 1)
+                #expect(after.value("bioauth_password_hash_wait_seconds_count").map { $0 >= 3 } == true, "account, sign-in, wrong password")
+                #expect(after.value("bioauth_password_hash_queue_depth") == 0)
+                let units = #"bioauth_database_unit_of_work_seconds_count{engine="\#(backend.rawValue)",outcome="committed"}"#
+                #expect(after.value(units).map { $0 > (before.value(units) ?? 0) } == true, "\(after.text)")
+                #expect(after.value("bioauth_http_requests_in_flight") == 0)
+                #expect(after.value("bioauth_http_connections_open").map { $0 >= 1 } == true, "the test client's connection is open")
+
+                // Every label value comes from a fixed set: nothing of the user's is ever a label.
+                let text = try await Self.scrape(port).text
+                for secret in ["metrics-alice", tokens.access, tokens.refresh, accountID, key.keyID] {
+                    #expect(!text.contains(secret), "a metric label holds a user's value")
+                }
             }
-            // A request that is not HTTP at all is refused before any route: counted as a problem all the same.
-            let apiPort = try #require(api.client.port)
-            let garbage = try await RawHTTPConnection.offPool { try RawHTTPConnection.exchange(port: apiPort, Array("HELLO THERE\r\n\r\n".utf8)) }
-            #expect(RawHTTPConnection.parse(garbage)?.status == 400)
-
-            let after = try await Self.scrape(port)
-            let requests = #"bioauth_http_requests_total{method="POST",route="/v1/sessions",status="201"}"#
-            #expect(after.value(requests) == 1, "\(after.text)")
-            #expect(after.value(#"bioauth_http_requests_total{method="POST",route="/v1/sessions",status="401"}"#) == 1)
-            #expect(after.value(#"bioauth_http_requests_total{method="GET",route="unmatched",status="404"}"#) == 2)
-            #expect(after.value(#"bioauth_http_request_duration_seconds_count{method="POST",route="/v1/sessions"}"#) == 2)
-            #expect(after.value(#"bioauth_http_requests_total{method="other",route="unmatched",status="405"}"#) == 2, "\(after.text)")
-            #expect(!after.text.contains("PROPFIND") && !after.text.contains("MKCOL"))
-            #expect(after.value(#"bioauth_sign_ins_total{method="password",outcome="success"}"#) == 1)
-            #expect(after.value(#"bioauth_sign_ins_total{method="password",outcome="invalid_credentials"}"#) == 1)
-            #expect(after.value(#"bioauth_sign_ins_total{method="biometric",outcome="success"}"#) == 1)
-            #expect(after.value(#"bioauth_problems_total{code="invalid_credentials"}"#) == 1)
-            #expect(after.value(#"bioauth_problems_total{code="not_found"}"#) == 2)
-            #expect(after.value(#"bioauth_problems_total{code="malformed_request"}"#) == 1, "\(after.text)")
-            #expect(after.value(#"bioauth_challenges_issued_total{purpose="login"}"#) == 1)
-            #expect(after.value(#"bioauth_challenges_issued_total{purpose="register"}"#) == 1)
-            #expect(after.value("bioauth_password_hash_wait_seconds_count").map { $0 >= 3 } == true, "account, sign-in, wrong password")
-            #expect(after.value("bioauth_password_hash_queue_depth") == 0)
-            let units = #"bioauth_database_unit_of_work_seconds_count{engine="\#(backend.rawValue)",outcome="committed"}"#
-            #expect(after.value(units).map { $0 > (before.value(units) ?? 0) } == true, "\(after.text)")
-            #expect(after.value("bioauth_http_requests_in_flight") == 0)
-            #expect(after.value("bioauth_http_connections_open").map { $0 >= 1 } == true, "the test client's connection is open")
-
-            // Every label value comes from a fixed set: nothing of the user's is ever a label.
-            let text = try await Self.scrape(port).text
-            for secret in ["metrics-alice", tokens.access, tokens.refresh, accountID, key.keyID] {
-                #expect(!text.contains(secret), "a metric label holds a user's value")
-            }
-        }
+        )
     }
 
     @Test("rate-limit refusals and payment authorizations are counted by kind and outcome")
     func refusalsAndPayments() async throws {
-        try await TestServer.run(.live, configure: {
-            $0.metricsPort = 0
-            $0.signInChallengesPerWindow = 1
-        }) { api in
-            let port = try #require(await api.metricsPorts.first { _ in true })
-            let key = TestKey()
-            let (tokens, _) = try await api.enrolled(key)
-            _ = try await api.signInChallenge(key)
-            #expect(try await api.signInChallenge(key).code == "rate_limited")
-            _ = try await api.setPIN("258046", token: tokens.access)
-            let payment = try #require(try await api.createPayment(token: tokens.access)["paymentId"])
-            let wrongPIN = try await api.call(.post, "/v1/payments/\(payment)/pin-authorization", json: ["pin": "111112"], token: tokens.access)
-            #expect(wrongPIN.code == "wrong_pin")
-            let right = try await api.call(.post, "/v1/payments/\(payment)/pin-authorization", json: ["pin": "258046"], token: tokens.access)
-            #expect(right.status == 200)
+        try await TestServer.run(
+            .live,
+            configure: {
+                $0.metricsPort = 0
+                $0.signInChallengesPerWindow = 1
+            },
+            { api in
+                let port = try #require(await api.metricsPorts.first { _ in true })
+                let key = TestKey()
+                let (tokens, _) = try await api.enrolled(key)
+                _ = try await api.signInChallenge(key)
+                #expect(try await api.signInChallenge(key).code == "rate_limited")
+                _ = try await api.setPIN("258046", token: tokens.access)
+                let payment = try #require(try await api.createPayment(token: tokens.access)["paymentId"])
+                let wrongPIN = try await api.call(.post, "/v1/payments/\(payment)/pin-authorization", json: ["pin": "111112"], token: tokens.access)
+                #expect(wrongPIN.code == "wrong_pin")
+                let right = try await api.call(.post, "/v1/payments/\(payment)/pin-authorization", json: ["pin": "258046"], token: tokens.access)
+                #expect(right.status == 200)
 
-            let metrics = try await Self.scrape(port)
-            #expect(metrics.value(#"bioauth_rate_limit_refusals_total{limit="signin_key"}"#) == 1, "\(metrics.text)")
-            #expect(metrics.value(#"bioauth_problems_total{code="rate_limited"}"#) == 1)
-            #expect(metrics.value(#"bioauth_payment_authorizations_total{method="pin",outcome="wrong_pin"}"#) == 1)
-            #expect(metrics.value(#"bioauth_payment_authorizations_total{method="pin",outcome="success"}"#) == 1)
-        }
+                let metrics = try await Self.scrape(port)
+                #expect(metrics.value(#"bioauth_rate_limit_refusals_total{limit="signin_key"}"#) == 1, "\(metrics.text)")
+                #expect(metrics.value(#"bioauth_problems_total{code="rate_limited"}"#) == 1)
+                #expect(metrics.value(#"bioauth_payment_authorizations_total{method="pin",outcome="wrong_pin"}"#) == 1)
+                #expect(metrics.value(#"bioauth_payment_authorizations_total{method="pin",outcome="success"}"#) == 1)
+            }
+        )
     }
 
     @Test("a metrics port equal to the API's port, or out of range, stops start-up with a message naming it")

@@ -28,24 +28,35 @@ struct OperatorTests {
         #expect(Operators.matchingStep("２８７０８２", secret: secret, at: Date(timeIntervalSince1970: 59)) == nil, "ASCII digits only")
     }
 
-    @Test("first sign-in enrolls TOTP from an otpauth URI; then password and code; a code is never accepted twice",
-          arguments: StorageBackend.available)
+    @Test(
+        "first sign-in enrolls TOTP from an otpauth URI; then password and code; a code is never accepted twice",
+        arguments: StorageBackend.available
+    )
     func enrollAndSignIn(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
             let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
             let made = try await operators.create(name: "mei.support", role: .support, password: "correct horse battery")
             #expect(made.id.hasPrefix("op_") && !made.totpEnrolled)
-            await #expect(throws: OperatorError.invalidCredentials) { try await operators.signIn(name: "mei.support", password: "wrong password!", code: nil) }
-            await #expect(throws: OperatorError.invalidCredentials) { try await operators.signIn(name: "nobody", password: "correct horse battery", code: nil) }
+            await #expect(throws: OperatorError.invalidCredentials) {
+                try await operators.signIn(name: "mei.support", password: "wrong password!", code: nil)
+            }
+            await #expect(throws: OperatorError.invalidCredentials) {
+                try await operators.signIn(name: "nobody", password: "correct horse battery", code: nil)
+            }
 
-            guard case .enrollTOTP(let secret, let uri) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil) else {
+            guard
+                case .enrollTOTP(let secret, let uri) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil)
+            else {
                 Issue.record("no enrollment offered")
                 return
             }
             #expect(uri == "otpauth://totp/BioAuth:mei.support?secret=\(secret)&issuer=BioAuth", "the key to type is the URI's: \(uri)")
             #expect(Self.base32(secret).count == 32, "a 256-bit key")
-            #expect(try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil) == .enrollTOTP(secret: secret, uri: uri),
-                    "the same secret until it is enrolled")
+            #expect(
+                try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil)
+                    == .enrollTOTP(secret: secret, uri: uri),
+                "the same secret until it is enrolled"
+            )
             await #expect(throws: OperatorError.invalidCredentials) {
                 try await operators.signIn(name: "mei.support", password: "correct horse battery", code: "000000")
             }
@@ -61,7 +72,11 @@ struct OperatorTests {
                 try await operators.signIn(name: "mei.support", password: "correct horse battery", code: code)
             }
             api.clock.advance(by: 30)
-            let next = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now))
+            let next = try await operators.signIn(
+                name: "mei.support",
+                password: "correct horse battery",
+                code: Self.totp(typed: secret, at: api.clock.now)
+            )
             #expect(next == .signedIn(signedIn))
         }
     }
@@ -76,19 +91,27 @@ struct OperatorTests {
                 return
             }
             for attempt in 1...5 {
-                let error = await #expect(throws: OperatorError.self) { try await operators.signIn(name: "li.admin", password: "guess \(attempt) guess", code: nil) }
+                let error = await #expect(throws: OperatorError.self) {
+                    try await operators.signIn(name: "li.admin", password: "guess \(attempt) guess", code: nil)
+                }
                 #expect(attempt < 5 ? error == .invalidCredentials : error == .locked(until: api.clock.now.addingTimeInterval(900)))
             }
             await #expect(throws: OperatorError.locked(until: api.clock.now.addingTimeInterval(900))) {
                 try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now))
             }
             api.clock.advance(by: 901)
-            if case .signedIn = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now)) {
+            if case .signedIn = try await operators.signIn(
+                name: "li.admin",
+                password: "correct horse battery",
+                code: Self.totp(typed: secret, at: api.clock.now)
+            ) {
             } else {
                 Issue.record("not signed in after the lock ran out")
             }
             try await operators.disable(name: "li.admin")
-            await #expect(throws: OperatorError.disabled) { try await operators.signIn(name: "li.admin", password: "correct horse battery", code: nil) }
+            await #expect(throws: OperatorError.disabled) {
+                try await operators.signIn(name: "li.admin", password: "correct horse battery", code: nil)
+            }
         }
     }
 
@@ -97,7 +120,9 @@ struct OperatorTests {
         try await TestServer.run { api in
             let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
             await #expect(throws: OperatorError.self) { try await operators.create(name: "wang", role: .viewer, password: "short pass") }
-            await #expect(throws: OperatorError.self) { try await operators.create(name: "wang wei", role: .viewer, password: "correct horse battery") }
+            await #expect(throws: OperatorError.self) {
+                try await operators.create(name: "wang wei", role: .viewer, password: "correct horse battery")
+            }
             _ = try await operators.create(name: "wang", role: .viewer, password: "correct horse battery")
             await #expect(throws: OperatorError.self) { try await operators.create(name: "wang", role: .admin, password: "correct horse battery") }
             #expect(try await operators.list().map(\.role) == [.viewer])

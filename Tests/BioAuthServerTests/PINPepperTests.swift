@@ -78,7 +78,9 @@ struct PINPepperTests {
             let aliceID = try #require(try await api.call(.get, "/v1/me", token: alice.access)["accountId"])
             try await api.database.transaction { db in
                 let rows = try await db.select().columns("account_id", "pin_hash").from("payment_pins").all()
-                let hashes = try rows.map { (try $0.decode(column: "account_id", as: String.self), try $0.decode(column: "pin_hash", as: String.self)) }
+                let hashes = try rows.map {
+                    (try $0.decode(column: "account_id", as: String.self), try $0.decode(column: "pin_hash", as: String.self))
+                }
                 let malloryHash = try #require(hashes.first { $0.0 != aliceID }?.1)
                 try await db.update("payment_pins").set("pin_hash", to: malloryHash).where("account_id", .equal, aliceID).run()
             }
@@ -92,20 +94,28 @@ struct PINPepperTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let keyFile = folder.appendingPathComponent("pin-key").path
-        try await TestServer.run(configure: { $0.pinKeyPath = keyFile }) { api in
-            _ = try await Self.aliceWithPIN(api)
-            let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
-            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-            // Another instance over the same database, started with another key.
-            var other = api.service.configuration
-            other.pinKeyPath = folder.appendingPathComponent("other-key").path
-            await #expect(throws: ConfigurationError.self) {
-                _ = try await BioAuthServerApplication.build(
-                    configuration: other, database: api.database, clock: api.clock, random: SystemRandomSource(), logger: Logger(label: "test"))
+        try await TestServer.run(
+            configure: { $0.pinKeyPath = keyFile },
+            { api in
+                _ = try await Self.aliceWithPIN(api)
+                let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
+                #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+                // Another instance over the same database, started with another key.
+                var other = api.service.configuration
+                other.pinKeyPath = folder.appendingPathComponent("other-key").path
+                await #expect(throws: ConfigurationError.self) {
+                    _ = try await BioAuthServerApplication.build(
+                        configuration: other,
+                        database: api.database,
+                        clock: api.clock,
+                        random: SystemRandomSource(),
+                        logger: Logger(label: "test")
+                    )
+                }
+                // The key that sealed them passes the same check.
+                #expect(try await api.service.sealLegacyPINHashes() == 0)
+                #expect(try SecretSealer.load(path: keyFile).keyID == api.service.pins.keyID)
             }
-            // The key that sealed them passes the same check.
-            #expect(try await api.service.sealLegacyPINHashes() == 0)
-            #expect(try SecretSealer.load(path: keyFile).keyID == api.service.pins.keyID)
-        }
+        )
     }
 }

@@ -19,8 +19,10 @@ struct PasskeyTests {
         try await TestServer.run(.live, backend: backend, configure: { $0.passkeys.origins = [origin] }, body)
     }
 
-    @Test("a signed-in customer creates a passkey, then signs in with it without typing a username and with one; the session says passkey everywhere",
-          arguments: StorageBackend.available)
+    @Test(
+        "a signed-in customer creates a passkey, then signs in with it without typing a username and with one; the session says passkey everywhere",
+        arguments: StorageBackend.available
+    )
     func registerAndSignIn(backend: StorageBackend) async throws {
         try await Self.run(backend) { api in
             try await api.createAccount()
@@ -28,8 +30,12 @@ struct PasskeyTests {
             let provider = SimulatedPasskeyProvider()
             let created = try await api.createPasskey(provider, token: password.access, name: "Alice's MacBook")
             #expect(created.status == 201, "\(created.raw)")
-            #expect(created["name"] == "Alice's MacBook" && created.json["backupEligible"] as? Bool == true && created.json["backedUp"] as? Bool == true)
-            #expect(created["attestationFormat"] == "none" && created["attestationType"] == "none" && created.json["attestationTrusted"] as? Bool == false)
+            #expect(
+                created["name"] == "Alice's MacBook" && created.json["backupEligible"] as? Bool == true && created.json["backedUp"] as? Bool == true
+            )
+            #expect(
+                created["attestationFormat"] == "none" && created["attestationType"] == "none" && created.json["attestationTrusted"] as? Bool == false
+            )
             #expect(created.json["algorithm"] as? Int == -7)
             let passkeyID = try #require(created["passkeyId"])
 
@@ -88,8 +94,10 @@ struct PasskeyTests {
         }
     }
 
-    @Test("attacks: another origin, a replayed assertion, another user's credential, a forged user handle, no user verification, a counter going back",
-          arguments: StorageBackend.available)
+    @Test(
+        "attacks: another origin, a replayed assertion, another user's credential, a forged user handle, no user verification, a counter going back",
+        arguments: StorageBackend.available
+    )
     func attacks(backend: StorageBackend) async throws {
         try await Self.run(backend) { api in
             try await api.createAccount("alice")
@@ -156,15 +164,20 @@ struct PasskeyTests {
                 try await db.raw("SELECT code FROM audit_events WHERE kind = 'passkey_sign_in' AND outcome = 'failure'").all()
                     .map { try $0.decode(column: "code", as: String?.self) ?? "" }
             }
-            #expect(Set(failures).isSuperset(of: [
-                "passkey_origin_mismatch", "passkey_challenge_mismatch", "passkey_unknown_credential", "passkey_invalid_signature",
-                "passkey_user_not_verified", "passkey_counter_replayed",
-            ]), "\(failures)")
+            #expect(
+                Set(failures).isSuperset(of: [
+                    "passkey_origin_mismatch", "passkey_challenge_mismatch", "passkey_unknown_credential", "passkey_invalid_signature",
+                    "passkey_user_not_verified", "passkey_counter_replayed",
+                ]),
+                "\(failures)"
+            )
         }
     }
 
-    @Test("revoking a passkey ends its sessions and refuses it from then on; revoking from the session it started keeps that session",
-          arguments: StorageBackend.available)
+    @Test(
+        "revoking a passkey ends its sessions and refuses it from then on; revoking from the session it started keeps that session",
+        arguments: StorageBackend.available
+    )
     func revoke(backend: StorageBackend) async throws {
         try await Self.run(backend) { api in
             try await api.createAccount()
@@ -184,8 +197,10 @@ struct PasskeyTests {
         }
     }
 
-    @Test("registration: the challenge belongs to the session that asked, is single use, and a credential registers once; bad input changes nothing",
-          arguments: StorageBackend.available)
+    @Test(
+        "registration: the challenge belongs to the session that asked, is single use, and a credential registers once; bad input changes nothing",
+        arguments: StorageBackend.available
+    )
     func registrationChecks(backend: StorageBackend) async throws {
         try await Self.run(backend) { api in
             try await api.createAccount("alice")
@@ -220,7 +235,9 @@ struct PasskeyTests {
             credential["response"] = response
             garbage["credential"] = credential
             #expect(try await api.call(.post, "/v1/passkeys", json: garbage, token: alice.access).code == "invalid_encoding")
-            let count = try await api.database.transaction { db in try await db.raw("SELECT COUNT(*) AS n FROM passkeys").first()!.decode(column: "n", as: Int.self) }
+            let count = try await api.database.transaction { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM passkeys").first()!.decode(column: "n", as: Int.self)
+            }
             #expect(count == 1)
         }
     }
@@ -259,16 +276,23 @@ extension API {
         let user = try #require(publicKey["user"] as? [String: Any])
         let rp = try #require(publicKey["rp"] as? [String: Any])
         let excluded = (publicKey["excludeCredentials"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? String).flatMap(Base64URL.decode) }
-        let registration = try await provider.register(PasskeyRegistrationRequest(
-            relyingPartyID: try #require(rp["id"] as? String), challenge: try Self.bytes(publicKey["challenge"]),
-            userID: try Self.bytes(user["id"]), userName: try #require(user["name"] as? String), excludedCredentialIDs: excluded))
+        let registration = try await provider.register(
+            PasskeyRegistrationRequest(
+                relyingPartyID: try #require(rp["id"] as? String),
+                challenge: try Self.bytes(publicKey["challenge"]),
+                userID: try Self.bytes(user["id"]),
+                userName: try #require(user["name"] as? String),
+                excludedCredentialIDs: excluded
+            )
+        )
         let id = Base64URL.encode(registration.credentialID)
         return [
             "challengeId": try #require(options["challengeId"]),
             "credential": [
                 "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform", "clientExtensionResults": [String: String](),
                 "response": [
-                    "clientDataJSON": Base64URL.encode(registration.clientDataJSON), "attestationObject": Base64URL.encode(registration.attestationObject),
+                    "clientDataJSON": Base64URL.encode(registration.clientDataJSON),
+                    "attestationObject": Base64URL.encode(registration.attestationObject),
                     "transports": registration.transports,
                 ] as [String: any Sendable],
             ] as [String: any Sendable],
@@ -283,18 +307,34 @@ extension API {
         } else {
             issued = try await call(.post, "/v1/sessions/passkey/options", json: [:])
         }
-        return try await call(.post, "/v1/sessions/passkey", json: try await passkeySignInRequest(provider, options: issued, installation: installation))
+        return try await call(
+            .post,
+            "/v1/sessions/passkey",
+            json: try await passkeySignInRequest(provider, options: issued, installation: installation)
+        )
     }
 
     /// The AuthenticationResponseJSON body for `options`, made by `provider`.
-    func passkeySignInRequest(_ provider: SimulatedPasskeyProvider, options: Reply, installation: String = "browser-1", ignoreAllowList: Bool = false)
+    func passkeySignInRequest(
+        _ provider: SimulatedPasskeyProvider,
+        options: Reply,
+        installation: String = "browser-1",
+        ignoreAllowList: Bool = false
+    )
         async throws -> [String: any Sendable]
     {
         try #require(options.status == 201, "sign-in options: \(options.raw)")
         let publicKey = try #require(options.json["publicKey"] as? [String: Any])
-        let allowed = ignoreAllowList ? [] : (publicKey["allowCredentials"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? String).flatMap(Base64URL.decode) }
-        let assertion = try await provider.assert(PasskeyAssertionRequest(
-            relyingPartyID: try #require(publicKey["rpId"] as? String), challenge: try Self.bytes(publicKey["challenge"]), allowedCredentialIDs: allowed))
+        let allowed =
+            ignoreAllowList
+            ? [] : (publicKey["allowCredentials"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? String).flatMap(Base64URL.decode) }
+        let assertion = try await provider.assert(
+            PasskeyAssertionRequest(
+                relyingPartyID: try #require(publicKey["rpId"] as? String),
+                challenge: try Self.bytes(publicKey["challenge"]),
+                allowedCredentialIDs: allowed
+            )
+        )
         let id = Base64URL.encode(assertion.credentialID)
         var response: [String: any Sendable] = [
             "clientDataJSON": Base64URL.encode(assertion.clientDataJSON), "authenticatorData": Base64URL.encode(assertion.authenticatorData),
@@ -309,8 +349,10 @@ extension API {
 }
 
 extension PasskeyTests {
-    @Test("support: the customer's passkeys and passkey sessions are shown; revoking one with a reason ends its sessions and is in the customer's audit log; a viewer cannot",
-          arguments: StorageBackend.available)
+    @Test(
+        "support: the customer's passkeys and passkey sessions are shown; revoking one with a reason ends its sessions and is in the customer's audit log; a viewer cannot",
+        arguments: StorageBackend.available
+    )
     func supportRevokes(backend: StorageBackend) async throws {
         try await Self.run(backend) { api in
             let desk = try await SupportDeskTests.desk(api)
@@ -324,7 +366,10 @@ extension PasskeyTests {
             #expect(record.passkeys.map(\.id) == [passkeyID] && record.passkeys[0].name == "Work laptop" && record.passkeys[0].backupEligible)
             #expect(record.sessions.contains { $0.method == "passkey" && $0.passkeyID == passkeyID })
             let overview = try await desk.overview(hours: 24)
-            #expect(overview.hours.map(\.passkey).reduce(0, +) == 1 && overview.hours.map(\.password).reduce(0, +) == 1, "the overview counts the passkey sign-in apart")
+            #expect(
+                overview.hours.map(\.passkey).reduce(0, +) == 1 && overview.hours.map(\.password).reduce(0, +) == 1,
+                "the overview counts the passkey sign-in apart"
+            )
 
             await #expect(throws: SupportError.notAllowed("vic is a viewer: viewers only read")) {
                 try await desk.revokePasskey(passkeyID, customer: "alice", operator: "vic", reason: "Laptop lost")
@@ -358,58 +403,86 @@ extension PasskeyTests {
 }
 
 extension PasskeyTests {
-    @Test("webhooks: the bank hears of every passkey added or revoked (by the customer or by support), signed, with the passkey's data",
-          arguments: StorageBackend.available)
+    @Test(
+        "webhooks: the bank hears of every passkey added or revoked (by the customer or by support), signed, with the passkey's data",
+        arguments: StorageBackend.available
+    )
     func webhooks(backend: StorageBackend) async throws {
         try await WebhookTests.withSetup(
-            backend: backend, events: ["passkey.registered", "passkey.revoked"], configure: { $0.passkeys.origins = [Self.origin] }
-        ) { setup in
-            let api = setup.api
-            try await api.createAccount()
-            let password = try await api.signIn()
-            let laptop = try #require(try await api.createPasskey(SimulatedPasskeyProvider(), token: password.access, name: "Laptop")["passkeyId"])
-            let key = try #require(try await api.createPasskey(
-                SimulatedPasskeyProvider(behaviour: .init(synced: false, countsSignatures: true)), token: password.access, name: "Security key")["passkeyId"])
-            #expect(try await api.call(.delete, "/v1/passkeys/\(laptop)", token: password.access).status == 204)
-            let desk = try await SupportDeskTests.desk(api)
-            try await desk.revokePasskey(key, customer: "alice", operator: "mei", reason: "Key reported lost")
-            await desk.close()
-            #expect(try await setup.deliver().attempted == 4)
+            backend: backend,
+            events: ["passkey.registered", "passkey.revoked"],
+            configure: { $0.passkeys.origins = [Self.origin] },
+            { setup in
+                let api = setup.api
+                try await api.createAccount()
+                let password = try await api.signIn()
+                let laptop = try #require(
+                    try await api.createPasskey(SimulatedPasskeyProvider(), token: password.access, name: "Laptop")["passkeyId"]
+                )
+                let key = try #require(
+                    try await api.createPasskey(
+                        SimulatedPasskeyProvider(behaviour: .init(synced: false, countsSignatures: true)),
+                        token: password.access,
+                        name: "Security key"
+                    )["passkeyId"]
+                )
+                #expect(try await api.call(.delete, "/v1/passkeys/\(laptop)", token: password.access).status == 204)
+                let desk = try await SupportDeskTests.desk(api)
+                try await desk.revokePasskey(key, customer: "alice", operator: "mei", reason: "Key reported lost")
+                await desk.close()
+                #expect(try await setup.deliver().attempted == 4)
 
-            let events = setup.receiver.acceptedEvents
-            #expect(events.count == 4 && events.allSatisfy(\.verified))
-            func data(_ type: String, _ passkey: String) -> [String: Any]? {
-                events.first { $0.eventType == type && ($0.json["data"] as? [String: Any])?["passkeyId"] as? String == passkey }?.json["data"] as? [String: Any]
+                let events = setup.receiver.acceptedEvents
+                #expect(events.count == 4 && events.allSatisfy(\.verified))
+                func data(_ type: String, _ passkey: String) -> [String: Any]? {
+                    events.first { $0.eventType == type && ($0.json["data"] as? [String: Any])?["passkeyId"] as? String == passkey }?.json["data"]
+                        as? [String: Any]
+                }
+                #expect(
+                    data("passkey.registered", laptop)?["passkeyName"] as? String == "Laptop"
+                        && data("passkey.registered", laptop)?["backupEligible"] as? Bool == true
+                )
+                #expect(data("passkey.registered", key)?["backupEligible"] as? Bool == false)
+                #expect(data("passkey.revoked", laptop) != nil && data("passkey.revoked", key)?["accountId"] as? String != nil)
             }
-            #expect(data("passkey.registered", laptop)?["passkeyName"] as? String == "Laptop" && data("passkey.registered", laptop)?["backupEligible"] as? Bool == true)
-            #expect(data("passkey.registered", key)?["backupEligible"] as? Bool == false)
-            #expect(data("passkey.revoked", laptop) != nil && data("passkey.revoked", key)?["accountId"] as? String != nil)
-        }
+        )
     }
 }
 
 extension PasskeyTests {
     @Test("the web page and its files carry the browser-page headers: its own script only, no framing, no sniffing, passkeys and nothing else")
     func webPageHeaders() async throws {
-        try await TestServer.run(.live, configure: { $0.passkeys.origins = [Self.origin]; $0.passkeys.webPageEnabled = true }) { api in
-            for path in ["/web", "/web/web.js", "/web/web.css"] {
-                let reply = try await api.call(.get, path)
-                #expect(reply.status == 200, "\(path)")
-                let policy = reply.headers[.contentSecurityPolicy] ?? ""
-                #expect(policy.contains("default-src 'none'") && policy.contains("script-src 'self'") && policy.contains("frame-ancestors 'none'"), "\(path): \(policy)")
-                #expect(!policy.contains("unsafe-inline"))
-                #expect(reply.headers[HTTPField.Name("X-Frame-Options")!] == "DENY" && reply.headers[.xContentTypeOptions] == "nosniff")
-                #expect(reply.headers[HTTPField.Name("Referrer-Policy")!] == "same-origin")
-                #expect(reply.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("publickey-credentials-get=(self)") == true)
+        try await TestServer.run(
+            .live,
+            configure: {
+                $0.passkeys.origins = [Self.origin]
+                $0.passkeys.webPageEnabled = true
+            },
+            { api in
+                for path in ["/web", "/web/web.js", "/web/web.css"] {
+                    let reply = try await api.call(.get, path)
+                    #expect(reply.status == 200, "\(path)")
+                    let policy = reply.headers[.contentSecurityPolicy] ?? ""
+                    #expect(
+                        policy.contains("default-src 'none'") && policy.contains("script-src 'self'") && policy.contains("frame-ancestors 'none'"),
+                        "\(path): \(policy)"
+                    )
+                    #expect(!policy.contains("unsafe-inline"))
+                    #expect(reply.headers[HTTPField.Name("X-Frame-Options")!] == "DENY" && reply.headers[.xContentTypeOptions] == "nosniff")
+                    #expect(reply.headers[HTTPField.Name("Referrer-Policy")!] == "same-origin")
+                    #expect(reply.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("publickey-credentials-get=(self)") == true)
+                }
+                #expect(try await api.call(.get, "/web").headers[.cacheControl] == "no-store")
             }
-            #expect(try await api.call(.get, "/web").headers[.cacheControl] == "no-store")
-        }
+        )
     }
 }
 
 extension PasskeyTests {
-    @Test("claims refused with nothing written: a registration whose rawId names another credential, an id that is not its rawId, and a locked account's passkey sign-in",
-          arguments: StorageBackend.available)
+    @Test(
+        "claims refused with nothing written: a registration whose rawId names another credential, an id that is not its rawId, and a locked account's passkey sign-in",
+        arguments: StorageBackend.available
+    )
     func claimsRefused(backend: StorageBackend) async throws {
         try await Self.run(backend) { api in
             try await api.createAccount()

@@ -31,9 +31,19 @@ struct PaymentTests {
             #expect(setup.payment["status"] == "pending")
             #expect(setup.payment.json["amountMinor"] as? Int == 8800 && setup.payment.json["currencyExponent"] as? Int == 2)
             let challenge = try await api.call(
-                .post, "/v1/payments/\((try #require(setup.payment["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
+                .post,
+                "/v1/payments/\((try #require(setup.payment["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
             #expect(challenge["purpose"] == "payment" && challenge["paymentId"] == setup.payment["paymentId"])
-            let authorized = try await api.authorizeWithBiometrics(setup.payment, key: setup.key, counter: 2, token: setup.token, challenge: challenge)
+            let authorized = try await api.authorizeWithBiometrics(
+                setup.payment,
+                key: setup.key,
+                counter: 2,
+                token: setup.token,
+                challenge: challenge
+            )
             #expect(authorized.status == 200, "\(authorized.raw)")
             #expect(authorized["status"] == "authorized" && authorized["authorizationMethod"] == "biometric")
 
@@ -58,7 +68,11 @@ struct PaymentTests {
             let read = try await api.call(.get, "/v1/payments/\((try #require(setup.payment["paymentId"])))", token: setup.token)
             #expect(read["status"] == "authorized" && (read.json["receipt"] as? [String: Any])?["signature"] as? String == receipt.signature)
             let again = try await api.call(
-                .post, "/v1/payments/\((try #require(setup.payment["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
+                .post,
+                "/v1/payments/\((try #require(setup.payment["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
             #expect(again.status == 409 && again.code == "payment_already_authorized")
             let list = try await api.call(.get, "/v1/payments", token: setup.token)
             #expect((list.json["payments"] as? [[String: Any]])?.count == 1)
@@ -101,7 +115,12 @@ struct PaymentTests {
             // Five failed authorizations lock the payment.
             let locked = try await api.call(.get, "/v1/payments/\((try #require(setup.payment["paymentId"])))", token: setup.token)
             #expect(locked["status"] == "locked" && locked.json["failedAttempts"] as? Int == 5)
-            let honest = try await api.call(.post, "/v1/payments/\((try #require(setup.payment["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
+            let honest = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(setup.payment["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
             #expect(honest.status == 423 && honest.code == "payment_locked")
             #expect(try await api.auditKinds().contains("payment_locked:success"))
         }
@@ -115,19 +134,42 @@ struct PaymentTests {
             #expect(login.code == "signature_purpose_mismatch")
 
             let other = try await api.createPayment(token: setup.token, amountMinor: 100)
-            let otherChallenge = try await api.call(.post, "/v1/payments/\((try #require(other["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
-            let crossed = try await api.authorizeWithBiometrics(setup.payment, key: setup.key, counter: 3, token: setup.token, challenge: otherChallenge)
+            let otherChallenge = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(other["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
+            let crossed = try await api.authorizeWithBiometrics(
+                setup.payment,
+                key: setup.key,
+                counter: 3,
+                token: setup.token,
+                challenge: otherChallenge
+            )
             #expect(crossed.code == "challenge_mismatch")
 
-            let challenge = try await api.call(.post, "/v1/payments/\((try #require(other["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
+            let challenge = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(other["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
             let forged = try await api.authorizeWithBiometrics(other, key: TestKey(), counter: 4, token: setup.token, challenge: challenge)
             #expect(forged.code == "device_not_found")
             #expect(try await api.authorizeWithBiometrics(other, key: setup.key, counter: 5, token: setup.token, challenge: challenge).status == 200)
             let replay = try await api.authorizeWithBiometrics(other, key: setup.key, counter: 6, token: setup.token, challenge: challenge)
             #expect(replay.code == "payment_already_authorized")
             let secondPayment = try await api.createPayment(token: setup.token, amountMinor: 300)
-            let fresh = try await api.call(.post, "/v1/payments/\((try #require(secondPayment["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
-            #expect(try await api.authorizeWithBiometrics(secondPayment, key: setup.key, counter: 7, token: setup.token, challenge: fresh).status == 200)
+            let fresh = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(secondPayment["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
+            #expect(
+                try await api.authorizeWithBiometrics(secondPayment, key: setup.key, counter: 7, token: setup.token, challenge: fresh).status == 200
+            )
             let thirdPayment = try await api.createPayment(token: setup.token, amountMinor: 400)
             let usedForThird = try await api.authorizeWithBiometrics(thirdPayment, key: setup.key, counter: 8, token: setup.token, challenge: fresh)
             #expect(usedForThird.code == "challenge_mismatch")
@@ -136,16 +178,32 @@ struct PaymentTests {
 
     @Test("a replayed authorization of a pending payment is refused as a used challenge")
     func replayWhilePending() async throws {
-        try await TestServer.run(configure: { $0.maxFailedPaymentAttempts = 5 }) { api in
-            let setup = try await Self.setUp(api)
-            let paymentID = (try #require(setup.payment["paymentId"]))
-            let challenge = try await api.call(.post, "/v1/payments/\(paymentID)/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
-            // The first attempt signs a tampered amount and is refused, burning the challenge...
-            _ = try await api.authorizeWithBiometrics(setup.payment, key: setup.key, counter: 2, token: setup.token, challenge: challenge) { $0.amount = 1 }
-            // ...so the same challenge can't be used again.
-            let replay = try await api.authorizeWithBiometrics(setup.payment, key: setup.key, counter: 3, token: setup.token, challenge: challenge)
-            #expect(replay.status == 409 && replay.code == "challenge_used")
-        }
+        try await TestServer.run(
+            configure: { $0.maxFailedPaymentAttempts = 5 },
+            { api in
+                let setup = try await Self.setUp(api)
+                let paymentID = (try #require(setup.payment["paymentId"]))
+                let challenge = try await api.call(
+                    .post,
+                    "/v1/payments/\(paymentID)/challenges",
+                    json: ["keyId": setup.key.keyID],
+                    token: setup.token
+                )
+                // The first attempt signs a tampered amount and is refused, burning the challenge...
+                _ = try await api.authorizeWithBiometrics(setup.payment, key: setup.key, counter: 2, token: setup.token, challenge: challenge) {
+                    $0.amount = 1
+                }
+                // ...so the same challenge can't be used again.
+                let replay = try await api.authorizeWithBiometrics(
+                    setup.payment,
+                    key: setup.key,
+                    counter: 3,
+                    token: setup.token,
+                    challenge: challenge
+                )
+                #expect(replay.status == 409 && replay.code == "challenge_used")
+            }
+        )
     }
 
     @Test("50 concurrent biometric authorizations of one payment: exactly one succeeds, the rest are told it is authorized")
@@ -155,14 +213,20 @@ struct PaymentTests {
             let paymentID = (try #require(setup.payment["paymentId"]))
             var challenges: [Reply] = []
             for _ in 0..<50 {
-                challenges.append(try await api.call(.post, "/v1/payments/\(paymentID)/challenges", json: ["keyId": setup.key.keyID], token: setup.token))
+                challenges.append(
+                    try await api.call(.post, "/v1/payments/\(paymentID)/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
+                )
             }
             let prepared = challenges
             let codes = try await withThrowingTaskGroup(of: String.self) { group in
                 for (index, challenge) in prepared.enumerated() {
                     group.addTask {
                         try await api.authorizeWithBiometrics(
-                            setup.payment, key: setup.key, counter: UInt64(index + 2), token: setup.token, challenge: challenge
+                            setup.payment,
+                            key: setup.key,
+                            counter: UInt64(index + 2),
+                            token: setup.token,
+                            challenge: challenge
                         ).code ?? "authorized"
                     }
                 }
@@ -204,7 +268,12 @@ struct PaymentTests {
             #expect(again.status == 201 && again["paymentId"] == first["paymentId"])
             #expect(again.raw == first.raw)
             // Still the first response after the payment moved on.
-            _ = try await api.call(.post, "/v1/payments/\((try #require(first["paymentId"])))/pin-authorization", json: ["pin": "258046"], token: setup.token)
+            _ = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(first["paymentId"])))/pin-authorization",
+                json: ["pin": "258046"],
+                token: setup.token
+            )
             let later = try await api.createPayment(token: setup.token, amountMinor: 500, idempotencyKey: "order-1001")
             #expect(later.raw == first.raw && later["status"] == "pending")
             let otherBody = try await api.createPayment(token: setup.token, amountMinor: 501, idempotencyKey: "order-1001")
@@ -218,34 +287,55 @@ struct PaymentTests {
             #expect(bobs.status == 201 && bobs["paymentId"] != first["paymentId"])
             #expect(try await api.call(.get, "/v1/payments/\((try #require(first["paymentId"])))", token: bob.access).code == "payment_not_found")
             // The header is required.
-            let missing = try await api.call(.post, "/v1/payments", json: ["amountMinor": 1, "currency": "CNY", "payeeId": "m", "payeeName": "M"], token: setup.token)
+            let missing = try await api.call(
+                .post,
+                "/v1/payments",
+                json: ["amountMinor": 1, "currency": "CNY", "payeeId": "m", "payeeName": "M"],
+                token: setup.token
+            )
             #expect(missing.status == 400 && missing.code == "malformed_request")
         }
     }
 
     @Test("5 wrong PINs lock PIN payments for the configured time; the PIN is the fallback when biometrics fail")
     func pinLockout() async throws {
-        try await TestServer.run(configure: { $0.pinLockDuration = 1800; $0.accessTokenLifetime = 7200 }) { api in
-            let setup = try await Self.setUp(api)
-            let paymentID = (try #require(setup.payment["paymentId"]))
-            for attempt in 1...5 {
-                let reply = try await api.call(.post, "/v1/payments/\(paymentID)/pin-authorization", json: ["pin": "111112"], token: setup.token)
-                #expect(reply.code == (attempt < 5 ? "wrong_pin" : "pin_locked"), "attempt \(attempt): \(reply.raw)")
+        try await TestServer.run(
+            configure: {
+                $0.pinLockDuration = 1800
+                $0.accessTokenLifetime = 7200
+            },
+            { api in
+                let setup = try await Self.setUp(api)
+                let paymentID = (try #require(setup.payment["paymentId"]))
+                for attempt in 1...5 {
+                    let reply = try await api.call(.post, "/v1/payments/\(paymentID)/pin-authorization", json: ["pin": "111112"], token: setup.token)
+                    #expect(reply.code == (attempt < 5 ? "wrong_pin" : "pin_locked"), "attempt \(attempt): \(reply.raw)")
+                }
+                // The payment itself is locked after five failures; a new one can't use the PIN while it is locked.
+                #expect(try await api.call(.get, "/v1/payments/\(paymentID)", token: setup.token)["status"] == "locked")
+                let next = try await api.createPayment(token: setup.token, amountMinor: 1200)
+                let refused = try await api.call(
+                    .post,
+                    "/v1/payments/\((try #require(next["paymentId"])))/pin-authorization",
+                    json: ["pin": "258046"],
+                    token: setup.token
+                )
+                #expect(refused.status == 423 && refused.code == "pin_locked")
+                // Biometrics still work meanwhile.
+                let byFace = try await api.createPayment(token: setup.token, amountMinor: 1300)
+                #expect(try await api.authorizeWithBiometrics(byFace, key: setup.key, counter: 2, token: setup.token).status == 200)
+                api.clock.advance(by: 1801)
+                let later = try await api.createPayment(token: setup.token, amountMinor: 1400)
+                let paid = try await api.call(
+                    .post,
+                    "/v1/payments/\((try #require(later["paymentId"])))/pin-authorization",
+                    json: ["pin": "258046"],
+                    token: setup.token
+                )
+                #expect(paid.status == 200 && paid["authorizationMethod"] == "pin")
+                #expect(try await api.auditKinds().contains("payment_pin_locked:success"))
             }
-            // The payment itself is locked after five failures; a new one can't use the PIN while it is locked.
-            #expect(try await api.call(.get, "/v1/payments/\(paymentID)", token: setup.token)["status"] == "locked")
-            let next = try await api.createPayment(token: setup.token, amountMinor: 1200)
-            let refused = try await api.call(.post, "/v1/payments/\((try #require(next["paymentId"])))/pin-authorization", json: ["pin": "258046"], token: setup.token)
-            #expect(refused.status == 423 && refused.code == "pin_locked")
-            // Biometrics still work meanwhile.
-            let byFace = try await api.createPayment(token: setup.token, amountMinor: 1300)
-            #expect(try await api.authorizeWithBiometrics(byFace, key: setup.key, counter: 2, token: setup.token).status == 200)
-            api.clock.advance(by: 1801)
-            let later = try await api.createPayment(token: setup.token, amountMinor: 1400)
-            let paid = try await api.call(.post, "/v1/payments/\((try #require(later["paymentId"])))/pin-authorization", json: ["pin": "258046"], token: setup.token)
-            #expect(paid.status == 200 && paid["authorizationMethod"] == "pin")
-            #expect(try await api.auditKinds().contains("payment_pin_locked:success"))
-        }
+        )
     }
 
     @Test("setting the PIN: password or a fresh biometric signature; weak and malformed PINs refused")
@@ -254,9 +344,18 @@ struct PaymentTests {
             let key = TestKey()
             let (tokens, _) = try await api.enrolled(key)
             let payment = try await api.createPayment(token: tokens.access)
-            #expect(try await api.call(.post, "/v1/payments/\((try #require(payment["paymentId"])))/pin-authorization", json: ["pin": "258046"], token: tokens.access).code == "pin_not_set")
-            for (pin, code) in [("12345", "invalid_pin"), ("1234567", "invalid_pin"), ("12a456", "invalid_pin"), ("１２３４５６", "invalid_pin"),
-                                ("000000", "weak_pin"), ("123456", "weak_pin"), ("987654", "weak_pin")] {
+            #expect(
+                try await api.call(
+                    .post,
+                    "/v1/payments/\((try #require(payment["paymentId"])))/pin-authorization",
+                    json: ["pin": "258046"],
+                    token: tokens.access
+                ).code == "pin_not_set"
+            )
+            for (pin, code) in [
+                ("12345", "invalid_pin"), ("1234567", "invalid_pin"), ("12a456", "invalid_pin"), ("１２３４５６", "invalid_pin"),
+                ("000000", "weak_pin"), ("123456", "weak_pin"), ("987654", "weak_pin"),
+            ] {
                 #expect(try await api.setPIN(pin, token: tokens.access).code == code, "\(pin)")
             }
             #expect(try await api.setPIN(token: tokens.access, password: "wrong password").code == "invalid_credentials")
@@ -272,14 +371,25 @@ struct PaymentTests {
                 "signature": try key.sign(.paymentPIN, challenge: (try #require(challenge["challenge"])), counter: 1),
             ]
             #expect(try await api.call(.put, "/v1/me/payment-pin", json: ["pin": "739184", "biometric": proof], token: tokens.access).status == 204)
-            #expect(try await api.call(.put, "/v1/me/payment-pin", json: ["pin": "739185", "biometric": proof], token: tokens.access).code == "challenge_used")
+            #expect(
+                try await api.call(.put, "/v1/me/payment-pin", json: ["pin": "739185", "biometric": proof], token: tokens.access).code
+                    == "challenge_used"
+            )
             let loginSigned = try await api.call(.post, "/v1/me/payment-pin/challenges", json: ["keyId": key.keyID], token: tokens.access)
             let wrongPurpose: [String: any Sendable] = [
                 "challengeId": (try #require(loginSigned["challengeId"])), "keyId": key.keyID, "counter": 2,
                 "signature": try key.sign(.login, challenge: (try #require(loginSigned["challenge"])), counter: 2),
             ]
-            #expect(try await api.call(.put, "/v1/me/payment-pin", json: ["pin": "739185", "biometric": wrongPurpose], token: tokens.access).code == "signature_purpose_mismatch")
-            let paid = try await api.call(.post, "/v1/payments/\((try #require(payment["paymentId"])))/pin-authorization", json: ["pin": "739184"], token: tokens.access)
+            #expect(
+                try await api.call(.put, "/v1/me/payment-pin", json: ["pin": "739185", "biometric": wrongPurpose], token: tokens.access).code
+                    == "signature_purpose_mismatch"
+            )
+            let paid = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(payment["paymentId"])))/pin-authorization",
+                json: ["pin": "739184"],
+                token: tokens.access
+            )
             #expect(paid.status == 200)
         }
     }
@@ -298,17 +408,30 @@ struct PaymentTests {
             #expect(try await api.call(.post, "/v1/payments/\(paymentID)/cancellation", token: setup.token).code == "payment_expired")
 
             let second = try await api.createPayment(token: setup.token, amountMinor: 100)
-            let challenge = try await api.call(.post, "/v1/payments/\((try #require(second["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
+            let challenge = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(second["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
             let cancelled = try await api.call(.post, "/v1/payments/\((try #require(second["paymentId"])))/cancellation", token: setup.token)
             #expect(cancelled.status == 200 && cancelled["status"] == "cancelled")
             let afterCancel = try await api.authorizeWithBiometrics(second, key: setup.key, counter: 2, token: setup.token, challenge: challenge)
             #expect(afterCancel.status == 409 && afterCancel.code == "payment_cancelled")
-            #expect(try await api.call(.post, "/v1/payments/\((try #require(second["paymentId"])))/cancellation", token: setup.token).code == "payment_cancelled")
+            #expect(
+                try await api.call(.post, "/v1/payments/\((try #require(second["paymentId"])))/cancellation", token: setup.token).code
+                    == "payment_cancelled"
+            )
 
             // A payment challenge never outlives its payment.
             let third = try await api.createPayment(token: setup.token, amountMinor: 100)
             api.clock.advance(by: 250)
-            let short = try await api.call(.post, "/v1/payments/\((try #require(third["paymentId"])))/challenges", json: ["keyId": setup.key.keyID], token: setup.token)
+            let short = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(third["paymentId"])))/challenges",
+                json: ["keyId": setup.key.keyID],
+                token: setup.token
+            )
             #expect(short["expiresAt"] == third["expiresAt"])
             #expect(try await api.auditKinds().contains("payment_cancelled:success"))
         }
@@ -333,15 +456,29 @@ struct PaymentTests {
                 (100, "CNY", "m-1", "Shop", "line\u{0}break", "invalid_memo"),
             ]
             for (amount, currency, payee, name, memo, code) in cases {
-                let reply = try await api.createPayment(token: setup.token, amountMinor: amount, currency: currency, payeeID: payee, payeeName: name, memo: memo)
+                let reply = try await api.createPayment(
+                    token: setup.token,
+                    amountMinor: amount,
+                    currency: currency,
+                    payeeID: payee,
+                    payeeName: name,
+                    memo: memo
+                )
                 #expect(reply.code == code, "\(amount) \(currency) \(payee) \(name.debugDescription): \(reply.raw)")
             }
-            #expect(try await api.createPayment(token: setup.token, idempotencyKey: String(repeating: "k", count: 129)).code == "invalid_idempotency_key")
+            #expect(
+                try await api.createPayment(token: setup.token, idempotencyKey: String(repeating: "k", count: 129)).code == "invalid_idempotency_key"
+            )
             let id = (try #require(setup.payment["paymentId"]))
             #expect(try await api.call(.post, "/v1/payments/\(id)/pin-authorization", json: ["pin": "12"], token: setup.token).code == "invalid_pin")
-            let badHash = try await api.call(.post, "/v1/payments/\(id)/biometric-authorization", json: [
-                "challengeId": "x", "keyId": setup.key.keyID, "counter": 1, "transactionHash": "AAAA", "signature": "AA",
-            ], token: setup.token)
+            let badHash = try await api.call(
+                .post,
+                "/v1/payments/\(id)/biometric-authorization",
+                json: [
+                    "challengeId": "x", "keyId": setup.key.keyID, "counter": 1, "transactionHash": "AAAA", "signature": "AA",
+                ],
+                token: setup.token
+            )
             #expect(badHash.code == "invalid_encoding")
             #expect(try await api.call(.get, "/v1/payments/not-a-payment", token: setup.token).code == "payment_not_found")
             #expect(try await api.snapshot() == before)
@@ -353,9 +490,18 @@ struct PaymentTests {
         let sink = LogSink()
         try await TestServer.run(logLevel: .trace, logSink: sink) { api in
             let setup = try await Self.setUp(api)
-            _ = try await api.call(.post, "/v1/payments/\((try #require(setup.payment["paymentId"])))/pin-authorization", json: ["pin": "258046"], token: setup.token)
-            _ = try await api.call(.post, "/v1/payments/\(try await api.createPayment(token: setup.token)["paymentId"]!)/pin-authorization",
-                                   json: ["pin": "640213"], token: setup.token)
+            _ = try await api.call(
+                .post,
+                "/v1/payments/\((try #require(setup.payment["paymentId"])))/pin-authorization",
+                json: ["pin": "258046"],
+                token: setup.token
+            )
+            _ = try await api.call(
+                .post,
+                "/v1/payments/\(try await api.createPayment(token: setup.token)["paymentId"]!)/pin-authorization",
+                json: ["pin": "640213"],
+                token: setup.token
+            )
             let database = try await api.snapshot().values.flatMap { $0 }.flatMap { $0.values }.joined(separator: "\n")
             for secret in ["258046", "640213", "correct horse", setup.token] {
                 #expect(!database.contains(secret), "the database holds a secret")

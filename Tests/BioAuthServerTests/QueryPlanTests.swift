@@ -36,10 +36,13 @@ struct QueryPlanTests {
 
     @Test("replacing an installation's session reads only live sessions, through their index")
     func endingSessions() async throws {
-        let cases: [(String?, String?, String?)] = [("i", nil, nil), ("i", nil, "k"), (nil, "d", nil), (nil, "d", "k"), ("i", "d", nil), ("i", "d", "k")]
+        let cases: [(String?, String?, String?)] = [
+            ("i", nil, nil), ("i", nil, "k"), (nil, "d", nil), (nil, "d", "k"), ("i", "d", nil), ("i", "d", "k"),
+        ]
         for (installation, device, keeping) in cases {
             let lines = try await Self.plan(
-                SessionsTable.ending(account: "a", installationID: installation, device: device, keeping: keeping, reason: "replaced", at: 1))
+                SessionsTable.ending(account: "a", installationID: installation, device: device, keeping: keeping, reason: "replaced", at: 1)
+            )
             #expect(lines.count == 1 && lines[0].hasPrefix("SEARCH sessions USING INDEX sessions_live_by_account_installation"), "\(lines)")
         }
     }
@@ -47,6 +50,9 @@ struct QueryPlanTests {
     @Test("a refresh deletes the session's access tokens through an index, not by reading the whole table")
     func deletingAccessTokens() async throws {
         let lines = try await Self.plan(SessionsTable.deleteAccessTokensSQL("s"))
-        #expect(lines.count == 1 && lines[0].hasPrefix("SEARCH access_tokens USING") && lines[0].contains("INDEX access_tokens_by_session"), "\(lines)")
+        #expect(
+            lines.count == 1 && lines[0].hasPrefix("SEARCH access_tokens USING") && lines[0].contains("INDEX access_tokens_by_session"),
+            "\(lines)"
+        )
     }
 }

@@ -61,9 +61,18 @@ enum RawHTTPConnection {
     }
 
     /// A POST of `json` to `path` on a connection of its own; the response's status and body.
-    static func post(port: Int, _ path: String, json: String, headers: [String] = [], from source: String? = nil) throws -> (status: Int, body: String) {
-        let head = (["POST \(path) HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json", "Content-Length: \(json.utf8.count)",
-                     "Connection: close"] + headers).joined(separator: "\r\n")
+    static func post(
+        port: Int,
+        _ path: String,
+        json: String,
+        headers: [String] = [],
+        from source: String? = nil
+    ) throws -> (status: Int, body: String) {
+        let head =
+            ([
+                "POST \(path) HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json", "Content-Length: \(json.utf8.count)",
+                "Connection: close",
+            ] + headers).joined(separator: "\r\n")
         let received = try exchange(port: port, Array((head + "\r\n\r\n" + json).utf8), from: source)
         guard let response = parse(received) else { throw Failure(description: "no HTTP response: \(String(decoding: received, as: UTF8.self))") }
         return (response.status, response.body)

@@ -11,29 +11,35 @@ struct ReadinessTests {
     @Test("readiness flips to 503 not_ready while the database fails or hangs, and back; liveness stays 200")
     func sqliteOutage() async throws {
         let outage = Outage()
-        try await TestServer.run(.live, wrapDatabase: { OutageDatabase(base: $0, outage: outage) }) { api in
-            #expect(try await api.call(.get, "/readyz").status == 200)
+        try await TestServer.run(
+            .live,
+            wrapDatabase: { OutageDatabase(base: $0, outage: outage) },
+            { api in
+                #expect(try await api.call(.get, "/readyz").status == 200)
 
-            outage.set(.failing)
-            let failing = try await api.call(.get, "/readyz")
-            #expect(failing.status == 503)
-            #expect(failing.code == "not_ready")
-            #expect(try await api.call(.get, "/healthz").status == 200)
+                outage.set(.failing)
+                let failing = try await api.call(.get, "/readyz")
+                #expect(failing.status == 503)
+                #expect(failing.code == "not_ready")
+                #expect(try await api.call(.get, "/healthz").status == 200)
 
-            outage.set(.hanging)
-            let start = ContinuousClock.now
-            #expect(try await api.call(.get, "/readyz").code == "not_ready")
-            let waited = ContinuousClock.now - start
-            #expect(waited >= BioAuthService.readinessTimeout && waited < .seconds(5), "a hung database cannot hold the probe: \(waited)")
-            #expect(try await api.call(.get, "/healthz").status == 200)
+                outage.set(.hanging)
+                let start = ContinuousClock.now
+                #expect(try await api.call(.get, "/readyz").code == "not_ready")
+                let waited = ContinuousClock.now - start
+                #expect(waited >= BioAuthService.readinessTimeout && waited < .seconds(5), "a hung database cannot hold the probe: \(waited)")
+                #expect(try await api.call(.get, "/healthz").status == 200)
 
-            outage.set(.none)
-            #expect(try await api.call(.get, "/readyz").status == 200)
-        }
+                outage.set(.none)
+                #expect(try await api.call(.get, "/readyz").status == 200)
+            }
+        )
     }
 
-    @Test("on PostgreSQL: readiness is 503 while the database refuses connections, 200 again once it accepts them",
-          .enabled(if: StorageBackend.postgresURL != nil))
+    @Test(
+        "on PostgreSQL: readiness is 503 while the database refuses connections, 200 again once it accepts them",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
     func postgresOutage() async throws {
         try await TestServer.run(.live, backend: .postgres) { api in
             #expect(try await api.call(.get, "/readyz").status == 200)

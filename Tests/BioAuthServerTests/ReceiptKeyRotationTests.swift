@@ -83,14 +83,21 @@ struct ReceiptKeyRotationTests {
 
     /// Runs a server over `database` that signs with the key in `keyPath` (made there if missing).
     static func serve<R: Sendable>(
-        keyPath: String, database: any DatabaseExecutor, clock: ManualClock, _ body: @escaping @Sendable (API) async throws -> R
+        keyPath: String,
+        database: any DatabaseExecutor,
+        clock: ManualClock,
+        _ body: @escaping @Sendable (API) async throws -> R
     ) async throws -> R {
         var configuration = ServerConfiguration.forTests()
         configuration.receiptKeyPath = keyPath
         // The application closes its database when it stops; this one outlives several servers ("restarts").
         let (app, service) = try await BioAuthServerApplication.build(
-            configuration: configuration, database: KeptOpen(base: database), clock: clock, random: SystemRandomSource(),
-            logger: Logger(label: "test"))
+            configuration: configuration,
+            database: KeptOpen(base: database),
+            clock: clock,
+            random: SystemRandomSource(),
+            logger: Logger(label: "test")
+        )
         return try await app.test(.router) { client in
             try await body(API(client: client, database: database, clock: clock, service: service, metricsPorts: AsyncStream { $0.finish() }))
         }

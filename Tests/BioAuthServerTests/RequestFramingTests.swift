@@ -18,7 +18,12 @@ struct RequestFramingTests {
             let before = try await api.snapshot()
             let body = #"{"amountMinor":100,"currency":"CNY","payeeId":"shop-1","payeeName":"Shop","amountMinor":999}"#
             let reply = try await api.call(
-                .post, "/v1/payments", body: body, token: tokens.access, headers: [HTTPField.Name("Idempotency-Key")!: "k-1"])
+                .post,
+                "/v1/payments",
+                body: body,
+                token: tokens.access,
+                headers: [HTTPField.Name("Idempotency-Key")!: "k-1"]
+            )
             #expect(reply.status == 400)
             #expect(reply.code == "malformed_request")
             #expect(try await api.snapshot() == before)
@@ -33,7 +38,8 @@ struct RequestFramingTests {
             ("/v1/sessions", #"{"username":"alice","password":"correct horse","installationId":"a","installationId":"b"}"#),
             ("/v1/sessions/biometric/challenges", #"{"keyId":"AAAA","keyId":"BBBB"}"#),
             ("/v1/sessions/refresh", #"{"refreshToken":"x","refreshToken":"y"}"#),
-        ])
+        ]
+    )
     func duplicatesEverywhere(path: String, body: String) async throws {
         try await TestServer.run { api in
             try await api.createAccount()
@@ -45,19 +51,26 @@ struct RequestFramingTests {
         }
     }
 
-    @Test("JSON only a lenient parser reads (a trailing comma) is refused, so no duplicate can hide behind it (found by fuzzing)",
-          arguments: [
+    @Test(
+        "JSON only a lenient parser reads (a trailing comma) is refused, so no duplicate can hide behind it (found by fuzzing)",
+        arguments: [
             #"{"amountMinor":100,"currency":"CNY","payeeId":"s","payeeName":"Shop","memo":"x","amountMinor":999,}"#,
             #"{"amountMinor":100,"currency":"CNY","payeeId":"s","payeeName":"Shop","amountMinor":999 , }"#,
             #"{"amountMinor":100,"currency":"CNY","payeeId":"s","payeeName":"Shop",}"#,
-          ])
+        ]
+    )
     func lenientJSON(_ body: String) async throws {
         try await TestServer.run { api in
             try await api.createAccount()
             let tokens = try await api.signIn()
             let before = try await api.snapshot()
             let reply = try await api.call(
-                .post, "/v1/payments", body: body, token: tokens.access, headers: [HTTPField.Name("Idempotency-Key")!: "k-l"])
+                .post,
+                "/v1/payments",
+                body: body,
+                token: tokens.access,
+                headers: [HTTPField.Name("Idempotency-Key")!: "k-l"]
+            )
             #expect(reply.code == "malformed_request", "\(reply.raw)")
             #expect(try await api.snapshot() == before)
         }
@@ -71,12 +84,22 @@ struct RequestFramingTests {
             try await api.registerPayeeIfValid("shop-1", name: "Shop")
             let body = #"{"amountMinor":100,"currency":"CNY","payeeId":"shop-1","payeeName":"Shop","payeeName":"Evil Corp"}"#
             let reply = try await api.call(
-                .post, "/v1/payments", body: body, token: tokens.access, headers: [HTTPField.Name("Idempotency-Key")!: "k-2"])
+                .post,
+                "/v1/payments",
+                body: body,
+                token: tokens.access,
+                headers: [HTTPField.Name("Idempotency-Key")!: "k-2"]
+            )
             #expect(reply.code == "malformed_request")
             // The same body without the second name is fine: the check is about the duplicate, not the fields.
             let single = #"{"amountMinor":100,"currency":"CNY","payeeId":"shop-1","payeeName":"Shop"}"#
             let created = try await api.call(
-                .post, "/v1/payments", body: single, token: tokens.access, headers: [HTTPField.Name("Idempotency-Key")!: "k-3"])
+                .post,
+                "/v1/payments",
+                body: single,
+                token: tokens.access,
+                headers: [HTTPField.Name("Idempotency-Key")!: "k-3"]
+            )
             #expect(created.status == 201, "\(created.raw)")
         }
     }
@@ -92,13 +115,19 @@ struct RequestFramingTests {
     static let framingCases: [Framing] = [
         Framing(name: "garbage request line", bytes: "HELLO THERE\r\n\r\n"),
         Framing(name: "control character in a header", bytes: "GET /healthz HTTP/1.1\r\nHost: a\r\nX-A: a\u{01}b\r\n\r\n"),
-        Framing(name: "two different Content-Lengths", bytes: "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x"),
+        Framing(
+            name: "two different Content-Lengths",
+            bytes: "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x"
+        ),
         Framing(
             name: "Content-Length with Transfer-Encoding",
-            bytes: "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+            bytes: "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+        ),
         Framing(
             name: "bad chunk size",
-            bytes: "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n"),
+            bytes:
+                "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n"
+        ),
     ]
 
     @Test("framing errors get 400 with a malformed_request problem document and log no error", arguments: framingCases)
@@ -129,7 +158,8 @@ struct RequestFramingTests {
             let before = try await api.snapshot()
             let port = try #require(api.client.port)
             let bytes = Array(
-                "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"username\":\"ca".utf8)
+                "POST /v1/accounts HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"username\":\"ca".utf8
+            )
             let received = try await RawHTTPConnection.offPool { try RawHTTPConnection.exchange(port: port, bytes, closeAfterSending: true) }
             // The client left, so there may be nobody to answer; if an answer got out, it is the client's fault.
             if let response = RawHTTPConnection.parse(received) {

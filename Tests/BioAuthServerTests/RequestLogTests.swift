@@ -46,18 +46,21 @@ struct RequestLogTests {
         }
     }
 
-    @Test("traceparent parsing follows W3C Trace Context", arguments: [
-        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true),
-        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", true),
-        ("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future", true),
-        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", false),
-        ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false),
-        ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", false),
-        ("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", false),
-        ("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", false),
-        ("00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01", false),
-        ("", false),
-    ])
+    @Test(
+        "traceparent parsing follows W3C Trace Context",
+        arguments: [
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true),
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", true),
+            ("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future", true),
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", false),
+            ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false),
+            ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", false),
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", false),
+            ("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", false),
+            ("00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01", false),
+            ("", false),
+        ]
+    )
     func traceparentParsing(header: String, valid: Bool) {
         #expect((RequestTrace.parse(traceparent: header) != nil) == valid)
     }
@@ -70,7 +73,10 @@ struct RequestLogTests {
         }
         logger.logLevel = .info
         try await RequestTrace.$current.withValue(RequestTrace(requestIDHeader: "r-1", traceparent: nil)) {
-            logger.info("a \"quoted\"\nline\u{01}", metadata: ["route": "/v1/sessions", "status": .stringConvertible(201), "duration_ms": .stringConvertible(3.5)])
+            logger.info(
+                "a \"quoted\"\nline\u{01}",
+                metadata: ["route": "/v1/sessions", "status": .stringConvertible(201), "duration_ms": .stringConvertible(3.5)]
+            )
         }
         let written = lines.withLockedValue { $0 }
         #expect(written.count == 1)
@@ -92,8 +98,30 @@ struct RequestLogTests {
         struct Broken: Error, CustomStringConvertible { var description: String { "the disk is full" } }
         let lines = NIOLockedValueBox<[String]>([])
         let handler = JSONLogHandler(label: "bioauth", metadataProvider: nil) { line in lines.withLockedValue { $0.append(line) } }
-        handler.log(event: LogEvent(level: .error, message: "closing resources failed", error: Broken(), metadata: nil, source: nil, file: #fileID, function: #function, line: #line))
-        handler.log(event: LogEvent(level: .error, message: "x", error: Broken(), metadata: ["error": "named"], source: nil, file: #fileID, function: #function, line: #line))
+        handler.log(
+            event: LogEvent(
+                level: .error,
+                message: "closing resources failed",
+                error: Broken(),
+                metadata: nil,
+                source: nil,
+                file: #fileID,
+                function: #function,
+                line: #line
+            )
+        )
+        handler.log(
+            event: LogEvent(
+                level: .error,
+                message: "x",
+                error: Broken(),
+                metadata: ["error": "named"],
+                source: nil,
+                file: #fileID,
+                function: #function,
+                line: #line
+            )
+        )
         let objects = try lines.withLockedValue { $0 }.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         #expect(objects.map { $0["error"] as? String } == ["the disk is full", "named"])
     }

@@ -73,8 +73,10 @@ struct RetentionTests {
         }
     }
 
-    @Test("one instance at a time: a purge skips while another holds the lease, and runs once it has run out",
-          arguments: StorageBackend.available)
+    @Test(
+        "one instance at a time: a purge skips while another holds the lease, and runs once it has run out",
+        arguments: StorageBackend.available
+    )
     func lease(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
             let now = api.clock.now.millisecondsSince1970
@@ -97,13 +99,18 @@ struct RetentionTests {
     @Test("the background job purges on its interval and logs what it deleted")
     func backgroundJob() async throws {
         let sink = LogSink()
-        try await TestServer.run(logLevel: .info, logSink: sink, configure: { $0.retention.interval = 0.2 }) { api in
-            try await api.createAccount()
-            _ = try await api.signIn()
-            api.clock.advance(by: 3600)
-            for _ in 0..<50 where !sink.text.contains("retention purged") { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(sink.text.contains("retention purged"), "\(sink.text.suffix(2000))")
-        }
+        try await TestServer.run(
+            logLevel: .info,
+            logSink: sink,
+            configure: { $0.retention.interval = 0.2 },
+            { api in
+                try await api.createAccount()
+                _ = try await api.signIn()
+                api.clock.advance(by: 3600)
+                for _ in 0..<50 where !sink.text.contains("retention purged") { try await Task.sleep(for: .milliseconds(100)) }
+                #expect(sink.text.contains("retention purged"), "\(sink.text.suffix(2000))")
+            }
+        )
     }
 
     @Test("a bad retention setting stops start-up with a message naming it")
@@ -138,8 +145,10 @@ extension API {
 }
 
 extension RetentionTests {
-    @Test("an abandoned session (never signed out, its refresh token expired long ago) goes with its tokens; a used one stays",
-          arguments: StorageBackend.available)
+    @Test(
+        "an abandoned session (never signed out, its refresh token expired long ago) goes with its tokens; a used one stays",
+        arguments: StorageBackend.available
+    )
     func abandonedSessions(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
             try await api.createAccount("dora")
@@ -158,8 +167,10 @@ extension RetentionTests {
 }
 
 extension RetentionTests {
-    @Test("console sessions go once they have been over (signed out or timed out) for the token retention; a live or recently ended one stays",
-          arguments: StorageBackend.available)
+    @Test(
+        "console sessions go once they have been over (signed out or timed out) for the token retention; a live or recently ended one stays",
+        arguments: StorageBackend.available
+    )
     func operatorSessions(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
             let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)

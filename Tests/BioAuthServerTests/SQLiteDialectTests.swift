@@ -31,8 +31,16 @@ struct SQLiteDialectTests {
             { $0.insert(into: "challenges").columns("id", "purpose").values(SQLBind("a"), SQLBind(Int64?.none)).insert },
             { $0.update("devices").set("counter", to: 7).where("id", .equal, "d").where("revoked_at", .is, SQLLiteral.null).update },
             { $0.delete(from: "access_tokens").where("session_id", .equal, "s").delete },
-            { $0.select().column(SQLFunction("COALESCE", args: SQLFunction("MAX", args: SQLColumn("sequence")), SQLLiteral.numeric("0")), as: "last").from("audit_events").select },
-            { $0.select().column("id").from("sessions").where { $0.where("installation_id", .equal, "i").orWhere("device_id", .equal, "d") }.orderBy("created_at", .descending).select },
+            {
+                $0.select().column(
+                    SQLFunction("COALESCE", args: SQLFunction("MAX", args: SQLColumn("sequence")), SQLLiteral.numeric("0")),
+                    as: "last"
+                ).from("audit_events").select
+            },
+            {
+                $0.select().column("id").from("sessions").where { $0.where("installation_id", .equal, "i").orWhere("device_id", .equal, "d") }
+                    .orderBy("created_at", .descending).select
+            },
         ]
         for statement in statements {
             #expect(ours.render(statement) == sqliteKit.render(statement))

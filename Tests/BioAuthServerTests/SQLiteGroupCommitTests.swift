@@ -177,8 +177,10 @@ struct SQLiteGroupCommitTests {
         }
     }
 
-    @Test("units of work run on a thread the system knows by the executor's thread name (what the bench measures)",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/thread-self/comm")))
+    @Test(
+        "units of work run on a thread the system knows by the executor's thread name (what the bench measures)",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/thread-self/comm"))
+    )
     func threadName() async throws {
         try await Self.withDatabase { _, executor in
             for _ in 0..<5 {

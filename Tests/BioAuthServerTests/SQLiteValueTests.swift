@@ -11,7 +11,9 @@ import Testing
 struct SQLiteValueTests {
     @Test("bound values are stored as SQLiteKit's encoder stores them")
     func binds() throws {
-        let values: [any Encodable & Sendable] = ["text", "", Int64(-7), Int64.max, 42, String?.some("x"), String?.none, Int64?.some(3), Int64?.none, true, 1.5]
+        let values: [any Encodable & Sendable] = [
+            "text", "", Int64(-7), Int64.max, 42, String?.some("x"), String?.none, Int64?.some(3), Int64?.none, true, 1.5,
+        ]
         for value in values {
             #expect(try SQLiteUnitDatabase.sqliteValue(value) == SQLiteDataEncoder().encode(value), "\(value)")
         }

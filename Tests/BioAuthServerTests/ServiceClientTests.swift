@@ -9,8 +9,10 @@ import Testing
 /// The bank's backend: client credentials, service tokens, introspection, and the wall between service and user tokens.
 @Suite("Service clients and introspection")
 struct ServiceClientTests {
-    @Test("client credentials give a service token; wrong, unknown or disabled credentials are refused, and audited",
-          arguments: StorageBackend.available)
+    @Test(
+        "client credentials give a service token; wrong, unknown or disabled credentials are refused, and audited",
+        arguments: StorageBackend.available
+    )
     func tokens(backend: StorageBackend) async throws {
         try await TestServer.run(.live, backend: backend) { api in
             let clients = ServiceClients(database: api.database, clock: api.clock)
@@ -28,8 +30,14 @@ struct ServiceClientTests {
             #expect(wrong.status == 401 && wrong.code == "invalid_client")
             #expect(wrong.headers[.wwwAuthenticate] == #"Basic realm="bioauth""#)
             #expect(try await api.serviceToken(.init(clientID: "svc_unknown", secret: bank.secret)).code == "invalid_client")
-            #expect(try await api.call(.post, "/oauth/token", body: "grant_type=client_credentials",
-                                       headers: [.contentType: "application/x-www-form-urlencoded"]).code == "invalid_client")
+            #expect(
+                try await api.call(
+                    .post,
+                    "/oauth/token",
+                    body: "grant_type=client_credentials",
+                    headers: [.contentType: "application/x-www-form-urlencoded"]
+                ).code == "invalid_client"
+            )
             #expect(try await api.serviceToken(bank, grantType: "password").code == "unsupported_grant_type")
             #expect(try await api.serviceToken(bank, scope: "webhooks:write").code == "invalid_scope", "not granted to this client")
             #expect(try await api.serviceToken(bank, scope: "everything").code == "invalid_scope")
@@ -40,7 +48,8 @@ struct ServiceClientTests {
             #expect(try await api.introspect("anything", serviceToken: token).code == "invalid_service_token", "a disabled client's tokens stop")
 
             let audited = try await api.database.transaction { db in
-                try await db.raw("SELECT outcome, code FROM audit_events WHERE kind = 'service_token_issued' AND client_id = \(bind: bank.clientID)").all()
+                try await db.raw("SELECT outcome, code FROM audit_events WHERE kind = 'service_token_issued' AND client_id = \(bind: bank.clientID)")
+                    .all()
             }
             #expect(audited.count == 6, "2 issued, 4 refused for this client (an unknown client has no client id to audit)")
             #expect(try audited.filter { try $0.decode(column: "outcome", as: String.self) == "failure" }.count == 4)
@@ -49,8 +58,10 @@ struct ServiceClientTests {
         }
     }
 
-    @Test("introspection: a password session is pwd, a Face ID sign-in hwk + face with its device; ended, expired and unknown tokens are inactive and nothing more",
-          arguments: StorageBackend.available)
+    @Test(
+        "introspection: a password session is pwd, a Face ID sign-in hwk + face with its device; ended, expired and unknown tokens are inactive and nothing more",
+        arguments: StorageBackend.available
+    )
     func introspection(backend: StorageBackend) async throws {
         try await TestServer.run(.live, backend: backend) { api in
             let clients = ServiceClients(database: api.database, clock: api.clock)
@@ -64,7 +75,8 @@ struct ServiceClientTests {
             #expect(seen.status == 200 && seen.json["active"] as? Bool == true, "\(seen.raw)")
             #expect(seen["sub"] == me["accountId"] && seen["username"] == "alice" && seen["sid"] == password.sessionID)
             #expect(seen.json["amr"] as? [String] == ["pwd"] && seen["token_type"] == "access_token")
-            let exp = try #require(seen.json["exp"] as? Int), iat = try #require(seen.json["iat"] as? Int)
+            let exp = try #require(seen.json["exp"] as? Int)
+            let iat = try #require(seen.json["iat"] as? Int)
             #expect(exp - iat == 900)
 
             let biometric = Tokens(try await api.biometricSignIn(key, counter: 1))
@@ -103,20 +115,23 @@ struct ServiceClientTests {
 
     @Test("token requests are limited per client address, failed ones and unknown client ids included, and the refusal is counted")
     func tokenRateLimit() async throws {
-        try await TestServer.run(configure: { $0.serviceTokenRequestsPerClient = 3 }) { api in
-            let clients = ServiceClients(database: api.database, clock: api.clock)
-            let bank = try await clients.create(name: "core-banking", scopes: ["sessions:introspect"])
-            // An id that is no client's counts too: guessing ids gains nothing.
-            #expect(try await api.serviceToken(.init(clientID: "svc_guessed", secret: "guess-1")).code == "invalid_client")
-            #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-2")).code == "invalid_client")
-            #expect(try await api.serviceToken(bank).status == 200)
-            let limited = try await api.serviceToken(bank)
-            #expect(limited.status == 429 && limited.code == "rate_limited", "\(limited.raw)")
-            api.clock.advance(by: 61)
-            #expect(try await api.serviceToken(bank).status == 200, "a new window")
-            let text = String(decoding: try #require(api.service.metrics.exposition()), as: UTF8.self)
-            #expect(text.contains(#"bioauth_rate_limit_refusals_total{limit="oauth_token"} 1"#))
-        }
+        try await TestServer.run(
+            configure: { $0.serviceTokenRequestsPerClient = 3 },
+            { api in
+                let clients = ServiceClients(database: api.database, clock: api.clock)
+                let bank = try await clients.create(name: "core-banking", scopes: ["sessions:introspect"])
+                // An id that is no client's counts too: guessing ids gains nothing.
+                #expect(try await api.serviceToken(.init(clientID: "svc_guessed", secret: "guess-1")).code == "invalid_client")
+                #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-2")).code == "invalid_client")
+                #expect(try await api.serviceToken(bank).status == 200)
+                let limited = try await api.serviceToken(bank)
+                #expect(limited.status == 429 && limited.code == "rate_limited", "\(limited.raw)")
+                api.clock.advance(by: 61)
+                #expect(try await api.serviceToken(bank).status == 200, "a new window")
+                let text = String(decoding: try #require(api.service.metrics.exposition()), as: UTF8.self)
+                #expect(text.contains(#"bioauth_rate_limit_refusals_total{limit="oauth_token"} 1"#))
+            }
+        )
     }
 
     @Test("a secret rotation: both secrets work until it is finished, then only the new one")
@@ -151,17 +166,27 @@ struct ServiceClientTests {
 
 extension API {
     /// `POST /oauth/token` with `credentials` in HTTP Basic.
-    func serviceToken(_ credentials: ServiceClients.Credentials, grantType: String = "client_credentials", scope: String? = nil) async throws -> Reply {
+    func serviceToken(_ credentials: ServiceClients.Credentials, grantType: String = "client_credentials", scope: String? = nil) async throws -> Reply
+    {
         var form = "grant_type=\(grantType)"
         if let scope { form += "&scope=" + (scope.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
         let basic = Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
-        return try await call(.post, "/oauth/token", body: form, headers: [.contentType: "application/x-www-form-urlencoded", .authorization: "Basic \(basic)"])
+        return try await call(
+            .post,
+            "/oauth/token",
+            body: form,
+            headers: [.contentType: "application/x-www-form-urlencoded", .authorization: "Basic \(basic)"]
+        )
     }
 
     /// `POST /oauth/introspect` of `token` with `serviceToken` as the bearer.
     func introspect(_ token: String, serviceToken: String?) async throws -> Reply {
         try await call(
-            .post, "/oauth/introspect", body: "token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""),
-            token: serviceToken, headers: [.contentType: "application/x-www-form-urlencoded"])
+            .post,
+            "/oauth/introspect",
+            body: "token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""),
+            token: serviceToken,
+            headers: [.contentType: "application/x-www-form-urlencoded"]
+        )
     }
 }

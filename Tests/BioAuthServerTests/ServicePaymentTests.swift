@@ -10,8 +10,10 @@ import Testing
 /// name, never one the requester chose.
 @Suite("Registered payees and service payments")
 struct ServicePaymentTests {
-    @Test("the backend registers a payee and asks for a payment; the app lists it as pending and authorizes it; the receipt names the registered payee",
-          arguments: StorageBackend.available)
+    @Test(
+        "the backend registers a payee and asks for a payment; the app lists it as pending and authorizes it; the receipt names the registered payee",
+        arguments: StorageBackend.available
+    )
     func servicePayment(backend: StorageBackend) async throws {
         try await TestServer.run(.live, backend: backend) { api in
             let clients = ServiceClients(database: api.database, clock: api.clock)
@@ -48,8 +50,10 @@ struct ServicePaymentTests {
         }
     }
 
-    @Test("the customer's own payment is to a registered payee only and carries its registered name: a stolen token can't dress a payee up as another",
-          arguments: StorageBackend.available)
+    @Test(
+        "the customer's own payment is to a registered payee only and carries its registered name: a stolen token can't dress a payee up as another",
+        arguments: StorageBackend.available
+    )
     func customerPaymentsUseRegisteredNames(backend: StorageBackend) async throws {
         try await TestServer.run(.live, backend: backend) { api in
             let registry = PayeeRegistry(database: api.database, clock: api.clock)
@@ -69,7 +73,13 @@ struct ServicePaymentTests {
             // Without a name the payment carries the registered one, which is what the device signs and the prompt shows.
             let honest = try await api.createPayment(token: tokens.access, payeeID: "evil-corp", payeeName: nil, register: false)
             #expect(honest.status == 201 && honest["payeeName"] == "Evil Corp", "\(honest.raw)")
-            let signedAsCoffee = try await api.authorizeWithBiometrics(honest, key: key, counter: 1, token: tokens.access, tamper: { $0.payeeName = "Coffee Shop" })
+            let signedAsCoffee = try await api.authorizeWithBiometrics(
+                honest,
+                key: key,
+                counter: 1,
+                token: tokens.access,
+                tamper: { $0.payeeName = "Coffee Shop" }
+            )
             #expect(signedAsCoffee.code == "transaction_mismatch", "a device that showed another name signed another transaction")
             // A name the app sends in another normalization form is the same name.
             let cafe = try await api.createPayment(token: tokens.access, payeeID: "cafe-1", payeeName: "Café Zoë", register: false)
@@ -82,7 +92,9 @@ struct ServicePaymentTests {
         try await TestServer.run { api in
             let clients = ServiceClients(database: api.database, clock: api.clock)
             let payees = try #require(try await api.serviceToken(try await clients.create(name: "payees", scopes: ["payees:write"]))["access_token"])
-            let payments = try #require(try await api.serviceToken(try await clients.create(name: "payments", scopes: ["payments:write"]))["access_token"])
+            let payments = try #require(
+                try await api.serviceToken(try await clients.create(name: "payments", scopes: ["payments:write"]))["access_token"]
+            )
             _ = try await api.enrolled(TestKey())
             let user = try await api.signIn(installation: "phone-2")
             let account = try #require(try await api.call(.get, "/v1/me", token: user.access)["accountId"])
@@ -126,7 +138,11 @@ extension API {
 
     func servicePayment(account: String, payee: String, amountMinor: Int = 8800, key: String, token: String) async throws -> Reply {
         try await call(
-            .post, "/v1/service/payments", json: ["accountId": account, "amountMinor": amountMinor, "currency": "CNY", "payeeId": payee],
-            token: token, headers: [HTTPField.Name("Idempotency-Key")!: key])
+            .post,
+            "/v1/service/payments",
+            json: ["accountId": account, "amountMinor": amountMinor, "currency": "CNY", "payeeId": payee],
+            token: token,
+            headers: [HTTPField.Name("Idempotency-Key")!: key]
+        )
     }
 }

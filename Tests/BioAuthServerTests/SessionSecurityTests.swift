@@ -6,24 +6,27 @@ import Testing
 struct SessionSecurityTests {
     @Test("5 wrong passwords lock the account, even against the right one, until the lock expires")
     func lockout() async throws {
-        try await TestServer.run(configure: { $0.accountLockDuration = 600 }) { api in
-            try await api.createAccount()
-            func attempt(_ password: String) async throws -> Reply {
-                try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": password, "installationId": "p"])
+        try await TestServer.run(
+            configure: { $0.accountLockDuration = 600 },
+            { api in
+                try await api.createAccount()
+                func attempt(_ password: String) async throws -> Reply {
+                    try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": password, "installationId": "p"])
+                }
+                for _ in 1...4 { #expect(try await attempt("wrong password").code == "invalid_credentials") }
+                let fifth = try await attempt("wrong password")
+                #expect(fifth.status == 423 && fifth.code == "account_locked")
+                #expect(try await attempt("correct horse").code == "account_locked")
+                api.clock.advance(by: 599)
+                #expect(try await attempt("correct horse").code == "account_locked")
+                api.clock.advance(by: 2)
+                #expect(try await attempt("correct horse").status == 201)
+                let kinds = try await api.auditKinds()
+                #expect(kinds.filter { $0 == "password_sign_in:failure" }.count == 7)
+                #expect(kinds.contains("account_locked:success"))
+                #expect(kinds.last == "password_sign_in:success")
             }
-            for _ in 1...4 { #expect(try await attempt("wrong password").code == "invalid_credentials") }
-            let fifth = try await attempt("wrong password")
-            #expect(fifth.status == 423 && fifth.code == "account_locked")
-            #expect(try await attempt("correct horse").code == "account_locked")
-            api.clock.advance(by: 599)
-            #expect(try await attempt("correct horse").code == "account_locked")
-            api.clock.advance(by: 2)
-            #expect(try await attempt("correct horse").status == 201)
-            let kinds = try await api.auditKinds()
-            #expect(kinds.filter { $0 == "password_sign_in:failure" }.count == 7)
-            #expect(kinds.contains("account_locked:success"))
-            #expect(kinds.last == "password_sign_in:success")
-        }
+        )
     }
 
     @Test("a success resets the count of wrong passwords")
@@ -35,7 +38,11 @@ struct SessionSecurityTests {
             }
             _ = try await api.signIn()
             for _ in 1...4 {
-                let reply = try await api.call(.post, "/v1/sessions", json: ["username": "alice", "password": "wrong password", "installationId": "p"])
+                let reply = try await api.call(
+                    .post,
+                    "/v1/sessions",
+                    json: ["username": "alice", "password": "wrong password", "installationId": "p"]
+                )
                 #expect(reply.code == "invalid_credentials")
             }
         }
@@ -68,16 +75,22 @@ struct SessionSecurityTests {
 
     @Test("an expired access token says so; an expired refresh token is refused")
     func expiry() async throws {
-        try await TestServer.run(configure: { $0.accessTokenLifetime = 900; $0.refreshTokenLifetime = 3600 }) { api in
-            try await api.createAccount()
-            let tokens = try await api.signIn()
-            api.clock.advance(by: 901)
-            #expect(try await api.call(.get, "/v1/me", token: tokens.access).code == "token_expired")
-            let refreshed = Tokens(try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": tokens.refresh]))
-            #expect(try await api.call(.get, "/v1/me", token: refreshed.access).status == 200)
-            api.clock.advance(by: 3601)
-            #expect(try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": refreshed.refresh]).code == "invalid_refresh_token")
-        }
+        try await TestServer.run(
+            configure: {
+                $0.accessTokenLifetime = 900
+                $0.refreshTokenLifetime = 3600
+            },
+            { api in
+                try await api.createAccount()
+                let tokens = try await api.signIn()
+                api.clock.advance(by: 901)
+                #expect(try await api.call(.get, "/v1/me", token: tokens.access).code == "token_expired")
+                let refreshed = Tokens(try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": tokens.refresh]))
+                #expect(try await api.call(.get, "/v1/me", token: refreshed.access).status == 200)
+                api.clock.advance(by: 3601)
+                #expect(try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": refreshed.refresh]).code == "invalid_refresh_token")
+            }
+        )
     }
 
     @Test("a new sign-in on the same installation ends the old session at once; other installations keep theirs")

@@ -18,8 +18,13 @@ struct SharedDatabaseTests {
     struct Instance: Sendable {
         let url: URL
 
-        func call(_ method: String, _ path: String, _ json: [String: any Sendable]? = nil, token: String? = nil,
-                  idempotencyKey: String? = nil) async throws -> Reply {
+        func call(
+            _ method: String,
+            _ path: String,
+            _ json: [String: any Sendable]? = nil,
+            token: String? = nil,
+            idempotencyKey: String? = nil
+        ) async throws -> Reply {
             var request = URLRequest(url: url.appendingPathComponent(String(path.dropFirst())))
             request.httpMethod = method
             if let json {
@@ -32,7 +37,9 @@ struct SharedDatabaseTests {
             let raw = String(decoding: data, as: UTF8.self)
             return Reply(
                 status: (response as? HTTPURLResponse)?.statusCode ?? 0,
-                json: (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:], raw: raw)
+                json: (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:],
+                raw: raw
+            )
         }
     }
 
@@ -61,11 +68,16 @@ struct SharedDatabaseTests {
     /// Binds `key` with a registration challenge from one instance, registered through another.
     static func register(_ key: TestKey, challengeFrom issuer: Instance, registerOn target: Instance, token: String) async throws -> Reply {
         let registration = try await issuer.call("POST", "/v1/devices/challenges", token: token)
-        return try await target.call("POST", "/v1/devices", [
-            "challengeId": try #require(registration["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
-            "biometryKind": "faceID", "deviceName": "Phone", "counter": 0,
-            "signature": try key.sign(.register, challenge: try #require(registration["challenge"]), counter: 0),
-        ], token: token)
+        return try await target.call(
+            "POST",
+            "/v1/devices",
+            [
+                "challengeId": try #require(registration["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
+                "biometryKind": "faceID", "deviceName": "Phone", "counter": 0,
+                "signature": try key.sign(.register, challenge: try #require(registration["challenge"]), counter: 0),
+            ],
+            token: token
+        )
     }
 
     @Test("a challenge from one instance is verified by the other; a replay to either is refused")
@@ -98,23 +110,41 @@ struct SharedDatabaseTests {
             let device = try await Self.register(key, challengeFrom: a, registerOn: a, token: access)
             let deviceID = try #require(device["deviceId"])
             let payment = try await b.call(
-                "POST", "/v1/payments", ["amountMinor": 8800, "currency": "CNY", "payeeId": "coffee-1", "payeeName": "Coffee Shop"],
-                token: access, idempotencyKey: "order-1")
+                "POST",
+                "/v1/payments",
+                ["amountMinor": 8800, "currency": "CNY", "payeeId": "coffee-1", "payeeName": "Coffee Shop"],
+                token: access,
+                idempotencyKey: "order-1"
+            )
             let paymentID = try #require(payment["paymentId"])
             let transaction = try CanonicalTransaction(
-                paymentID: paymentID, amount: Money(minorUnits: 8800, currency: .cny), payeeID: "coffee-1", payeeName: "Coffee Shop")
+                paymentID: paymentID,
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "coffee-1",
+                payeeName: "Coffee Shop"
+            )
             var requests: [(Instance, [String: any Sendable])] = []
             for (index, instance) in [a, b, a, b].enumerated() {
                 let challenge = try await instance.call("POST", "/v1/payments/\(paymentID)/challenges", ["keyId": key.keyID], token: access)
                 let challengeText = try #require(challenge["challenge"])
                 let payload = try SignedPayload(
-                    purpose: .payment, relyingPartyID: TestServer.relyingPartyID, challenge: try #require(Base64URL.decode(challengeText)),
-                    keyID: key.keyIDBytes, counter: UInt64(index + 1), transactionHash: transaction.hash)
-                requests.append((index % 2 == 0 ? b : a, [
-                    "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": index + 1,
-                    "transactionHash": Base64URL.encode(transaction.hash),
-                    "signature": Base64URL.encode(try key.privateKey.signature(for: payload.bytes).derRepresentation),
-                ]))
+                    purpose: .payment,
+                    relyingPartyID: TestServer.relyingPartyID,
+                    challenge: try #require(Base64URL.decode(challengeText)),
+                    keyID: key.keyIDBytes,
+                    counter: UInt64(index + 1),
+                    transactionHash: transaction.hash
+                )
+                requests.append(
+                    (
+                        index % 2 == 0 ? b : a,
+                        [
+                            "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": index + 1,
+                            "transactionHash": Base64URL.encode(transaction.hash),
+                            "signature": Base64URL.encode(try key.privateKey.signature(for: payload.bytes).derRepresentation),
+                        ]
+                    )
+                )
             }
             let sent = requests
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in

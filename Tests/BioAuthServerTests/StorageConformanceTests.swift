@@ -24,13 +24,16 @@ struct StorageConformanceTests {
     func migrations(backend: StorageBackend) async throws {
         // A file, not memory, for SQLite: the second open must see what the first wrote.
         let location = try await TestDatabase.make(backend)
-        let path = backend == .sqlite ? FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID()).sqlite").path : location.location
+        let path =
+            backend == .sqlite ? FileManager.default.temporaryDirectory.appendingPathComponent("conf-\(UUID()).sqlite").path : location.location
         // PostgresNIO warned at every start that the pool was used before it ran; an operator sees a clean start.
         let log = LogSink()
         let logger = Logger(label: "conformance") { _ in CapturingLogHandler(sink: log) }
         let first = try await openDatabase(path, logger: logger)
         let versions = try await first.transaction { db in
-            try await db.select().column("version").from("schema_migrations").orderBy("version").all().map { try $0.decode(column: "version", as: Int.self) }
+            try await db.select().column("version").from("schema_migrations").orderBy("version").all().map {
+                try $0.decode(column: "version", as: Int.self)
+            }
         }
         #expect(versions == Migrations.all.map(\.version))
         // Several instances starting at once apply each migration once.
@@ -47,8 +50,10 @@ struct StorageConformanceTests {
         await location.drop()
     }
 
-    @Test("row identifiers are time-ordered on SQLite (fewer pages per commit) and random on PostgreSQL (fewer serialization conflicts)",
-          arguments: StorageBackend.available)
+    @Test(
+        "row identifiers are time-ordered on SQLite (fewer pages per commit) and random on PostgreSQL (fewer serialization conflicts)",
+        arguments: StorageBackend.available
+    )
     func identifiers(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
             let reply = try await api.call(.post, "/v1/accounts", json: ["username": "dora", "password": "correct horse"])
@@ -127,10 +132,17 @@ struct StorageConformanceTests {
             #expect(try await api.biometricSignIn(key, counter: 5).status == 201)
             #expect(try await api.biometricSignIn(key, counter: 5).code == "counter_not_increasing")
             try await api.createAccount("dave")
-            for _ in 0..<5 { _ = try await api.call(.post, "/v1/sessions", json: ["username": "dave", "password": "wrong password", "installationId": "p"]) }
-            #expect(try await api.call(.post, "/v1/sessions", json: ["username": "dave", "password": "correct horse", "installationId": "p"]).code == "account_locked")
+            for _ in 0..<5 {
+                _ = try await api.call(.post, "/v1/sessions", json: ["username": "dave", "password": "wrong password", "installationId": "p"])
+            }
+            #expect(
+                try await api.call(.post, "/v1/sessions", json: ["username": "dave", "password": "correct horse", "installationId": "p"]).code
+                    == "account_locked"
+            )
             let sequences = try await api.database.transaction { db in
-                try await db.select().column("sequence").from("audit_events").orderBy("sequence").all().map { try $0.decode(column: "sequence", as: Int64.self) }
+                try await db.select().column("sequence").from("audit_events").orderBy("sequence").all().map {
+                    try $0.decode(column: "sequence", as: Int64.self)
+                }
             }
             // Strictly increasing and unique; gapless on SQLite (one transaction at a time).
             #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count && !sequences.isEmpty)
@@ -142,33 +154,41 @@ struct StorageConformanceTests {
 extension StorageConformanceTests {
     @Test("sign-in challenges are rate limited per key in the database; the window resets", arguments: StorageBackend.available)
     func rateLimits(backend: StorageBackend) async throws {
-        try await TestServer.run(backend: backend, configure: { $0.signInChallengesPerWindow = 3 }) { api in
-            let key = TestKey()
-            _ = try await api.enrolled(key)
-            for _ in 0..<3 { #expect(try await api.signInChallenge(key).status == 201) }
-            let limited = try await api.signInChallenge(key)
-            #expect(limited.status == 429 && limited.code == "rate_limited")
-            #expect(try await api.signInChallenge(TestKey()).code == "device_not_found")  // other keys are not counted here
-            api.clock.advance(by: 61)
-            #expect(try await api.signInChallenge(key).status == 201)
-            // A server clock set back before the window's start restarts the window rather than locking the key out.
-            for _ in 0..<2 { #expect(try await api.signInChallenge(key).status == 201) }
-            #expect(try await api.signInChallenge(key).code == "rate_limited")
-            api.clock.advance(by: -10)
-            #expect(try await api.signInChallenge(key).status == 201)
-        }
+        try await TestServer.run(
+            backend: backend,
+            configure: { $0.signInChallengesPerWindow = 3 },
+            { api in
+                let key = TestKey()
+                _ = try await api.enrolled(key)
+                for _ in 0..<3 { #expect(try await api.signInChallenge(key).status == 201) }
+                let limited = try await api.signInChallenge(key)
+                #expect(limited.status == 429 && limited.code == "rate_limited")
+                #expect(try await api.signInChallenge(TestKey()).code == "device_not_found")  // other keys are not counted here
+                api.clock.advance(by: 61)
+                #expect(try await api.signInChallenge(key).status == 201)
+                // A server clock set back before the window's start restarts the window rather than locking the key out.
+                for _ in 0..<2 { #expect(try await api.signInChallenge(key).status == 201) }
+                #expect(try await api.signInChallenge(key).code == "rate_limited")
+                api.clock.advance(by: -10)
+                #expect(try await api.signInChallenge(key).status == 201)
+            }
+        )
     }
 
     @Test("requests arriving together cannot get past a rate limit", arguments: StorageBackend.available)
     func rateLimitsUnderConcurrency(backend: StorageBackend) async throws {
-        try await TestServer.run(backend: backend, configure: { $0.signInChallengesPerWindow = 5 }) { api in
-            let key = TestKey()
-            _ = try await api.enrolled(key)
-            let statuses = try await Self.concurrently(20) { _ in try await api.signInChallenge(key) }
-            #expect(statuses == Array(repeating: 201, count: 5) + Array(repeating: 429, count: 15))
-            // The next window serves the key again.
-            api.clock.advance(by: 61)
-            #expect(try await api.signInChallenge(key).status == 201)
-        }
+        try await TestServer.run(
+            backend: backend,
+            configure: { $0.signInChallengesPerWindow = 5 },
+            { api in
+                let key = TestKey()
+                _ = try await api.enrolled(key)
+                let statuses = try await Self.concurrently(20) { _ in try await api.signInChallenge(key) }
+                #expect(statuses == Array(repeating: 201, count: 5) + Array(repeating: 429, count: 15))
+                // The next window serves the key again.
+                api.clock.advance(by: 61)
+                #expect(try await api.signInChallenge(key).status == 201)
+            }
+        )
     }
 }

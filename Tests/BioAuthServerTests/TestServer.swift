@@ -35,11 +35,16 @@ struct TestServer {
         do {
             let (metricsPorts, metricsPort) = AsyncStream.makeStream(of: Int.self)
             let (app, service) = try await BioAuthServerApplication.build(
-                configuration: configuration, database: wrapDatabase(database), clock: clock, random: SystemRandomSource(), logger: logger,
+                configuration: configuration,
+                database: wrapDatabase(database),
+                clock: clock,
+                random: SystemRandomSource(),
+                logger: logger,
                 onMetricsServerRunning: { channel in
                     metricsPort.yield(channel.localAddress?.port ?? 0)
                     metricsPort.finish()
-                })
+                }
+            )
             let result = try await app.test(setup) { client in
                 try await body(API(client: client, database: database, clock: clock, service: service, metricsPorts: metricsPorts))
             }
@@ -100,8 +105,14 @@ struct API: Sendable {
     let metricsPorts: AsyncStream<Int>
 
     @discardableResult
-    func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil, body: String? = nil, token: String? = nil,
-              headers extra: HTTPFields = [:]) async throws -> Reply {
+    func call(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        json: [String: any Sendable]? = nil,
+        body: String? = nil,
+        token: String? = nil,
+        headers extra: HTTPFields = [:]
+    ) async throws -> Reply {
         var headers = extra
         var buffer: ByteBuffer?
         if let json {
@@ -144,16 +155,27 @@ struct API: Sendable {
         return (tokens, try #require(device["deviceId"]))
     }
 
-    func register(_ key: TestKey, token: String, counter: UInt64 = 0, name: String = "Alice's iPhone", purpose: SignedPayload.Purpose = .register)
+    func register(
+        _ key: TestKey,
+        token: String,
+        counter: UInt64 = 0,
+        name: String = "Alice's iPhone",
+        purpose: SignedPayload.Purpose = .register
+    )
         async throws -> Reply
     {
         let challenge = try await call(.post, "/v1/devices/challenges", token: token)
         try #require(challenge.status == 201, "registration challenge: \(challenge.raw)")
-        return try await call(.post, "/v1/devices", json: [
-            "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
-            "biometryKind": "faceID", "deviceName": name, "counter": Int(counter),
-            "signature": try key.sign(purpose, challenge: try #require(challenge["challenge"]), counter: counter),
-        ], token: token)
+        return try await call(
+            .post,
+            "/v1/devices",
+            json: [
+                "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
+                "biometryKind": "faceID", "deviceName": name, "counter": Int(counter),
+                "signature": try key.sign(purpose, challenge: try #require(challenge["challenge"]), counter: counter),
+            ],
+            token: token
+        )
     }
 
     func signInChallenge(_ key: TestKey) async throws -> Reply {
@@ -161,8 +183,13 @@ struct API: Sendable {
     }
 
     /// Biometric sign-in; `signer` signs (another key to forge), `purpose` is what it signs for.
-    func biometricSignIn(_ key: TestKey, counter: UInt64, signer: TestKey? = nil, purpose: SignedPayload.Purpose = .login,
-                         challenge: Reply? = nil) async throws -> Reply {
+    func biometricSignIn(
+        _ key: TestKey,
+        counter: UInt64,
+        signer: TestKey? = nil,
+        purpose: SignedPayload.Purpose = .login,
+        challenge: Reply? = nil
+    ) async throws -> Reply {
         let issued: Reply
         if let challenge {
             issued = challenge
@@ -170,10 +197,14 @@ struct API: Sendable {
             issued = try await signInChallenge(key)
         }
         try #require(issued.status == 201, "sign-in challenge: \(issued.raw)")
-        return try await call(.post, "/v1/sessions/biometric", json: [
-            "challengeId": try #require(issued["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
-            "signature": try (signer ?? key).sign(purpose, challenge: try #require(issued["challenge"]), counter: counter, keyID: key.keyIDBytes),
-        ])
+        return try await call(
+            .post,
+            "/v1/sessions/biometric",
+            json: [
+                "challengeId": try #require(issued["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
+                "signature": try (signer ?? key).sign(purpose, challenge: try #require(issued["challenge"]), counter: counter, keyID: key.keyIDBytes),
+            ]
+        )
     }
 
     // MARK: Payments
@@ -185,9 +216,16 @@ struct API: Sendable {
     /// `POST /v1/payments` by the customer's app. Unless `register` is false, the payee is registered first under
     /// `payeeName` as the bank would (when the id and name are valid and it is not registered yet), so the request names
     /// it as registered.
-    func createPayment(token: String, amountMinor: Int = 8800, currency: String = "CNY", payeeID: String = "merchant-coffee-042",
-                       payeeName: String? = "Coffee Shop", memo: String? = nil, idempotencyKey: String = UUID().uuidString,
-                       register: Bool = true) async throws -> Reply {
+    func createPayment(
+        token: String,
+        amountMinor: Int = 8800,
+        currency: String = "CNY",
+        payeeID: String = "merchant-coffee-042",
+        payeeName: String? = "Coffee Shop",
+        memo: String? = nil,
+        idempotencyKey: String = UUID().uuidString,
+        register: Bool = true
+    ) async throws -> Reply {
         if register, let payeeName { try await registerPayeeIfValid(payeeID, name: payeeName) }
         var json: [String: any Sendable] = ["amountMinor": amountMinor, "currency": currency, "payeeId": payeeID]
         if let payeeName { json["payeeName"] = payeeName }
@@ -206,8 +244,13 @@ struct API: Sendable {
     /// What a phone does: fetch the payment's challenge, build the transaction from what it shows (after
     /// `tamper` had its way, as a compromised channel might), sign, and send.
     func authorizeWithBiometrics(
-        _ payment: Reply, key: TestKey, counter: UInt64, token: String, purpose: SignedPayload.Purpose = .payment,
-        challenge: Reply? = nil, tamper: (inout (paymentID: String, amount: Int64, currency: String, payeeID: String, payeeName: String)) -> Void = { _ in }
+        _ payment: Reply,
+        key: TestKey,
+        counter: UInt64,
+        token: String,
+        purpose: SignedPayload.Purpose = .payment,
+        challenge: Reply? = nil,
+        tamper: (inout (paymentID: String, amount: Int64, currency: String, payeeID: String, payeeName: String)) -> Void = { _ in }
     ) async throws -> Reply {
         let paymentID = try #require(payment["paymentId"])
         let issued: Reply
@@ -217,21 +260,36 @@ struct API: Sendable {
             issued = try await call(.post, "/v1/payments/\(paymentID)/challenges", json: ["keyId": key.keyID], token: token)
         }
         try #require(issued.status == 201, "payment challenge: \(issued.raw)")
-        var shown = (paymentID: paymentID, amount: (payment.json["amountMinor"] as? Int).map(Int64.init) ?? 0,
-                     currency: payment["currency"] ?? "", payeeID: payment["payeeId"] ?? "", payeeName: payment["payeeName"] ?? "")
+        var shown = (
+            paymentID: paymentID, amount: (payment.json["amountMinor"] as? Int).map(Int64.init) ?? 0,
+            currency: payment["currency"] ?? "", payeeID: payment["payeeId"] ?? "", payeeName: payment["payeeName"] ?? ""
+        )
         tamper(&shown)
         let transaction = try CanonicalTransaction(
-            paymentID: shown.paymentID, amount: Money(minorUnits: shown.amount, currency: try #require(Currency(code: shown.currency))),
-            payeeID: shown.payeeID, payeeName: shown.payeeName)
+            paymentID: shown.paymentID,
+            amount: Money(minorUnits: shown.amount, currency: try #require(Currency(code: shown.currency))),
+            payeeID: shown.payeeID,
+            payeeName: shown.payeeName
+        )
         let challengeText = try #require(issued["challenge"])
         let payload = try SignedPayload(
-            purpose: purpose, relyingPartyID: TestServer.relyingPartyID, challenge: try #require(Base64URL.decode(challengeText)),
-            keyID: key.keyIDBytes, counter: counter, transactionHash: purpose == .payment ? transaction.hash : Data())
-        return try await call(.post, "/v1/payments/\(paymentID)/biometric-authorization", json: [
-            "challengeId": try #require(issued["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
-            "transactionHash": Base64URL.encode(transaction.hash),
-            "signature": Base64URL.encode(try key.privateKey.signature(for: payload.bytes).derRepresentation),
-        ], token: token)
+            purpose: purpose,
+            relyingPartyID: TestServer.relyingPartyID,
+            challenge: try #require(Base64URL.decode(challengeText)),
+            keyID: key.keyIDBytes,
+            counter: counter,
+            transactionHash: purpose == .payment ? transaction.hash : Data()
+        )
+        return try await call(
+            .post,
+            "/v1/payments/\(paymentID)/biometric-authorization",
+            json: [
+                "challengeId": try #require(issued["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
+                "transactionHash": Base64URL.encode(transaction.hash),
+                "signature": Base64URL.encode(try key.privateKey.signature(for: payload.bytes).derRepresentation),
+            ],
+            token: token
+        )
     }
 
     // MARK: The database
@@ -239,7 +297,8 @@ struct API: Sendable {
     /// Every row of every table, as text, for "nothing changed" and "no secret stored" checks. The tables are read from
     /// the database, so a table a new migration adds is in the snapshot without anyone listing it.
     func snapshot() async throws -> [String: [[String: String]]] {
-        let listTables: SQLQueryString = database.dialect == .postgres
+        let listTables: SQLQueryString =
+            database.dialect == .postgres
             ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
             : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
         return try await database.transaction { db in
@@ -297,11 +356,20 @@ struct TestKey: Sendable {
     var keyID: String { Base64URL.encode(keyIDBytes) }
 
     /// Signs the payload for `purpose` over the base64url `challenge`, naming `keyID` (this key's by default).
-    func sign(_ purpose: SignedPayload.Purpose, challenge: String, counter: UInt64, keyID: Data? = nil,
-              relyingPartyID: String = TestServer.relyingPartyID) throws -> String {
+    func sign(
+        _ purpose: SignedPayload.Purpose,
+        challenge: String,
+        counter: UInt64,
+        keyID: Data? = nil,
+        relyingPartyID: String = TestServer.relyingPartyID
+    ) throws -> String {
         let payload = try SignedPayload(
-            purpose: purpose, relyingPartyID: relyingPartyID, challenge: try #require(Base64URL.decode(challenge)),
-            keyID: keyID ?? keyIDBytes, counter: counter)
+            purpose: purpose,
+            relyingPartyID: relyingPartyID,
+            challenge: try #require(Base64URL.decode(challenge)),
+            keyID: keyID ?? keyIDBytes,
+            counter: counter
+        )
         return Base64URL.encode(try privateKey.signature(for: payload.bytes).derRepresentation)
     }
 }

@@ -1,13 +1,12 @@
 import BioAuthClient
 import BioAuthCore
 import BioAuthTesting
+internal import CCryptoBoringSSL
 import Crypto
 import Foundation
 import SwiftASN1
 import Testing
 import X509
-
-internal import CCryptoBoringSSL
 
 @testable import BioAuthServer
 
@@ -23,7 +22,8 @@ struct WebAuthnChecksTests {
     /// A `none` registration from the simulated authenticator (nothing in it is signed, so a test may change any byte).
     static func registration(rpID: String = rpID, behaviour: SimulatedPasskeyProvider.Behaviour = .init()) async throws -> PasskeyRegistration {
         try await SimulatedPasskeyProvider(behaviour: behaviour).register(
-            PasskeyRegistrationRequest(relyingPartyID: rpID, challenge: challenge, userID: Data(repeating: 1, count: 32), userName: "alice"))
+            PasskeyRegistrationRequest(relyingPartyID: rpID, challenge: challenge, userID: Data(repeating: 1, count: 32), userName: "alice")
+        )
     }
 
     static func code(_ body: () async throws -> Void) async -> String? {
@@ -48,17 +48,39 @@ struct WebAuthnChecksTests {
         let made = try await Self.registration()
         let challenge = Base64URL.encode(Self.challenge)
         #expect(await Self.register(made.clientDataJSON, made.attestationObject) == nil, "the untouched registration verifies")
-        #expect(await Self.register(Self.clientData(
-            #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"https://bank.example","crossOrigin":true}"#), made.attestationObject)
-            == "passkey_origin_mismatch")
-        #expect(await Self.register(Self.clientData(
-            #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"https://bank.example","topOrigin":"https://evil.example"}"#),
-            made.attestationObject) == "passkey_origin_mismatch")
-        #expect(await Self.register(Self.clientData(
-            #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"https://bank.example"}"#), made.attestationObject) == "passkey_type_mismatch")
-        #expect(await Self.register(Self.clientData(
-            #"{"type":"webauthn.create","challenge":"\#(Base64URL.encode(Data(repeating: 6, count: 32)))","origin":"https://bank.example"}"#),
-            made.attestationObject) == "passkey_challenge_mismatch")
+        #expect(
+            await Self.register(
+                Self.clientData(
+                    #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"https://bank.example","crossOrigin":true}"#
+                ),
+                made.attestationObject
+            )
+                == "passkey_origin_mismatch"
+        )
+        #expect(
+            await Self.register(
+                Self.clientData(
+                    #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"https://bank.example","topOrigin":"https://evil.example"}"#
+                ),
+                made.attestationObject
+            ) == "passkey_origin_mismatch"
+        )
+        #expect(
+            await Self.register(
+                Self.clientData(
+                    #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"https://bank.example"}"#
+                ),
+                made.attestationObject
+            ) == "passkey_type_mismatch"
+        )
+        #expect(
+            await Self.register(
+                Self.clientData(
+                    #"{"type":"webauthn.create","challenge":"\#(Base64URL.encode(Data(repeating: 6, count: 32)))","origin":"https://bank.example"}"#
+                ),
+                made.attestationObject
+            ) == "passkey_challenge_mismatch"
+        )
         #expect(await Self.register(Self.clientData(#"{"type":"webauthn.create"}"#), made.attestationObject) == "passkey_malformed")
     }
 
@@ -70,12 +92,19 @@ struct WebAuthnChecksTests {
 
         // BS set without BE: flags of a `none` registration are signed by nobody, so change them in place.
         let made = try await Self.registration(behaviour: .init(synced: false))
-        guard case .map(let pairs) = try CBORDecoder().decode(made.attestationObject) else { Issue.record("not a map"); return }
-        let contradictory = CBOREncoder.encode(.map(pairs.map { pair in
-            guard pair.key == .text("authData"), var authData = pair.value.bytesValue else { return pair }
-            authData[authData.startIndex + 32] |= 0x10
-            return CBOR.Pair(pair.key, .bytes(authData))
-        }))
+        guard case .map(let pairs) = try CBORDecoder().decode(made.attestationObject) else {
+            Issue.record("not a map")
+            return
+        }
+        let contradictory = CBOREncoder.encode(
+            .map(
+                pairs.map { pair in
+                    guard pair.key == .text("authData"), var authData = pair.value.bytesValue else { return pair }
+                    authData[authData.startIndex + 32] |= 0x10
+                    return CBOR.Pair(pair.key, .bytes(authData))
+                }
+            )
+        )
         #expect(await Self.register(made.clientDataJSON, contradictory) == "passkey_backup_flags")
 
         let ed25519Only = WebAuthnRelyingParty(rpID: Self.rpID, origins: ["https://bank.example"], algorithms: [.edDSA])
@@ -87,17 +116,31 @@ struct WebAuthnChecksTests {
         for synced in [true, false] {
             let provider = SimulatedPasskeyProvider(behaviour: .init(synced: synced))
             let made = try await provider.register(
-                PasskeyRegistrationRequest(relyingPartyID: Self.rpID, challenge: Self.challenge, userID: Data(repeating: 1, count: 32), userName: "alice"))
+                PasskeyRegistrationRequest(
+                    relyingPartyID: Self.rpID,
+                    challenge: Self.challenge,
+                    userID: Data(repeating: 1, count: 32),
+                    userName: "alice"
+                )
+            )
             let registered = try await Self.party.verifyRegistration(
-                clientDataJSON: made.clientDataJSON, attestationObject: made.attestationObject, challenge: Self.challenge, at: Date())
+                clientDataJSON: made.clientDataJSON,
+                attestationObject: made.attestationObject,
+                challenge: Self.challenge,
+                at: Date()
+            )
             #expect(registered.backupEligible == synced)
             await provider.setBehaviour(.init(synced: !synced))
             let assertion = try await provider.assert(PasskeyAssertionRequest(relyingPartyID: Self.rpID, challenge: Self.challenge))
             let stored = StoredPasskeyCredential(publicKey: registered.publicKey, signCount: 0, backupEligible: registered.backupEligible)
             let refused = await Self.code {
                 _ = try Self.party.verifyAuthentication(
-                    clientDataJSON: assertion.clientDataJSON, authenticatorData: assertion.authenticatorData, signature: assertion.signature,
-                    challenge: Self.challenge, stored: stored)
+                    clientDataJSON: assertion.clientDataJSON,
+                    authenticatorData: assertion.authenticatorData,
+                    signature: assertion.signature,
+                    challenge: Self.challenge,
+                    stored: stored
+                )
             }
             #expect(refused == "passkey_backup_flags", "synced at registration: \(synced)")
         }
@@ -105,9 +148,11 @@ struct WebAuthnChecksTests {
 
     /// A COSE AKP key (kty 7) with algorithm `alg` and public key bytes `pub`.
     static func akpKey(alg: Int, pub: Data) -> Data {
-        CBOREncoder.encode(.map([
-            CBOR.Pair(.unsigned(1), .unsigned(7)), CBOR.Pair(.unsigned(3), .negative(UInt64(-1 - alg))), CBOR.Pair(.negative(0), .bytes(pub)),
-        ]))
+        CBOREncoder.encode(
+            .map([
+                CBOR.Pair(.unsigned(1), .unsigned(7)), CBOR.Pair(.unsigned(3), .negative(UInt64(-1 - alg))), CBOR.Pair(.negative(0), .bytes(pub)),
+            ])
+        )
     }
 
     /// The public key bytes (`pub`) of the COSE key in a shared ML-DSA assertion vector, with the vector's signed message and signature.
@@ -115,11 +160,14 @@ struct WebAuthnChecksTests {
         let vector = WebAuthnVectorTests.load("authentication", "pywebauthn-test-verify-ml-dsa-\(level)-response.json")
         let key = try CBORDecoder().decode(WebAuthnVectorTests.bytes((vector["inputs"] as! [String: Any])["credential_public_key_b64url"]))
         let response = (vector["credential"] as! [String: Any])["response"] as! [String: Any]
-        let message = WebAuthnVectorTests.bytes(response["authenticatorData"]) + SHA256.hash(data: WebAuthnVectorTests.bytes(response["clientDataJSON"]))
+        let message =
+            WebAuthnVectorTests.bytes(response["authenticatorData"]) + SHA256.hash(data: WebAuthnVectorTests.bytes(response["clientDataJSON"]))
         return (try #require(key[int: -1]?.bytesValue), message, WebAuthnVectorTests.bytes(response["signature"]))
     }
 
-    @Test("ML-DSA-44 (COSE −48) is offered and verifies; a changed message or signature, a key of another size, or a key relabelled between parameter sets is refused")
+    @Test(
+        "ML-DSA-44 (COSE −48) is offered and verifies; a changed message or signature, a key of another size, or a key relabelled between parameter sets is refused"
+    )
     func mlDSA44() throws {
         #expect(COSEAlgorithm.credentialDefaults.contains(.mlDSA44))
         let (pub44, message, signature) = try Self.mlDSAVector(44)
@@ -210,7 +258,9 @@ extension WebAuthnChecksTests {
         return Data(serializer.serializedBytes)
     }
 
-    @Test("packed attestation with an ML-DSA-44 certificate verifies; another key's signature, another message, a mislabelled alg or a wrong subject is refused")
+    @Test(
+        "packed attestation with an ML-DSA-44 certificate verifies; another key's signature, another message, a mislabelled alg or a wrong subject is refused"
+    )
     func mlDSA44AttestationCertificate() throws {
         let vector = WebAuthnVectorTests.load("attestation_statement_fido2", "fido2-test-mldsa87-attestation-valid.json")
         let authData = Data(hex: vector["auth_data_hex"] as! String)
@@ -224,14 +274,22 @@ extension WebAuthnChecksTests {
                 CBOR.Pair(.text("x5c"), .array([.bytes(certificate)])),
             ])
             return try AttestationStatementVerifier.verify(
-                format: "packed", statement: statement, authData: authData, clientDataHash: clientDataHash, at: Date())
+                format: "packed",
+                statement: statement,
+                authData: authData,
+                clientDataHash: clientDataHash,
+                at: Date()
+            )
         }
         let signature = signer.sign(authData + clientDataHash)
         let verified = try verify(signature: signature)
         #expect(verified.format == "packed" && verified.type == .basic)
 
         func refusal(_ body: () throws -> VerifiedAttestation) -> String? {
-            do { _ = try body(); return nil } catch { return (error as? WebAuthnError)?.code ?? "\(error)" }
+            do {
+                _ = try body()
+                return nil
+            } catch { return (error as? WebAuthnError)?.code ?? "\(error)" }
         }
         #expect(refusal { try verify(signature: MLDSA44Signer().sign(authData + clientDataHash)) } == "passkey_attestation_invalid", "another key")
         #expect(refusal { try verify(signature: signer.sign(authData + clientDataHash + [0])) } == "passkey_attestation_invalid", "another message")

@@ -1,7 +1,7 @@
 import BioAuthCore
 import Foundation
-import Testing
 import HTTPTypes
+import Testing
 import X509
 
 @testable import BioAuthServer
@@ -43,16 +43,23 @@ struct WebAuthnVectorTests {
 
     static func relyingParty(_ inputs: [String: Any]) throws -> WebAuthnRelyingParty {
         let origins = (inputs["expected_origin"] as? [String]) ?? [inputs["expected_origin"] as! String]
-        let algorithms = try (inputs["supported_pub_key_algs"] as? [Int]).map { try $0.map { try #require(COSEAlgorithm(rawValue: $0), "algorithm \($0)") } }
+        let algorithms = try (inputs["supported_pub_key_algs"] as? [Int]).map {
+            try $0.map { try #require(COSEAlgorithm(rawValue: $0), "algorithm \($0)") }
+        }
         var policy = PasskeyAttestationPolicy.acceptAny
         if let roots = inputs["pem_root_certs_bytes_by_fmt"] as? [String: [String]] {
             policy = .requireTrusted(
-                try roots.mapValues { pems in try pems.map { try Certificate(pemEncoded: String(decoding: bytes($0), as: UTF8.self)) } })
+                try roots.mapValues { pems in try pems.map { try Certificate(pemEncoded: String(decoding: bytes($0), as: UTF8.self)) } }
+            )
         }
         return WebAuthnRelyingParty(
-            rpID: inputs["expected_rp_id"] as! String, origins: origins, algorithms: algorithms ?? COSEAlgorithm.credentialDefaults,
-            attestationPolicy: policy, requireUserVerification: inputs["require_user_verification"] as? Bool ?? false,
-            requireUserPresence: inputs["require_user_presence"] as? Bool ?? true)
+            rpID: inputs["expected_rp_id"] as! String,
+            origins: origins,
+            algorithms: algorithms ?? COSEAlgorithm.credentialDefaults,
+            attestationPolicy: policy,
+            requireUserVerification: inputs["require_user_verification"] as? Bool ?? false,
+            requireUserPresence: inputs["require_user_presence"] as? Bool ?? true
+        )
     }
 
     @Test("registrations", arguments: files("registration"))
@@ -70,8 +77,11 @@ struct WebAuthnVectorTests {
         }
         let verify = { [attestationObject] in
             try await Self.relyingParty(inputs).verifyRegistration(
-                clientDataJSON: Self.bytes(response["clientDataJSON"]), attestationObject: attestationObject,
-                challenge: Self.bytes(inputs["expected_challenge_b64url"]), at: time)
+                clientDataJSON: Self.bytes(response["clientDataJSON"]),
+                attestationObject: attestationObject,
+                challenge: Self.bytes(inputs["expected_challenge_b64url"]),
+                at: time
+            )
         }
         if expected["result"] as? String == "valid" {
             let registration = try await verify()
@@ -95,11 +105,15 @@ struct WebAuthnVectorTests {
     /// The attestation object with the UP (0x01) and UV (0x04) flags of its authenticator data cleared.
     static func clearingPresenceAndVerification(_ object: Data) -> Data {
         guard case .map(let pairs) = try! CBORDecoder().decode(object) else { return object }
-        return CBOREncoder.encode(.map(pairs.map { pair in
-            guard pair.key == .text("authData"), var authData = pair.value.bytesValue else { return pair }
-            authData[authData.startIndex + 32] &= ~0x05
-            return CBOR.Pair(pair.key, .bytes(authData))
-        }))
+        return CBOREncoder.encode(
+            .map(
+                pairs.map { pair in
+                    guard pair.key == .text("authData"), var authData = pair.value.bytesValue else { return pair }
+                    authData[authData.startIndex + 32] &= ~0x05
+                    return CBOR.Pair(pair.key, .bytes(authData))
+                }
+            )
+        )
     }
 
     @Test("assertions", arguments: files("authentication"))
@@ -112,12 +126,18 @@ struct WebAuthnVectorTests {
         // The vectors do not record backup eligibility; the stored value is the one the assertion reports.
         let backupEligible = authenticatorData.count > 32 && authenticatorData[authenticatorData.startIndex + 32] & 0x08 != 0
         let stored = StoredPasskeyCredential(
-            publicKey: Self.bytes(inputs["credential_public_key_b64url"]), signCount: UInt32(inputs["credential_current_sign_count"] as! Int),
-            backupEligible: backupEligible)
+            publicKey: Self.bytes(inputs["credential_public_key_b64url"]),
+            signCount: UInt32(inputs["credential_current_sign_count"] as! Int),
+            backupEligible: backupEligible
+        )
         let verify = {
             try Self.relyingParty(inputs).verifyAuthentication(
-                clientDataJSON: Self.bytes(response["clientDataJSON"]), authenticatorData: authenticatorData,
-                signature: Self.bytes(response["signature"]), challenge: Self.bytes(inputs["expected_challenge_b64url"]), stored: stored)
+                clientDataJSON: Self.bytes(response["clientDataJSON"]),
+                authenticatorData: authenticatorData,
+                signature: Self.bytes(response["signature"]),
+                challenge: Self.bytes(inputs["expected_challenge_b64url"]),
+                stored: stored
+            )
         }
         if expected["result"] as? String == "valid" {
             let assertion = try verify()
@@ -165,7 +185,12 @@ struct WebAuthnVectorTests {
         }
         let verify = {
             try AttestationStatementVerifier.verify(
-                format: vector["fmt"] as! String, statement: statement, authData: authData, clientDataHash: clientDataHash, at: time)
+                format: vector["fmt"] as! String,
+                statement: statement,
+                authData: authData,
+                clientDataHash: clientDataHash,
+                at: time
+            )
         }
         if expected["result"] as? String == "valid" {
             let attestation = try verify()
@@ -181,8 +206,11 @@ struct WebAuthnVectorTests {
 extension WebAuthnVectorTests {
     @Test("every passkey check's code is a 403 problem (400 for a malformed credential) and is documented in PROTOCOL.md")
     func codes() throws {
-        let protocolText = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../docs/PROTOCOL.md"), encoding: .utf8)
+        let protocolText = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../docs/PROTOCOL.md"),
+            encoding: .utf8
+        )
         for code in WebAuthnError.allCodes {
             let status = APIError.status(of: ProblemCode(rawValue: code))
             #expect(status == (code == "passkey_malformed" ? .badRequest : .forbidden), "\(code)")
@@ -205,7 +233,10 @@ extension WebAuthnVectorTests {
         }
     }
 
-    @Test("every valid assertion changed in one byte (client data, authenticator data or signature) is refused with a passkey code", arguments: files("authentication"))
+    @Test(
+        "every valid assertion changed in one byte (client data, authenticator data or signature) is refused with a passkey code",
+        arguments: files("authentication")
+    )
     func mutatedAssertions(_ file: String) throws {
         let vector = Self.load("authentication", file)
         guard (vector["expected"] as? [String: Any])?["result"] as? String == "valid" else { return }
@@ -213,8 +244,10 @@ extension WebAuthnVectorTests {
         let response = (vector["credential"] as! [String: Any])["response"] as! [String: Any]
         let parts = [Self.bytes(response["clientDataJSON"]), Self.bytes(response["authenticatorData"]), Self.bytes(response["signature"])]
         let stored = StoredPasskeyCredential(
-            publicKey: Self.bytes(inputs["credential_public_key_b64url"]), signCount: UInt32(inputs["credential_current_sign_count"] as! Int),
-            backupEligible: parts[1][parts[1].startIndex + 32] & 0x08 != 0)
+            publicKey: Self.bytes(inputs["credential_public_key_b64url"]),
+            signCount: UInt32(inputs["credential_current_sign_count"] as! Int),
+            backupEligible: parts[1][parts[1].startIndex + 32] & 0x08 != 0
+        )
         let party = try Self.relyingParty(inputs)
         var random = Mutations(state: UInt64(file.utf8.count))
         for round in 0..<96 {
@@ -224,8 +257,12 @@ extension WebAuthnVectorTests {
             mutated[which][mutated[which].startIndex + index] ^= UInt8(1 << random.next(8))
             do {
                 _ = try party.verifyAuthentication(
-                    clientDataJSON: mutated[0], authenticatorData: mutated[1], signature: mutated[2],
-                    challenge: Self.bytes(inputs["expected_challenge_b64url"]), stored: stored)
+                    clientDataJSON: mutated[0],
+                    authenticatorData: mutated[1],
+                    signature: mutated[2],
+                    challenge: Self.bytes(inputs["expected_challenge_b64url"]),
+                    stored: stored
+                )
                 Issue.record("a mutation of part \(which) at byte \(index) verified")
             } catch {
                 #expect(error.code.hasPrefix("passkey_"), "\(error)")

@@ -38,96 +38,139 @@ struct WebhookTests {
         func attempts() async throws -> [(attempt: Int, status: Int?, error: String?)] {
             try await api.database.transaction { db in
                 try await db.raw("SELECT attempt, status_code, error FROM webhook_attempts ORDER BY started_at, attempt").all().map {
-                    (try $0.decode(column: "attempt", as: Int.self), try $0.decode(column: "status_code", as: Int?.self),
-                     try $0.decode(column: "error", as: String?.self))
+                    (
+                        try $0.decode(column: "attempt", as: Int.self), try $0.decode(column: "status_code", as: Int?.self),
+                        try $0.decode(column: "error", as: String?.self)
+                    )
                 }
             }
         }
     }
 
     static func withSetup(
-        backend: StorageBackend = .sqlite, events: [String] = WebhookEventType.allCases.map(\.rawValue),
-        configure: @escaping (inout ServerConfiguration) -> Void = { _ in }, _ body: @escaping @Sendable (Setup) async throws -> Void
+        backend: StorageBackend = .sqlite,
+        events: [String] = WebhookEventType.allCases.map(\.rawValue),
+        configure: @escaping (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (Setup) async throws -> Void
     ) async throws {
         let receiver = try await LoopbackWebhookReceiver.start()
-        try await TestServer.run(.live, backend: backend, configure: { configuration in
-            configuration.webhooks.pollInterval = 0
-            configuration.webhooks.timeout = 0.5
-            configure(&configuration)
-        }) { api in
-            let client = try await ServiceClients(database: api.database, clock: api.clock)
-                .create(name: "core-banking", scopes: ["webhooks:write", "payees:write", "payments:write"])
-            let service = try #require(try await api.serviceToken(client)["access_token"])
-            let created = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": receiver.url.absoluteString, "events": events], token: service)
-            try #require(created.status == 201, "\(created.raw)")
-            let secret = try #require(created["secret"])
-            receiver.trust(secret: secret)
-            let dispatcher = WebhookDispatcher(service: api.service)
-            let setup = Setup(
-                api: api, receiver: receiver, dispatcher: dispatcher, service: service, endpoint: try #require(created["endpointId"]),
-                secret: secret, client: client)
-            do {
-                try await body(setup)
-            } catch {
+        try await TestServer.run(
+            .live,
+            backend: backend,
+            configure: { configuration in
+                configuration.webhooks.pollInterval = 0
+                configuration.webhooks.timeout = 0.5
+                configure(&configuration)
+            },
+            { api in
+                let client = try await ServiceClients(database: api.database, clock: api.clock)
+                    .create(name: "core-banking", scopes: ["webhooks:write", "payees:write", "payments:write"])
+                let service = try #require(try await api.serviceToken(client)["access_token"])
+                let created = try await api.call(
+                    .post,
+                    "/v1/service/webhook-endpoints",
+                    json: ["url": receiver.url.absoluteString, "events": events],
+                    token: service
+                )
+                try #require(created.status == 201, "\(created.raw)")
+                let secret = try #require(created["secret"])
+                receiver.trust(secret: secret)
+                let dispatcher = WebhookDispatcher(service: api.service)
+                let setup = Setup(
+                    api: api,
+                    receiver: receiver,
+                    dispatcher: dispatcher,
+                    service: service,
+                    endpoint: try #require(created["endpointId"]),
+                    secret: secret,
+                    client: client
+                )
+                do {
+                    try await body(setup)
+                } catch {
+                    await dispatcher.shutdown()
+                    throw error
+                }
                 await dispatcher.shutdown()
-                throw error
             }
-            await dispatcher.shutdown()
-        }
+        )
         await receiver.stop()
     }
 
-    @Test("every kind of event arrives once, signed, with its data; an unattended payment expires and says so",
-          arguments: StorageBackend.available)
+    @Test(
+        "every kind of event arrives once, signed, with its data; an unattended payment expires and says so",
+        arguments: StorageBackend.available
+    )
     func everyEvent(backend: StorageBackend) async throws {
-        try await Self.withSetup(backend: backend, configure: { $0.maxFailedPaymentAttempts = 2 }) { setup in
-            let api = setup.api
-            let key = TestKey()
-            let (tokens, deviceID) = try await api.enrolled(key)
-            let paid = try await api.authorizeWithBiometrics(try await api.createPayment(token: tokens.access), key: key, counter: 1, token: tokens.access)
-            #expect(paid["status"] == "authorized", "\(paid.raw)")
-            let cancelled = try #require(try await api.createPayment(token: tokens.access, amountMinor: 100)["paymentId"])
-            #expect(try await api.call(.post, "/v1/payments/\(cancelled)/cancellation", token: tokens.access).status == 200)
-            let locked = try await api.createPayment(token: tokens.access, amountMinor: 200)
-            for counter in [2, 3] as [UInt64] {
-                _ = try await api.authorizeWithBiometrics(locked, key: key, counter: counter, token: tokens.access) { $0.amount = 1 }
+        try await Self.withSetup(
+            backend: backend,
+            configure: { $0.maxFailedPaymentAttempts = 2 },
+            { setup in
+                let api = setup.api
+                let key = TestKey()
+                let (tokens, deviceID) = try await api.enrolled(key)
+                let paid = try await api.authorizeWithBiometrics(
+                    try await api.createPayment(token: tokens.access),
+                    key: key,
+                    counter: 1,
+                    token: tokens.access
+                )
+                #expect(paid["status"] == "authorized", "\(paid.raw)")
+                let cancelled = try #require(try await api.createPayment(token: tokens.access, amountMinor: 100)["paymentId"])
+                #expect(try await api.call(.post, "/v1/payments/\(cancelled)/cancellation", token: tokens.access).status == 200)
+                let locked = try await api.createPayment(token: tokens.access, amountMinor: 200)
+                for counter in [2, 3] as [UInt64] {
+                    _ = try await api.authorizeWithBiometrics(locked, key: key, counter: counter, token: tokens.access) { $0.amount = 1 }
+                }
+                let unattended = try #require(try await api.createPayment(token: tokens.access, amountMinor: 300)["paymentId"])
+                #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: tokens.access).status == 204)
+                try await api.createAccount("bob")
+                for _ in 0..<5 {
+                    _ = try await api.call(.post, "/v1/sessions", json: ["username": "bob", "password": "wrong", "installationId": "p"])
+                }
+
+                #expect(try await setup.deliver().attempted == 6, "nothing expired yet: six events so far")
+                api.clock.advance(by: 301)
+                let pass = try await setup.deliver()
+                #expect(pass.expired == 1 && pass.attempted == 1, "the sweep expired the unattended payment: \(pass)")
+                #expect(try await setup.deliver().attempted == 0, "nothing is due twice")
+
+                let events = setup.receiver.acceptedEvents
+                // Deliveries go out concurrently, so in no promised order (events carry createdAt).
+                #expect(
+                    Set(events.prefix(6).map(\.eventType)) == [
+                        "device.registered", "payment.authorized", "payment.cancelled", "payment.locked", "device.revoked", "account.locked",
+                    ]
+                )
+                #expect(events.last?.eventType == "payment.expired")
+                #expect(setup.receiver.deliveries.count == 7 && events.allSatisfy(\.verified), "each once, each signature verifies")
+                let authorized = try #require(events.first { $0.eventType == "payment.authorized" }).json
+                #expect(authorized["type"] as? String == "payment.authorized" && (authorized["id"] as? String)?.hasPrefix("evt_") == true)
+                let data = try #require(authorized["data"] as? [String: Any])
+                #expect(
+                    data["paymentId"] as? String == paid["paymentId"] && data["amountMinor"] as? Int == 8800 && data["currency"] as? String == "CNY"
+                )
+                #expect(data["payeeName"] as? String == "Coffee Shop" && data["status"] as? String == "authorized")
+                #expect(
+                    (data["receipt"] as? [String: Any])?["signature"] as? String == (paid.json["receipt"] as? [String: Any])?["signature"] as? String
+                )
+                #expect((data["receipt"] as? [String: Any])?["currencyExponent"] as? Int == 2, "the receipt verifies without a currency table")
+                let expired = try #require(events.last?.json["data"] as? [String: Any])
+                #expect(expired["paymentId"] as? String == unattended && expired["status"] as? String == "expired")
+                let lock = try #require(events.first { $0.eventType == "account.locked" }?.json["data"] as? [String: Any])
+                #expect(lock["lockedUntil"] is String && lock["accountId"] is String)
+                // The expired payment reads as expired, and the app's pending list no longer has it.
+                #expect(try await api.call(.get, "/v1/payments/\(unattended)", token: tokens.access)["status"] == "expired")
+
+                let listed = try await api.call(
+                    .get,
+                    "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries",
+                    token: try await setup.serviceToken()
+                )
+                let deliveries = try #require(listed.json["deliveries"] as? [[String: Any]])
+                #expect(deliveries.count == 7 && deliveries.allSatisfy { $0["status"] as? String == "delivered" && $0["attempts"] as? Int == 1 })
             }
-            let unattended = try #require(try await api.createPayment(token: tokens.access, amountMinor: 300)["paymentId"])
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: tokens.access).status == 204)
-            try await api.createAccount("bob")
-            for _ in 0..<5 { _ = try await api.call(.post, "/v1/sessions", json: ["username": "bob", "password": "wrong", "installationId": "p"]) }
-
-            #expect(try await setup.deliver().attempted == 6, "nothing expired yet: six events so far")
-            api.clock.advance(by: 301)
-            let pass = try await setup.deliver()
-            #expect(pass.expired == 1 && pass.attempted == 1, "the sweep expired the unattended payment: \(pass)")
-            #expect(try await setup.deliver().attempted == 0, "nothing is due twice")
-
-            let events = setup.receiver.acceptedEvents
-            // Deliveries go out concurrently, so in no promised order (events carry createdAt).
-            #expect(Set(events.prefix(6).map(\.eventType)) == [
-                "device.registered", "payment.authorized", "payment.cancelled", "payment.locked", "device.revoked", "account.locked",
-            ])
-            #expect(events.last?.eventType == "payment.expired")
-            #expect(setup.receiver.deliveries.count == 7 && events.allSatisfy(\.verified), "each once, each signature verifies")
-            let authorized = try #require(events.first { $0.eventType == "payment.authorized" }).json
-            #expect(authorized["type"] as? String == "payment.authorized" && (authorized["id"] as? String)?.hasPrefix("evt_") == true)
-            let data = try #require(authorized["data"] as? [String: Any])
-            #expect(data["paymentId"] as? String == paid["paymentId"] && data["amountMinor"] as? Int == 8800 && data["currency"] as? String == "CNY")
-            #expect(data["payeeName"] as? String == "Coffee Shop" && data["status"] as? String == "authorized")
-            #expect((data["receipt"] as? [String: Any])?["signature"] as? String == (paid.json["receipt"] as? [String: Any])?["signature"] as? String)
-            #expect((data["receipt"] as? [String: Any])?["currencyExponent"] as? Int == 2, "the receipt verifies without a currency table")
-            let expired = try #require(events.last?.json["data"] as? [String: Any])
-            #expect(expired["paymentId"] as? String == unattended && expired["status"] as? String == "expired")
-            let lock = try #require(events.first { $0.eventType == "account.locked" }?.json["data"] as? [String: Any])
-            #expect(lock["lockedUntil"] is String && lock["accountId"] is String)
-            // The expired payment reads as expired, and the app's pending list no longer has it.
-            #expect(try await api.call(.get, "/v1/payments/\(unattended)", token: tokens.access)["status"] == "expired")
-
-            let listed = try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries", token: try await setup.serviceToken())
-            let deliveries = try #require(listed.json["deliveries"] as? [[String: Any]])
-            #expect(deliveries.count == 7 && deliveries.allSatisfy { $0["status"] as? String == "delivered" && $0["attempts"] as? Int == 1 })
-        }
+        )
     }
 
     @Test("an endpoint gets only the events it asked for; with no endpoint nothing is written")
@@ -135,12 +178,21 @@ struct WebhookTests {
         try await Self.withSetup(events: ["payment.authorized"]) { setup in
             let key = TestKey()
             let (tokens, _) = try await setup.api.enrolled(key)
-            _ = try await setup.api.authorizeWithBiometrics(try await setup.api.createPayment(token: tokens.access), key: key, counter: 1, token: tokens.access)
+            _ = try await setup.api.authorizeWithBiometrics(
+                try await setup.api.createPayment(token: tokens.access),
+                key: key,
+                counter: 1,
+                token: tokens.access
+            )
             try await setup.deliver()
             #expect(setup.receiver.acceptedEvents.map(\.eventType) == ["payment.authorized"])
             #expect(try await setup.api.call(.delete, "/v1/service/webhook-endpoints/\(setup.endpoint)", token: setup.service).status == 204)
             _ = try await setup.api.authorizeWithBiometrics(
-                try await setup.api.createPayment(token: tokens.access, amountMinor: 5), key: key, counter: 2, token: tokens.access)
+                try await setup.api.createPayment(token: tokens.access, amountMinor: 5),
+                key: key,
+                counter: 2,
+                token: tokens.access
+            )
             let stored = try await setup.api.database.transaction { db in
                 try await db.raw("SELECT COUNT(*) AS n FROM webhook_events").first()?.decode(column: "n", as: Int.self)
             }
@@ -148,8 +200,10 @@ struct WebhookTests {
         }
     }
 
-    @Test("a receiver that answers 500, closes the connection, then times out gets the event on the fourth try, on the backoff schedule",
-          arguments: StorageBackend.available)
+    @Test(
+        "a receiver that answers 500, closes the connection, then times out gets the event on the fourth try, on the backoff schedule",
+        arguments: StorageBackend.available
+    )
     func retries(backend: StorageBackend) async throws {
         try await Self.withSetup(backend: backend) { setup in
             let api = setup.api
@@ -175,8 +229,11 @@ struct WebhookTests {
             let attempts = try await setup.attempts()
             #expect(attempts.map(\.attempt) == [1, 2, 3, 4])
             #expect(attempts.map(\.status) == [500, nil, nil, 200])
-            #expect(attempts[0].error == "HTTP 500" && attempts[1].error == "connection closed" && attempts[2].error == "timeout" && attempts[3].error == nil,
-                    "\(attempts)")
+            #expect(
+                attempts[0].error == "HTTP 500" && attempts[1].error == "connection closed" && attempts[2].error == "timeout"
+                    && attempts[3].error == nil,
+                "\(attempts)"
+            )
             #expect(Set(setup.receiver.deliveries.map(\.eventID)).count == 1 && setup.receiver.deliveries.map(\.attempt).prefix(3) == [1, 2, 3])
             let listed = try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries", token: setup.service)
             let delivery = try #require((listed.json["deliveries"] as? [[String: Any]])?.first)
@@ -213,11 +270,18 @@ struct WebhookTests {
                 api.clock.advance(by: 600)
                 passes += 1
                 let status = try await api.database.transaction { db in
-                    try await db.raw("SELECT status FROM webhook_deliveries WHERE status <> 'delivered'").first()?.decode(column: "status", as: String.self)
+                    try await db.raw("SELECT status FROM webhook_deliveries WHERE status <> 'delivered'").first()?.decode(
+                        column: "status",
+                        as: String.self
+                    )
                 }
                 if status == "failed" { break }
             }
-            let failed = try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries?limit=1", token: try await setup.serviceToken())
+            let failed = try await api.call(
+                .get,
+                "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries?limit=1",
+                token: try await setup.serviceToken()
+            )
             let delivery = try #require((failed.json["deliveries"] as? [[String: Any]])?.first)
             #expect(delivery["status"] as? String == "failed" && delivery["lastError"] as? String == "connection refused", "\(failed.raw)")
             // 10 s, 20 s, … doubling to 6 hours, then every 6 hours until 3 days: about 22 (looked at every 10 minutes here).
@@ -246,8 +310,10 @@ struct WebhookTests {
         }
     }
 
-    @Test("an instance that dies holding a delivery loses it to another when its lease ends: delivered, not lost",
-          arguments: StorageBackend.available)
+    @Test(
+        "an instance that dies holding a delivery loses it to another when its lease ends: delivered, not lost",
+        arguments: StorageBackend.available
+    )
     func deadInstance(backend: StorageBackend) async throws {
         try await Self.withSetup(backend: backend) { setup in
             try await setup.api.createAccount()
@@ -309,40 +375,77 @@ struct WebhookTests {
                 "https:///nohost", "bank.example/hook", "", "https://bank.example/" + String(repeating: "a", count: 2048), "https://bank.example/a b",
             ]
             for url in badURLs {
-                let reply = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": url, "events": ["payment.authorized"]], token: setup.service)
+                let reply = try await api.call(
+                    .post,
+                    "/v1/service/webhook-endpoints",
+                    json: ["url": url, "events": ["payment.authorized"]],
+                    token: setup.service
+                )
                 #expect(reply.status == 400 && reply.code == "invalid_webhook_url", "\(url): \(reply.raw)")
             }
             for events in [[], ["payment.refunded"], ["Payment.Authorized"]] as [[String]] {
-                let reply = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": "https://bank.example/hook", "events": events], token: setup.service)
+                let reply = try await api.call(
+                    .post,
+                    "/v1/service/webhook-endpoints",
+                    json: ["url": "https://bank.example/hook", "events": events],
+                    token: setup.service
+                )
                 #expect(reply.status == 400 && ["invalid_event_type", "malformed_request"].contains(reply.code ?? ""), "\(events): \(reply.raw)")
             }
             try await api.createAccount()
             let user = try await api.signIn()
-            let asUser = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": "https://bank.example/hook", "events": ["payment.authorized"]], token: user.access)
+            let asUser = try await api.call(
+                .post,
+                "/v1/service/webhook-endpoints",
+                json: ["url": "https://bank.example/hook", "events": ["payment.authorized"]],
+                token: user.access
+            )
             #expect(asUser.status == 401 && asUser.code == "invalid_service_token")
             let payer = try await ServiceClients(database: api.database, clock: api.clock).create(name: "payer", scopes: ["payments:write"])
             let payerToken = try #require(try await api.serviceToken(payer)["access_token"])
             #expect(try await api.call(.get, "/v1/service/webhook-endpoints", token: payerToken).code == "insufficient_scope")
             let other = try await ServiceClients(database: api.database, clock: api.clock).create(name: "other", scopes: ["webhooks:write"])
             let otherToken = try #require(try await api.serviceToken(other)["access_token"])
-            #expect(try await api.call(.delete, "/v1/service/webhook-endpoints/\(setup.endpoint)", token: otherToken).code == "webhook_endpoint_not_found")
-            #expect(try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: otherToken).code == "webhook_endpoint_not_found")
-            #expect(try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries", token: otherToken).code == "webhook_endpoint_not_found")
+            #expect(
+                try await api.call(.delete, "/v1/service/webhook-endpoints/\(setup.endpoint)", token: otherToken).code == "webhook_endpoint_not_found"
+            )
+            #expect(
+                try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: otherToken).code
+                    == "webhook_endpoint_not_found"
+            )
+            #expect(
+                try await api.call(.get, "/v1/service/webhook-endpoints/\(setup.endpoint)/deliveries", token: otherToken).code
+                    == "webhook_endpoint_not_found"
+            )
             let otherList = try await api.call(.get, "/v1/service/webhook-endpoints", token: otherToken)
             #expect((otherList.json["endpoints"] as? [Any])?.isEmpty == true, "a client sees only its own endpoints")
             #expect(try await Self.webhookRows(api) == before, "nothing about webhooks was written")
             // https and loopback http are accepted; the limit is 20 per client.
             for index in 1..<20 {
                 let url = index.isMultiple(of: 2) ? "https://bank.example/hook/\(index)" : "http://localhost:9/hook/\(index)"
-                #expect(try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": url, "events": ["payment.authorized"]], token: setup.service).status == 201)
+                #expect(
+                    try await api.call(
+                        .post,
+                        "/v1/service/webhook-endpoints",
+                        json: ["url": url, "events": ["payment.authorized"]],
+                        token: setup.service
+                    ).status == 201
+                )
             }
-            let over = try await api.call(.post, "/v1/service/webhook-endpoints", json: ["url": "https://bank.example/21", "events": ["payment.authorized"]], token: setup.service)
+            let over = try await api.call(
+                .post,
+                "/v1/service/webhook-endpoints",
+                json: ["url": "https://bank.example/21", "events": ["payment.authorized"]],
+                token: setup.service
+            )
             #expect(over.status == 422 && over.code == "webhook_endpoint_limit")
         }
     }
 
-    @Test("retention purges an event with its deliveries and attempts 30 days after they ended, and keeps one still being tried",
-          arguments: StorageBackend.available)
+    @Test(
+        "retention purges an event with its deliveries and attempts 30 days after they ended, and keeps one still being tried",
+        arguments: StorageBackend.available
+    )
     func retention(backend: StorageBackend) async throws {
         try await Self.withSetup(backend: backend) { setup in
             let api = setup.api
@@ -366,7 +469,9 @@ struct WebhookTests {
         try await api.database.transaction { db in
             var counts: [Int] = []
             for table in ["webhook_endpoints", "webhook_secrets", "webhook_events", "webhook_deliveries"] {
-                counts.append(try await db.raw(SQLQueryString("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)")).first()?.decode(column: "n", as: Int.self) ?? -1)
+                counts.append(
+                    try await db.raw(SQLQueryString("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)")).first()?.decode(column: "n", as: Int.self) ?? -1
+                )
             }
             return counts
         }
@@ -379,8 +484,10 @@ extension WebhookTests {
     static func storedSecrets(_ api: API) async throws -> [(id: String, endpoint: String, secret: String)] {
         try await api.database.transaction { db in
             try await db.raw("SELECT id, endpoint_id, secret FROM webhook_secrets ORDER BY created_at, id").all().map {
-                (try $0.decode(column: "id", as: String.self), try $0.decode(column: "endpoint_id", as: String.self),
-                 try $0.decode(column: "secret", as: String.self))
+                (
+                    try $0.decode(column: "id", as: String.self), try $0.decode(column: "endpoint_id", as: String.self),
+                    try $0.decode(column: "secret", as: String.self)
+                )
             }
         }
     }
@@ -391,11 +498,16 @@ extension WebhookTests {
         #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
     }
 
-    @Test("the database holds no webhook secret in clear, before or after a rotation, and deliveries still verify", arguments: StorageBackend.available)
+    @Test(
+        "the database holds no webhook secret in clear, before or after a rotation, and deliveries still verify",
+        arguments: StorageBackend.available
+    )
     func secretsSealed(backend: StorageBackend) async throws {
         try await Self.withSetup(backend: backend) { setup in
             let api = setup.api
-            let rotated = try #require(try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: setup.service)["secret"])
+            let rotated = try #require(
+                try await api.call(.post, "/v1/service/webhook-endpoints/\(setup.endpoint)/secret-rotations", token: setup.service)["secret"]
+            )
             let stored = try await Self.storedSecrets(api)
             #expect(stored.count == 2)
             for row in stored {
@@ -407,7 +519,9 @@ extension WebhookTests {
             try await setup.deliver()
             let delivery = try #require(setup.receiver.deliveries.last)
             #expect((try? WebhookSignature(secret: rotated).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil)
-            #expect((try? WebhookSignature(secret: setup.secret).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil)
+            #expect(
+                (try? WebhookSignature(secret: setup.secret).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil
+            )
         }
     }
 
@@ -430,13 +544,22 @@ extension WebhookTests {
             try await setup.deliver()
             let delivery = try #require(setup.receiver.deliveries.last)
             #expect(setup.receiver.deliveries.count == 2)
-            #expect((try? WebhookSignature(secret: setup.secret).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil)
+            #expect(
+                (try? WebhookSignature(secret: setup.secret).verify(header: delivery.signatureHeader, body: delivery.body, now: api.clock.now)) != nil
+            )
 
             // Another PIN key file cannot open them: start-up stops, naming the file.
             let other = BioAuthService(
-                configuration: api.service.configuration, database: api.database, clock: api.clock, random: api.service.random,
-                passwords: api.service.passwords, receipts: api.service.receipts, sealers: Sealers(SecretSealer(key: .init(size: .bits256))),
-                logger: api.service.logger, metrics: api.service.metrics)
+                configuration: api.service.configuration,
+                database: api.database,
+                clock: api.clock,
+                random: api.service.random,
+                passwords: api.service.passwords,
+                receipts: api.service.receipts,
+                sealers: Sealers(SecretSealer(key: .init(size: .bits256))),
+                logger: api.service.logger,
+                metrics: api.service.metrics
+            )
             let refused = await #expect(throws: ConfigurationError.self) { try await other.sealLegacyWebhookSecrets() }
             #expect(refused?.message.contains("PIN key") == true)
         }
@@ -449,7 +572,11 @@ extension WebhookTests {
             // A second endpoint of the same client, at a second receiver that trusts nothing.
             let second = try await LoopbackWebhookReceiver.start()
             let created = try await api.call(
-                .post, "/v1/service/webhook-endpoints", json: ["url": second.url.absoluteString, "events": ["device.registered"]], token: setup.service)
+                .post,
+                "/v1/service/webhook-endpoints",
+                json: ["url": second.url.absoluteString, "events": ["device.registered"]],
+                token: setup.service
+            )
             let secondEndpoint = try #require(created["endpointId"])
             let first = try #require(try await Self.storedSecrets(api).first { $0.endpoint == setup.endpoint })
             try await api.database.transaction { db in

@@ -175,6 +175,7 @@ public actor AppLock {
 
     private func cancelWaiter(_ id: UUID) {
         activeWaiters.removeValue(forKey: id)?.resume(
-            throwing: BiometricError(.appCancel, reason: "cancelled while waiting for the app to become active"))
+            throwing: BiometricError(.appCancel, reason: "cancelled while waiting for the app to become active")
+        )
     }
 }

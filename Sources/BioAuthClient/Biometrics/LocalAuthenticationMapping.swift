@@ -27,7 +27,10 @@ public enum LocalAuthenticationMapping {
     ///   - errorCode: the `LAError` code it set, if any.
     ///   - biometryTypeRawValue: `biometryType.rawValue`, read after the check.
     public static func availability(
-        for policy: AuthenticationPolicy, canEvaluate: Bool, errorCode: Int?, biometryTypeRawValue: Int
+        for policy: AuthenticationPolicy,
+        canEvaluate: Bool,
+        errorCode: Int?,
+        biometryTypeRawValue: Int
     ) -> BiometricAvailability {
         guard canEvaluate else {
             return .unavailable(BiometricError(laErrorCode: errorCode ?? -6))

@@ -29,22 +29,31 @@ public enum IntegrationCheck {
         case let text as String where !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty:
             break
         case .some:
-            warnings.append(IntegrationWarning(
-                code: "empty_face_id_usage_description",
-                message: "NSFaceIDUsageDescription in Info.plist is empty; say why the app uses Face ID."))
+            warnings.append(
+                IntegrationWarning(
+                    code: "empty_face_id_usage_description",
+                    message: "NSFaceIDUsageDescription in Info.plist is empty; say why the app uses Face ID."
+                )
+            )
         case .none:
-            warnings.append(IntegrationWarning(
-                code: "missing_face_id_usage_description",
-                message: "Info.plist has no NSFaceIDUsageDescription; Face ID prompts fail"
-                    + (biometry == .faceID ? " on this device" : " on Face ID devices") + ". Add it (and its zh-Hans InfoPlist.strings)."))
+            warnings.append(
+                IntegrationWarning(
+                    code: "missing_face_id_usage_description",
+                    message: "Info.plist has no NSFaceIDUsageDescription; Face ID prompts fail"
+                        + (biometry == .faceID ? " on this device" : " on Face ID devices") + ". Add it (and its zh-Hans InfoPlist.strings)."
+                )
+            )
         }
         if language == .simplifiedChinese {
             let declared = (info["CFBundleLocalizations"] as? [String]) ?? []
             let development = (info["CFBundleDevelopmentRegion"] as? String).map { [$0] } ?? []
             if !(declared + development).contains(where: { Language(matching: $0) == .simplifiedChinese }) {
-                warnings.append(IntegrationWarning(
-                    code: "missing_chinese_localization",
-                    message: "prompts are in Simplified Chinese but CFBundleLocalizations lacks zh-Hans; system buttons stay in English."))
+                warnings.append(
+                    IntegrationWarning(
+                        code: "missing_chinese_localization",
+                        message: "prompts are in Simplified Chinese but CFBundleLocalizations lacks zh-Hans; system buttons stay in English."
+                    )
+                )
             }
         }
         return warnings

@@ -15,7 +15,9 @@ extension BioAuthFlows {
         let provider = try passkeyProvider()
         let challenge = try await api.passkeySignInChallenge(username: username)
         let assertion = try await provider.assert(challenge.request)
-        return try await signedIn(with: try await api.signInWithPasskey(challengeID: challenge.id, assertion, installationID: try await installationID()))
+        return try await signedIn(
+            with: try await api.signInWithPasskey(challengeID: challenge.id, assertion, installationID: try await installationID())
+        )
     }
 
     /// "Create a passkey" for the signed-in account, so that the user can sign in with it here, on the web and on
@@ -26,7 +28,11 @@ extension BioAuthFlows {
             let challenge = try await self.api.passkeyCreationChallenge(accessToken: token)
             let registration = try await provider.register(challenge.request)
             return try await self.api.registerPasskey(
-                challengeID: challenge.id, registration, name: DisplayName.fitted(name, maxCharacters: 64, fallback: "Passkey"), accessToken: token)
+                challengeID: challenge.id,
+                registration,
+                name: DisplayName.fitted(name, maxCharacters: 64, fallback: "Passkey"),
+                accessToken: token
+            )
         }
     }
 
@@ -42,7 +48,10 @@ extension BioAuthFlows {
 
     private func passkeyProvider() throws -> any PasskeyProvider {
         guard let provider = configuration.passkeys else {
-            throw PasskeyProviderError(code: PasskeyProviderError.notAvailableCode, reason: "no passkey provider is configured (Configuration.passkeys)")
+            throw PasskeyProviderError(
+                code: PasskeyProviderError.notAvailableCode,
+                reason: "no passkey provider is configured (Configuration.passkeys)"
+            )
         }
         return provider
     }

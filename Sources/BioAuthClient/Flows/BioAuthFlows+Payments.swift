@@ -22,17 +22,32 @@ extension BioAuthFlows {
                 throw APIProblem(.unexpectedResponse, detail: "the server sent a challenge for another payment")
             }
             let context = try await self.evaluate(
-                .authorizePayment(PaymentSummary(amount: payment.amount, payeeName: payment.payeeName)), biometry: binding.biometry)
+                .authorizePayment(PaymentSummary(amount: payment.amount, payeeName: payment.payeeName)),
+                biometry: binding.biometry
+            )
             let counter = try await self.nextCounter()
             let proof = try await self.sign(
-                .payment, challenge, tag: binding.keyTag, keyID: binding.publicKey.keyID, counter: counter, context: context,
-                transactionHash: transaction.hash)
+                .payment,
+                challenge,
+                tag: binding.keyTag,
+                keyID: binding.publicKey.keyID,
+                counter: counter,
+                context: context,
+                transactionHash: transaction.hash
+            )
             let assertion = try await self.appAttestAssertion(for: proof.payload)
             let authorized: PaymentDetails
             do {
                 authorized = try await self.api.authorizeWithBiometrics(
-                    paymentID, challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter,
-                    transactionHash: transaction.hash, signature: proof.signature, appAttestAssertion: assertion, accessToken: token)
+                    paymentID,
+                    challengeID: challenge.id,
+                    keyID: binding.publicKey.keyID,
+                    counter: counter,
+                    transactionHash: transaction.hash,
+                    signature: proof.signature,
+                    appAttestAssertion: assertion,
+                    accessToken: token
+                )
             } catch let problem as APIProblem {
                 throw try await self.handleServerRefusal(problem)
             }

@@ -100,8 +100,13 @@ extension BioAuthFlows {
     /// Signs the payload for `challenge` with the key under `tag`. A key lost to an enrollment change turns
     /// biometric sign-in off.
     func sign(
-        _ purpose: SignedPayload.Purpose, _ challenge: ServerChallenge, tag: String, keyID: Data, counter: UInt64,
-        context: AuthenticationContext, transactionHash: Data = Data()
+        _ purpose: SignedPayload.Purpose,
+        _ challenge: ServerChallenge,
+        tag: String,
+        keyID: Data,
+        counter: UInt64,
+        context: AuthenticationContext,
+        transactionHash: Data = Data()
     ) async throws -> SignedProof {
         if let expected = configuration.expectedRelyingPartyID, challenge.relyingPartyID != expected {
             throw APIProblem(.unexpectedResponse, detail: "the challenge is for \(challenge.relyingPartyID), not \(expected)")
@@ -110,8 +115,13 @@ extension BioAuthFlows {
             throw APIProblem(.unexpectedResponse, detail: "the server sent a \(challenge.purpose) challenge for a \(purpose) signature")
         }
         let payload = try SignedPayload(
-            purpose: purpose, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: keyID, counter: counter,
-            transactionHash: transactionHash)
+            purpose: purpose,
+            relyingPartyID: challenge.relyingPartyID,
+            challenge: challenge.challenge,
+            keyID: keyID,
+            counter: counter,
+            transactionHash: transactionHash
+        )
         let signature: Data
         do {
             signature = try await keyStore.sign(payload.bytes, tag: tag, context: context)

@@ -42,9 +42,14 @@ public actor BioAuthFlows {
 
         /// Settings with the given values.
         public init(
-            language: Language = .english, deviceName: String = "iPhone", deviceModel: String = "iPhone", gracePeriod: TimeInterval = 30,
-            expectedRelyingPartyID: String? = nil, observer: (@Sendable (FlowEvent) -> Void)? = nil,
-            appAttest: (any AppAttestProvider)? = nil, passkeys: (any PasskeyProvider)? = nil
+            language: Language = .english,
+            deviceName: String = "iPhone",
+            deviceModel: String = "iPhone",
+            gracePeriod: TimeInterval = 30,
+            expectedRelyingPartyID: String? = nil,
+            observer: (@Sendable (FlowEvent) -> Void)? = nil,
+            appAttest: (any AppAttestProvider)? = nil,
+            passkeys: (any PasskeyProvider)? = nil
         ) {
             self.language = language
             self.deviceName = deviceName
@@ -82,8 +87,13 @@ public actor BioAuthFlows {
 
     /// Loads the stored state (a launch). `isActive`: whether the app is active now.
     public init(
-        api: BioAuthAPI, authenticator: any BiometricAuthenticator, keyStore: any DeviceKeyStore, store: any SecureStore,
-        clock: any WallClock = SystemClock(), configuration: Configuration = Configuration(), isActive: Bool = true
+        api: BioAuthAPI,
+        authenticator: any BiometricAuthenticator,
+        keyStore: any DeviceKeyStore,
+        store: any SecureStore,
+        clock: any WallClock = SystemClock(),
+        configuration: Configuration = Configuration(),
+        isActive: Bool = true
     ) async throws {
         self.api = api
         self.authenticator = authenticator
@@ -94,8 +104,13 @@ public actor BioAuthFlows {
         let session = try await SessionMachine(store: store, keyStore: keyStore)
         self.session = session
         self.appLock = AppLock(
-            session: session, authenticator: authenticator, keyStore: keyStore, clock: clock,
-            configuration: .init(gracePeriod: configuration.gracePeriod, language: configuration.language), isActive: isActive)
+            session: session,
+            authenticator: authenticator,
+            keyStore: keyStore,
+            clock: clock,
+            configuration: .init(gracePeriod: configuration.gracePeriod, language: configuration.language),
+            isActive: isActive
+        )
         // Made at the first launch, so that nothing a failed request does writes to the store.
         _ = try await installationID()
     }
@@ -124,7 +139,8 @@ public actor BioAuthFlows {
         try await save(tokens)
         let availability = await authenticator.availability(for: .biometrics)
         let transition = try await session.handle(
-            .passwordSignInSucceeded(accountID: tokens.accountID, canOfferBiometricSignIn: availability.isAvailable))
+            .passwordSignInSucceeded(accountID: tokens.accountID, canOfferBiometricSignIn: availability.isAvailable)
+        )
         guard transition.to == .offeringBiometricSignIn else { return nil }
         return PromptCopy(language: configuration.language).offer(biometry: availability.kind)
     }
@@ -150,8 +166,15 @@ public actor BioAuthFlows {
                 let proof = try await self.sign(.register, challenge, tag: tag, keyID: publicKey.keyID, counter: 0, context: context)
                 let attestation = try await self.appAttestation(for: proof.payload)
                 let device = try await self.api.registerDevice(
-                    challengeID: challenge.id, publicKey: publicKey, biometryKind: kind, deviceName: self.configuration.registeredDeviceName,
-                    counter: 0, signature: proof.signature, appAttest: attestation, accessToken: token)
+                    challengeID: challenge.id,
+                    publicKey: publicKey,
+                    biometryKind: kind,
+                    deviceName: self.configuration.registeredDeviceName,
+                    counter: 0,
+                    signature: proof.signature,
+                    appAttest: attestation,
+                    accessToken: token
+                )
                 return (device, attestation?.keyID)
             }
             try await store.set(Data("0".utf8), forKey: Self.counterKey)
@@ -160,8 +183,18 @@ public actor BioAuthFlows {
             } else {
                 try await store.removeValue(forKey: Self.appAttestKey)
             }
-            try await session.handle(.biometricSignInEnabled(DeviceBinding(
-                accountID: account, keyTag: tag, publicKey: publicKey, biometry: kind, enabledAt: clock.now, deviceID: device.0.id)))
+            try await session.handle(
+                .biometricSignInEnabled(
+                    DeviceBinding(
+                        accountID: account,
+                        keyTag: tag,
+                        publicKey: publicKey,
+                        biometry: kind,
+                        enabledAt: clock.now,
+                        deviceID: device.0.id
+                    )
+                )
+            )
         } catch {
             try? await keyStore.deleteKey(tag: tag)
             throw error
@@ -191,8 +224,12 @@ public actor BioAuthFlows {
         let tokens: SessionTokens
         do {
             tokens = try await api.signInWithBiometrics(
-                challengeID: challenge.id, keyID: binding.publicKey.keyID, counter: counter, signature: proof.signature,
-                appAttestAssertion: assertion)
+                challengeID: challenge.id,
+                keyID: binding.publicKey.keyID,
+                counter: counter,
+                signature: proof.signature,
+                appAttestAssertion: assertion
+            )
         } catch let problem as APIProblem {
             throw try await handleServerRefusal(problem)
         }

@@ -53,7 +53,9 @@ public actor HardwareKeyStore: DeviceKeyStore {
     /// Keys made by `hardware`, unlocked by evaluations of `authenticator`, recorded in `storage` under
     /// `prefix` + tag.
     public init(
-        hardware: any KeyHardware, authenticator: any BiometricAuthenticator, storage: any SecureStore,
+        hardware: any KeyHardware,
+        authenticator: any BiometricAuthenticator,
+        storage: any SecureStore,
         prefix: String = "bioauth.key."
     ) {
         self.hardware = hardware
@@ -86,8 +88,12 @@ public actor HardwareKeyStore: DeviceKeyStore {
             throw BiometricError(.keyOperationFailed, reason: "the hardware returned a public key that is not P-256 X9.63")
         }
         let record = Record(
-            version: 1, handle: made.handle, publicKey: made.publicKey,
-            domainState: await authenticator.currentDomainState(), createdAt: Date())
+            version: 1,
+            handle: made.handle,
+            publicKey: made.publicKey,
+            domainState: await authenticator.currentDomainState(),
+            createdAt: Date()
+        )
         try await writeStorage(record, key)
         return publicKey
     }

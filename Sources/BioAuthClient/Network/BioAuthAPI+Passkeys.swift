@@ -48,27 +48,46 @@ extension BioAuthAPI {
                 guard let challenge = Base64URL.decode(key.challenge), let user = Base64URL.decode(key.user.id) else {
                     throw APIProblem(.unexpectedResponse, detail: "the passkey options are not base64url")
                 }
-                return PasskeyCreationChallenge(id: options.challengeId, request: PasskeyRegistrationRequest(
-                    relyingPartyID: key.rp.id, challenge: challenge, userID: user, userName: key.user.name,
-                    excludedCredentialIDs: key.excludeCredentials.compactMap { Base64URL.decode($0.id) }))
+                return PasskeyCreationChallenge(
+                    id: options.challengeId,
+                    request: PasskeyRegistrationRequest(
+                        relyingPartyID: key.rp.id,
+                        challenge: challenge,
+                        userID: user,
+                        userName: key.user.name,
+                        excludedCredentialIDs: key.excludeCredentials.compactMap { Base64URL.decode($0.id) }
+                    )
+                )
             case .default(let status, let problem): throw Self.problem(status, problem)
             }
         }
     }
 
     /// Registers the passkey `registration` made for `challengeID`.
-    public func registerPasskey(challengeID: String, _ registration: PasskeyRegistration, name: String, accessToken: String) async throws
+    public func registerPasskey(
+        challengeID: String,
+        _ registration: PasskeyRegistration,
+        name: String,
+        accessToken: String
+    ) async throws
         -> RegisteredPasskey
     {
         try await authorized(accessToken) {
             let id = Base64URL.encode(registration.credentialID)
             let body = Components.Schemas.PasskeyRegistrationRequest(
-                challengeId: challengeID, name: name,
+                challengeId: challengeID,
+                name: name,
                 credential: .init(
-                    id: id, rawId: id, _type: .publicKey,
+                    id: id,
+                    rawId: id,
+                    _type: .publicKey,
                     response: .init(
                         clientDataJSON: Base64URL.encode(registration.clientDataJSON),
-                        attestationObject: Base64URL.encode(registration.attestationObject), transports: registration.transports)))
+                        attestationObject: Base64URL.encode(registration.attestationObject),
+                        transports: registration.transports
+                    )
+                )
+            )
             switch try await client.registerPasskey(.init(body: .json(body))) {
             case .created(let created): return try Self.passkey(try created.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -105,9 +124,14 @@ extension BioAuthAPI {
                 guard let challenge = Base64URL.decode(options.publicKey.challenge) else {
                     throw APIProblem(.unexpectedResponse, detail: "the passkey challenge is not base64url")
                 }
-                return PasskeySignInChallenge(id: options.challengeId, request: PasskeyAssertionRequest(
-                    relyingPartyID: options.publicKey.rpId, challenge: challenge,
-                    allowedCredentialIDs: options.publicKey.allowCredentials.compactMap { Base64URL.decode($0.id) }))
+                return PasskeySignInChallenge(
+                    id: options.challengeId,
+                    request: PasskeyAssertionRequest(
+                        relyingPartyID: options.publicKey.rpId,
+                        challenge: challenge,
+                        allowedCredentialIDs: options.publicKey.allowCredentials.compactMap { Base64URL.decode($0.id) }
+                    )
+                )
             case .default(let status, let problem): throw Self.problem(status, problem)
             }
         }
@@ -118,12 +142,20 @@ extension BioAuthAPI {
         try await call {
             let id = Base64URL.encode(assertion.credentialID)
             let body = Components.Schemas.PasskeySignInRequest(
-                challengeId: challengeID, installationId: installationID,
+                challengeId: challengeID,
+                installationId: installationID,
                 credential: .init(
-                    id: id, rawId: id, _type: .publicKey,
+                    id: id,
+                    rawId: id,
+                    _type: .publicKey,
                     response: .init(
-                        clientDataJSON: Base64URL.encode(assertion.clientDataJSON), authenticatorData: Base64URL.encode(assertion.authenticatorData),
-                        signature: Base64URL.encode(assertion.signature), userHandle: assertion.userHandle.map(Base64URL.encode))))
+                        clientDataJSON: Base64URL.encode(assertion.clientDataJSON),
+                        authenticatorData: Base64URL.encode(assertion.authenticatorData),
+                        signature: Base64URL.encode(assertion.signature),
+                        userHandle: assertion.userHandle.map(Base64URL.encode)
+                    )
+                )
+            )
             switch try await client.signInWithPasskey(.init(body: .json(body))) {
             case .created(let created): return Self.tokens(try created.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -136,7 +168,13 @@ extension BioAuthAPI {
             throw APIProblem(.unexpectedResponse, detail: "the passkey record is malformed")
         }
         return RegisteredPasskey(
-            id: passkey.passkeyId, name: passkey.name, credentialID: credentialID, backupEligible: passkey.backupEligible,
-            createdAt: passkey.createdAt, lastUsedAt: passkey.lastUsedAt, revokedAt: passkey.revokedAt)
+            id: passkey.passkeyId,
+            name: passkey.name,
+            credentialID: credentialID,
+            backupEligible: passkey.backupEligible,
+            createdAt: passkey.createdAt,
+            lastUsedAt: passkey.lastUsedAt,
+            revokedAt: passkey.revokedAt
+        )
     }
 }

@@ -19,8 +19,11 @@ public struct BioAuthAPI: Sendable {
     public init(serverURL: URL, transport: any ClientTransport = URLSessionTransport(), middlewares: [any ClientMiddleware] = []) {
         // Compact JSON: OpenAPIRuntime pretty-prints and sorts keys by default; the server reads fields, not bytes.
         client = Client(
-            serverURL: serverURL, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: []), transport: transport,
-            middlewares: middlewares + [BearerTokenMiddleware()])
+            serverURL: serverURL,
+            configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: []),
+            transport: transport,
+            middlewares: middlewares + [BearerTokenMiddleware()]
+        )
     }
 
     // MARK: Server
@@ -108,18 +111,29 @@ public struct BioAuthAPI: Sendable {
 
     /// Binds a device key: `signature` is over the `register` payload of `challenge`.
     public func registerDevice(
-        challengeID: String, publicKey: DevicePublicKey, biometryKind: BiometryKind, deviceName: String, counter: UInt64,
-        signature: Data, appAttest: (keyID: Data, attestation: Data)? = nil, accessToken: String
+        challengeID: String,
+        publicKey: DevicePublicKey,
+        biometryKind: BiometryKind,
+        deviceName: String,
+        counter: UInt64,
+        signature: Data,
+        appAttest: (keyID: Data, attestation: Data)? = nil,
+        accessToken: String
     ) async throws -> RegisteredDevice {
         guard let kind = Components.Schemas.BiometryKind(rawValue: biometryKind.rawValue) else {
             throw APIProblem(.malformedRequest, detail: "a device key needs a biometric sensor")
         }
         return try await authorized(accessToken) {
             let body = Components.Schemas.RegisterDeviceRequest(
-                challengeId: challengeID, publicKey: Base64URL.encode(publicKey.x963Representation),
-                keyId: Base64URL.encode(publicKey.keyID), biometryKind: kind, deviceName: deviceName, counter: Int64(counter),
+                challengeId: challengeID,
+                publicKey: Base64URL.encode(publicKey.x963Representation),
+                keyId: Base64URL.encode(publicKey.keyID),
+                biometryKind: kind,
+                deviceName: deviceName,
+                counter: Int64(counter),
                 signature: Base64URL.encode(signature),
-                appAttest: appAttest.map { .init(keyId: Base64URL.encode($0.keyID), attestation: Base64URL.encode($0.attestation)) })
+                appAttest: appAttest.map { .init(keyId: Base64URL.encode($0.keyID), attestation: Base64URL.encode($0.attestation)) }
+            )
             switch try await client.registerDevice(.init(body: .json(body))) {
             case .created(let created): return try Self.device(try created.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -159,12 +173,20 @@ public struct BioAuthAPI: Sendable {
 
     /// Biometric sign-in: `signature` is over the `login` payload of `challengeID`'s challenge.
     public func signInWithBiometrics(
-        challengeID: String, keyID: Data, counter: UInt64, signature: Data, appAttestAssertion: Data? = nil
+        challengeID: String,
+        keyID: Data,
+        counter: UInt64,
+        signature: Data,
+        appAttestAssertion: Data? = nil
     ) async throws -> SessionTokens {
         try await call {
             let body = Components.Schemas.BiometricSignInRequest(
-                challengeId: challengeID, keyId: Base64URL.encode(keyID), counter: Int64(counter), signature: Base64URL.encode(signature),
-                appAttestAssertion: appAttestAssertion.map(Base64URL.encode))
+                challengeId: challengeID,
+                keyId: Base64URL.encode(keyID),
+                counter: Int64(counter),
+                signature: Base64URL.encode(signature),
+                appAttestAssertion: appAttestAssertion.map(Base64URL.encode)
+            )
             switch try await client.signInWithBiometrics(.init(body: .json(body))) {
             case .created(let created): return Self.tokens(try created.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -177,13 +199,23 @@ public struct BioAuthAPI: Sendable {
     /// Creates a pending payment to a payee the bank registered; the payment carries the registered name. Pass
     /// `payeeName` to have the server refuse (`payee_name_mismatch`) when the registered name is not the one you expect.
     public func createPayment(
-        amount: Money, payeeID: String, payeeName: String? = nil, memo: String? = nil, idempotencyKey: String, accessToken: String
+        amount: Money,
+        payeeID: String,
+        payeeName: String? = nil,
+        memo: String? = nil,
+        idempotencyKey: String,
+        accessToken: String
     )
         async throws -> PaymentDetails
     {
         try await authorized(accessToken) {
             let body = Components.Schemas.CreatePaymentRequest(
-                amountMinor: amount.minorUnits, currency: amount.currency.code, payeeId: payeeID, payeeName: payeeName, memo: memo)
+                amountMinor: amount.minorUnits,
+                currency: amount.currency.code,
+                payeeId: payeeID,
+                payeeName: payeeName,
+                memo: memo
+            )
             switch try await client.createPayment(.init(headers: .init(idempotencyKey: idempotencyKey), body: .json(body))) {
             case .created(let created): return try Self.payment(try created.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -231,14 +263,24 @@ public struct BioAuthAPI: Sendable {
 
     /// Authorizes with the device key: `signature` is over the `payment` payload carrying `transactionHash`.
     public func authorizeWithBiometrics(
-        _ paymentID: String, challengeID: String, keyID: Data, counter: UInt64, transactionHash: Data, signature: Data,
-        appAttestAssertion: Data? = nil, accessToken: String
+        _ paymentID: String,
+        challengeID: String,
+        keyID: Data,
+        counter: UInt64,
+        transactionHash: Data,
+        signature: Data,
+        appAttestAssertion: Data? = nil,
+        accessToken: String
     ) async throws -> PaymentDetails {
         try await authorized(accessToken) {
             let body = Components.Schemas.BiometricAuthorizationRequest(
-                challengeId: challengeID, keyId: Base64URL.encode(keyID), counter: Int64(counter),
-                transactionHash: Base64URL.encode(transactionHash), signature: Base64URL.encode(signature),
-                appAttestAssertion: appAttestAssertion.map(Base64URL.encode))
+                challengeId: challengeID,
+                keyId: Base64URL.encode(keyID),
+                counter: Int64(counter),
+                transactionHash: Base64URL.encode(transactionHash),
+                signature: Base64URL.encode(signature),
+                appAttestAssertion: appAttestAssertion.map(Base64URL.encode)
+            )
             switch try await client.authorizePaymentWithBiometrics(.init(path: .init(paymentId: paymentID), body: .json(body))) {
             case .ok(let ok): return try Self.payment(try ok.body.json)
             case .default(let status, let problem): throw Self.problem(status, problem)
@@ -312,9 +354,13 @@ public struct BioAuthAPI: Sendable {
 
     static func tokens(_ tokens: Components.Schemas.SessionTokens) -> SessionTokens {
         SessionTokens(
-            sessionID: tokens.sessionId, accountID: tokens.accountId, accessToken: tokens.accessToken,
-            accessTokenExpiresAt: tokens.accessTokenExpiresAt, refreshToken: tokens.refreshToken,
-            refreshTokenExpiresAt: tokens.refreshTokenExpiresAt)
+            sessionID: tokens.sessionId,
+            accountID: tokens.accountId,
+            accessToken: tokens.accessToken,
+            accessTokenExpiresAt: tokens.accessTokenExpiresAt,
+            refreshToken: tokens.refreshToken,
+            refreshTokenExpiresAt: tokens.refreshTokenExpiresAt
+        )
     }
 
     private static func challenge(_ challenge: Components.Schemas.Challenge) throws -> ServerChallenge {
@@ -322,9 +368,14 @@ public struct BioAuthAPI: Sendable {
             throw APIProblem(.unexpectedResponse, detail: "the challenge is not 32 bytes of base64url")
         }
         return ServerChallenge(
-            id: challenge.challengeId, challenge: bytes, purpose: SignedPayload.Purpose(rawValue: challenge.purpose.rawValue),
-            relyingPartyID: challenge.relyingPartyId, keyID: challenge.keyId.flatMap(Base64URL.decode), paymentID: challenge.paymentId,
-            expiresAt: challenge.expiresAt)
+            id: challenge.challengeId,
+            challenge: bytes,
+            purpose: SignedPayload.Purpose(rawValue: challenge.purpose.rawValue),
+            relyingPartyID: challenge.relyingPartyId,
+            keyID: challenge.keyId.flatMap(Base64URL.decode),
+            paymentID: challenge.paymentId,
+            expiresAt: challenge.expiresAt
+        )
     }
 
     private static func device(_ device: Components.Schemas.Device) throws -> RegisteredDevice {
@@ -332,8 +383,14 @@ public struct BioAuthAPI: Sendable {
             throw APIProblem(.unexpectedResponse, detail: "the device record is malformed")
         }
         return RegisteredDevice(
-            id: device.deviceId, keyID: keyID, biometryKind: kind, name: device.deviceName, installationID: device.installationId,
-            revokedAt: device.revokedAt, attestation: device.attestation.rawValue)
+            id: device.deviceId,
+            keyID: keyID,
+            biometryKind: kind,
+            name: device.deviceName,
+            installationID: device.installationId,
+            revokedAt: device.revokedAt,
+            attestation: device.attestation.rawValue
+        )
     }
 
     private static func payment(_ payment: Components.Schemas.Payment) throws -> PaymentDetails {
@@ -342,16 +399,33 @@ public struct BioAuthAPI: Sendable {
         else { throw APIProblem(.unexpectedResponse, detail: "the payment's currency or hash is malformed") }
         let receipt = payment.receipt.map { receipt in
             PaymentReceipt(
-                version: receipt.version, paymentId: receipt.paymentId, accountId: receipt.accountId, amountMinor: receipt.amountMinor,
-                currency: receipt.currency, currencyExponent: receipt.currencyExponent, payeeId: receipt.payeeId,
-                payeeName: receipt.payeeName, method: receipt.method, authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId,
-                signature: receipt.signature)
+                version: receipt.version,
+                paymentId: receipt.paymentId,
+                accountId: receipt.accountId,
+                amountMinor: receipt.amountMinor,
+                currency: receipt.currency,
+                currencyExponent: receipt.currencyExponent,
+                payeeId: receipt.payeeId,
+                payeeName: receipt.payeeName,
+                method: receipt.method,
+                authorizedAtMs: receipt.authorizedAtMs,
+                keyId: receipt.keyId,
+                signature: receipt.signature
+            )
         }
         return PaymentDetails(
-            status: payment.status.rawValue, id: payment.paymentId, amount: Money(minorUnits: payment.amountMinor, currency: currency),
-            payeeID: payment.payeeId, payeeName: payment.payeeName, memo: payment.memo, transactionHash: hash,
-            failedAttempts: payment.failedAttempts, expiresAt: payment.expiresAt, authorizationMethod: payment.authorizationMethod?.rawValue,
-            receipt: receipt)
+            status: payment.status.rawValue,
+            id: payment.paymentId,
+            amount: Money(minorUnits: payment.amountMinor, currency: currency),
+            payeeID: payment.payeeId,
+            payeeName: payment.payeeName,
+            memo: payment.memo,
+            transactionHash: hash,
+            failedAttempts: payment.failedAttempts,
+            expiresAt: payment.expiresAt,
+            authorizationMethod: payment.authorizationMethod?.rawValue,
+            receipt: receipt
+        )
     }
 }
 
@@ -360,7 +434,10 @@ struct BearerTokenMiddleware: ClientMiddleware {
     @TaskLocal static var token: String?
 
     func intercept(
-        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request

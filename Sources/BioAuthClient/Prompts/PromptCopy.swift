@@ -26,25 +26,39 @@ public struct PromptCopy: Hashable, Sendable {
         switch purpose {
         case .unlockApp:
             return BiometricPrompt(
-                policy: .biometrics, reason: text("prompt.unlockApp.reason", name),
-                fallbackTitle: text("prompt.unlockApp.fallback"), cancelTitle: cancel)
+                policy: .biometrics,
+                reason: text("prompt.unlockApp.reason", name),
+                fallbackTitle: text("prompt.unlockApp.fallback"),
+                cancelTitle: cancel
+            )
         case .signIn:
             return BiometricPrompt(
-                policy: .biometrics, reason: text("prompt.signIn.reason", name),
-                fallbackTitle: text("prompt.signIn.fallback"), cancelTitle: cancel)
+                policy: .biometrics,
+                reason: text("prompt.signIn.reason", name),
+                fallbackTitle: text("prompt.signIn.fallback"),
+                cancelTitle: cancel
+            )
         case .enableBiometricSignIn:
             return BiometricPrompt(
-                policy: .biometrics, reason: text("prompt.enableBiometricSignIn.reason", name),
-                fallbackTitle: "", cancelTitle: cancel)
+                policy: .biometrics,
+                reason: text("prompt.enableBiometricSignIn.reason", name),
+                fallbackTitle: "",
+                cancelTitle: cancel
+            )
         case .authorizePayment(let payment):
             return BiometricPrompt(
                 policy: .biometrics,
                 reason: text("prompt.authorizePayment.reason", amount(payment.amount), payeeName(payment.payeeName)),
-                fallbackTitle: text("prompt.authorizePayment.fallback"), cancelTitle: cancel)
+                fallbackTitle: text("prompt.authorizePayment.fallback"),
+                cancelTitle: cancel
+            )
         case .recoverFromLockout:
             return BiometricPrompt(
-                policy: .deviceOwner, reason: text("prompt.recoverFromLockout.reason", name),
-                fallbackTitle: nil, cancelTitle: cancel)
+                policy: .deviceOwner,
+                reason: text("prompt.recoverFromLockout.reason", name),
+                fallbackTitle: nil,
+                cancelTitle: cancel
+            )
         }
     }
 
@@ -52,8 +66,11 @@ public struct PromptCopy: Hashable, Sendable {
     public func offer(biometry: BiometryKind) -> BiometricSignInOffer {
         let name = BiometryName.name(of: biometry, in: language)
         return BiometricSignInOffer(
-            title: text("offer.title", name), message: text("offer.message", name),
-            enableButton: text("offer.enable"), laterButton: text("offer.later"))
+            title: text("offer.title", name),
+            message: text("offer.message", name),
+            enableButton: text("offer.enable"),
+            laterButton: text("offer.later")
+        )
     }
 
     /// An amount as the prompts show it: `¥88.00`, `US$12.50`, `JP¥500`.

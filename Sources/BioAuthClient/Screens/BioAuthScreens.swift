@@ -55,8 +55,12 @@ public struct BioAuthScreens: Hashable, Sendable {
         guard snapshot.state == .locked else { return nil }
         let kind = snapshot.biometricSignIn.binding?.biometry ?? .none
         return LockScreen(
-            title: text("screen.lock.title", kind), message: text("screen.lock.message", kind),
-            unlockButton: text("screen.lock.unlock", kind), passwordButton: text("screen.lock.password", kind), biometry: kind)
+            title: text("screen.lock.title", kind),
+            message: text("screen.lock.message", kind),
+            unlockButton: text("screen.lock.unlock", kind),
+            passwordButton: text("screen.lock.password", kind),
+            biometry: kind
+        )
     }
 
     /// The settings toggle for the session and what the sensor can do now.
@@ -72,8 +76,11 @@ public struct BioAuthScreens: Hashable, Sendable {
             footnote = error.message(in: language, biometry: kind)
         }
         return BiometricToggle(
-            label: text("screen.settings.toggle", kind), isOn: binding != nil,
-            isEnabled: binding != nil || (signedIn && availability.isAvailable), footnote: footnote)
+            label: text("screen.settings.toggle", kind),
+            isOn: binding != nil,
+            isEnabled: binding != nil || (signedIn && availability.isAvailable),
+            footnote: footnote
+        )
     }
 
     /// What to tell the user after `error`, or `nil` when nothing should be shown: the user or the system

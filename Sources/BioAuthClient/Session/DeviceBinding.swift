@@ -18,7 +18,12 @@ public struct DeviceBinding: Codable, Hashable, Sendable {
 
     /// A binding of the key under `keyTag` to `accountID`.
     public init(
-        accountID: String, keyTag: String, publicKey: DevicePublicKey, biometry: BiometryKind, enabledAt: Date, deviceID: String? = nil
+        accountID: String,
+        keyTag: String,
+        publicKey: DevicePublicKey,
+        biometry: BiometryKind,
+        enabledAt: Date,
+        deviceID: String? = nil
     ) {
         self.accountID = accountID
         self.keyTag = keyTag

@@ -23,7 +23,11 @@ public actor SessionMachine {
     ///
     /// - Throws: ``SessionError`` (`corruptState`) when the stored record can't be decoded, or the store's
     ///   ``SecureStoreError``.
-    public init(store: any SecureStore, keyStore: any DeviceKeyStore, storageKey: String = defaultStorageKey)
+    public init(
+        store: any SecureStore,
+        keyStore: any DeviceKeyStore,
+        storageKey: String = defaultStorageKey
+    )
         async throws
     {
         self.store = store
@@ -43,7 +47,10 @@ public actor SessionMachine {
     }
 
     /// Deletes the stored state, so the next instance starts signed out with biometric sign-in never offered.
-    public static func discardStoredState(in store: any SecureStore, storageKey: String = defaultStorageKey)
+    public static func discardStoredState(
+        in store: any SecureStore,
+        storageKey: String = defaultStorageKey
+    )
         async throws
     {
         try await store.removeValue(forKey: storageKey)
@@ -66,9 +73,13 @@ public actor SessionMachine {
     @discardableResult
     public func handle(_ event: SessionEvent) async throws -> SessionTransition {
         var (next, effects) = try model.applying(event)
-        let tags = next.persisted.keysToDelete + effects.map { effect in
-            switch effect { case .deleteDeviceKey(let tag): tag }
-        }
+        let tags =
+            next.persisted.keysToDelete
+            + effects.map { effect in
+                switch effect {
+                case .deleteDeviceKey(let tag): tag
+                }
+            }
         next.persisted.keysToDelete = tags
         if next.persisted != model.persisted { try await save(next.persisted) }
         let from = model.state

@@ -44,13 +44,19 @@ struct SessionModel: Hashable, Sendable {
             case .declined, .turnedOff: false
             }
         return LegacyLoginFlags(
-            loginState: persisted.signedIn, startAutoLoginState: startAutoLogin, isAppCurrentLoginState: unlocked)
+            loginState: persisted.signedIn,
+            startAutoLoginState: startAutoLogin,
+            isAppCurrentLoginState: unlocked
+        )
     }
 
     var snapshot: SessionSnapshot {
         SessionSnapshot(
-            state: state, accountID: persisted.accountID, biometricSignIn: persisted.biometricSignIn,
-            legacyFlags: legacyFlags)
+            state: state,
+            accountID: persisted.accountID,
+            biometricSignIn: persisted.biometricSignIn,
+            legacyFlags: legacyFlags
+        )
     }
 
     /// Applies `event`, or refuses it when it makes no sense in the current state.

@@ -48,8 +48,15 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
 
     /// A receipt with these fields (the server fills in ``signature`` after signing ``signedBytes()``).
     public init(
-        paymentId: String, accountId: String, amount: Money, payeeId: String, payeeName: String, method: String,
-        authorizedAtMs: Int64, keyId: String, signature: String = ""
+        paymentId: String,
+        accountId: String,
+        amount: Money,
+        payeeId: String,
+        payeeName: String,
+        method: String,
+        authorizedAtMs: Int64,
+        keyId: String,
+        signature: String = ""
     ) {
         self.version = 1
         self.paymentId = paymentId
@@ -68,8 +75,18 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
     /// A receipt exactly as it arrived on the wire; ``isValid(signedBy:)`` decides whether it is any good. Without
     /// `currencyExponent`, the exponent is the currency's own.
     public init(
-        version: Int, paymentId: String, accountId: String, amountMinor: Int64, currency: String, currencyExponent: Int? = nil,
-        payeeId: String, payeeName: String, method: String, authorizedAtMs: Int64, keyId: String, signature: String
+        version: Int,
+        paymentId: String,
+        accountId: String,
+        amountMinor: Int64,
+        currency: String,
+        currencyExponent: Int? = nil,
+        payeeId: String,
+        payeeName: String,
+        method: String,
+        authorizedAtMs: Int64,
+        keyId: String,
+        signature: String
     ) {
         self.version = version
         self.paymentId = paymentId
@@ -89,13 +106,19 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            version: try container.decode(Int.self, forKey: .version), paymentId: try container.decode(String.self, forKey: .paymentId),
+            version: try container.decode(Int.self, forKey: .version),
+            paymentId: try container.decode(String.self, forKey: .paymentId),
             accountId: try container.decode(String.self, forKey: .accountId),
-            amountMinor: try container.decode(Int64.self, forKey: .amountMinor), currency: try container.decode(String.self, forKey: .currency),
+            amountMinor: try container.decode(Int64.self, forKey: .amountMinor),
+            currency: try container.decode(String.self, forKey: .currency),
             currencyExponent: try container.decodeIfPresent(Int.self, forKey: .currencyExponent),
-            payeeId: try container.decode(String.self, forKey: .payeeId), payeeName: try container.decode(String.self, forKey: .payeeName),
-            method: try container.decode(String.self, forKey: .method), authorizedAtMs: try container.decode(Int64.self, forKey: .authorizedAtMs),
-            keyId: try container.decode(String.self, forKey: .keyId), signature: try container.decode(String.self, forKey: .signature))
+            payeeId: try container.decode(String.self, forKey: .payeeId),
+            payeeName: try container.decode(String.self, forKey: .payeeName),
+            method: try container.decode(String.self, forKey: .method),
+            authorizedAtMs: try container.decode(Int64.self, forKey: .authorizedAtMs),
+            keyId: try container.decode(String.self, forKey: .keyId),
+            signature: try container.decode(String.self, forKey: .signature)
+        )
     }
 
     /// The transaction the receipt is for, or `nil` when its fields are not a valid transaction (an unknown
@@ -104,8 +127,11 @@ public struct PaymentReceipt: Codable, Hashable, Sendable {
         guard let currency = Currency(code: currency), (currencyExponent ?? currency.minorUnitExponent) == currency.minorUnitExponent
         else { return nil }
         return try? CanonicalTransaction(
-            paymentID: paymentId, amount: Money(minorUnits: amountMinor, currency: currency), payeeID: payeeId,
-            payeeName: payeeName)
+            paymentID: paymentId,
+            amount: Money(minorUnits: amountMinor, currency: currency),
+            payeeID: payeeId,
+            payeeName: payeeName
+        )
     }
 
     /// The bytes the signature covers, or `nil` when a field is malformed.

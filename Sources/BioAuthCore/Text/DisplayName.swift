@@ -31,7 +31,8 @@ public enum DisplayName {
     /// typographic forms names are written with (’ · ・ （ ） 、 。 ， ！ ： ＆ – —).
     public static let punctuation: Set<Unicode.Scalar> = Set(
         "&'-.,()/#+!:_@\u{2019}\u{00B7}\u{30FB}\u{FF08}\u{FF09}\u{3001}\u{3002}\u{FF0C}\u{FF01}\u{FF1A}\u{FF06}\u{2013}\u{2014}"
-            .unicodeScalars)
+            .unicodeScalars
+    )
 
     /// The name in NFC if it keeps every rule above, or the first rule it breaks.
     public static func checked(_ raw: String, maxCharacters: Int) -> Result<String, Refusal> {
@@ -130,21 +131,38 @@ public enum DisplayName {
     /// The scripts a name may be written in, each with the code point ranges of its letters (Unicode's
     /// Scripts.txt, by block; the Swift standard library does not expose the Script property).
     enum Script: String, CaseIterable, Hashable {
-        case latin = "Latin", greek = "Greek", cyrillic = "Cyrillic", armenian = "Armenian", hebrew = "Hebrew"
-        case arabic = "Arabic", devanagari = "Devanagari", bengali = "Bengali", thai = "Thai", georgian = "Georgian"
-        case hangul = "Hangul", hiragana = "Hiragana", katakana = "Katakana", bopomofo = "Bopomofo", han = "Han"
+        case latin = "Latin"
+        case greek = "Greek"
+        case cyrillic = "Cyrillic"
+        case armenian = "Armenian"
+        case hebrew = "Hebrew"
+        case arabic = "Arabic"
+        case devanagari = "Devanagari"
+        case bengali = "Bengali"
+        case thai = "Thai"
+        case georgian = "Georgian"
+        case hangul = "Hangul"
+        case hiragana = "Hiragana"
+        case katakana = "Katakana"
+        case bopomofo = "Bopomofo"
+        case han = "Han"
 
         var ranges: [ClosedRange<UInt32>] {
             switch self {
             case .latin:
-                [0x41...0x5A, 0x61...0x7A, 0xAA...0xAA, 0xBA...0xBA, 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x24F, 0x1E00...0x1EFF, 0x2C60...0x2C7F,
-                 0xA720...0xA7FF]
+                [
+                    0x41...0x5A, 0x61...0x7A, 0xAA...0xAA, 0xBA...0xBA, 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x24F, 0x1E00...0x1EFF, 0x2C60...0x2C7F,
+                    0xA720...0xA7FF,
+                ]
             case .greek: [0x370...0x373, 0x376...0x377, 0x37B...0x37D, 0x37F...0x37F, 0x386...0x386, 0x388...0x3E1, 0x3F0...0x3FF, 0x1F00...0x1FFF]
             case .cyrillic: [0x400...0x52F, 0x1C80...0x1C8F, 0x2DE0...0x2DFF, 0xA640...0xA69F]
             case .armenian: [0x531...0x58F]
             case .hebrew: [0x591...0x5FF]
-            case .arabic: [0x600...0x604, 0x606...0x60B, 0x60D...0x61A, 0x61C...0x61E, 0x620...0x63F, 0x641...0x64A, 0x656...0x66F, 0x671...0x6DC,
-                           0x6DE...0x6FF, 0x750...0x77F, 0x8A0...0x8FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF]
+            case .arabic:
+                [
+                    0x600...0x604, 0x606...0x60B, 0x60D...0x61A, 0x61C...0x61E, 0x620...0x63F, 0x641...0x64A, 0x656...0x66F, 0x671...0x6DC,
+                    0x6DE...0x6FF, 0x750...0x77F, 0x8A0...0x8FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF,
+                ]
             case .devanagari: [0x900...0x950, 0x955...0x963, 0x966...0x97F]
             case .bengali: [0x980...0x9FF]
             case .thai: [0xE01...0xE3A, 0xE40...0xE5B]
@@ -154,8 +172,11 @@ public enum DisplayName {
             // U+30FC (ー, prolonged sound mark) is Common in Unicode but only ever written with kana: counted as Katakana.
             case .katakana: [0x30A1...0x30FA, 0x30FC...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9D]
             case .bopomofo: [0x3105...0x312F, 0x31A0...0x31BF]
-            case .han: [0x2E80...0x2FDF, 0x3005...0x3005, 0x3007...0x3007, 0x3021...0x3029, 0x3038...0x303B, 0x3400...0x4DBF, 0x4E00...0x9FFF,
-                        0xF900...0xFAFF, 0x20000...0x3134F]
+            case .han:
+                [
+                    0x2E80...0x2FDF, 0x3005...0x3005, 0x3007...0x3007, 0x3021...0x3029, 0x3038...0x303B, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+                    0xF900...0xFAFF, 0x20000...0x3134F,
+                ]
             }
         }
 
@@ -180,6 +201,7 @@ public enum DisplayName {
 
         /// Cyrillic and Greek letters that look like Latin letters in common fonts (from Unicode's confusables.txt).
         static let latinLookalikes: Set<Unicode.Scalar> = Set(
-            ("АВЕЅІЈКМНОРСТУХаеѕіјорсуххԁԛԝһӏүҮԌԚԜ" + "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαιονρτυχϲϳ").unicodeScalars)
+            ("АВЕЅІЈКМНОРСТУХаеѕіјорсуххԁԛԝһӏүҮԌԚԜ" + "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαιονρτυχϲϳ").unicodeScalars
+        )
     }
 }

@@ -65,7 +65,8 @@ public struct WebhookSignature: Sendable {
         for part in header.split(separator: ",", omittingEmptySubsequences: false) {
             let pair = part.trimmingCharacters(in: .whitespaces)
             guard let equals = pair.firstIndex(of: "=") else { throw .malformedHeader }
-            let name = pair[..<equals], value = pair[pair.index(after: equals)...]
+            let name = pair[..<equals]
+            let value = pair[pair.index(after: equals)...]
             switch name {
             case "t":
                 guard timestamp == nil, value.utf8.count <= 12, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seconds = Int64(value)

@@ -217,9 +217,15 @@ public enum CBOREncoder {
         switch value {
         case 0..<24: out.append(major << 5 | UInt8(value))
         case 24..<0x100: out.append(contentsOf: [major << 5 | 24, UInt8(value)])
-        case 0x100..<0x1_0000: out.append(major << 5 | 25); append(value, bytes: 2, to: &out)
-        case 0x1_0000..<0x1_0000_0000: out.append(major << 5 | 26); append(value, bytes: 4, to: &out)
-        default: out.append(major << 5 | 27); append(value, bytes: 8, to: &out)
+        case 0x100..<0x1_0000:
+            out.append(major << 5 | 25)
+            append(value, bytes: 2, to: &out)
+        case 0x1_0000..<0x1_0000_0000:
+            out.append(major << 5 | 26)
+            append(value, bytes: 4, to: &out)
+        default:
+            out.append(major << 5 | 27)
+            append(value, bytes: 8, to: &out)
         }
     }
 

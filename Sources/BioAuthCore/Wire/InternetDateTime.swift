@@ -29,9 +29,17 @@ public struct InternetDateTime: Sendable {
                 divisor /= 10
             }
         }
-        digits(year, 4); text.append(0x2D); digits(month, 2); text.append(0x2D); digits(day, 2)
+        digits(year, 4)
+        text.append(0x2D)
+        digits(month, 2)
+        text.append(0x2D)
+        digits(day, 2)
         text.append(0x54)
-        digits(time / 3600, 2); text.append(0x3A); digits(time / 60 % 60, 2); text.append(0x3A); digits(time % 60, 2)
+        digits(time / 3600, 2)
+        text.append(0x3A)
+        digits(time / 60 % 60, 2)
+        text.append(0x3A)
+        digits(time % 60, 2)
         text.append(0x5A)
         return String(decoding: text, as: UTF8.self)
     }
@@ -39,7 +47,9 @@ public struct InternetDateTime: Sendable {
     /// The date an RFC 3339 date-time names; throws `DecodingError.dataCorrupted` for anything else.
     public func decode(_ string: String) throws -> Date {
         guard let date = Self.parse(Array(string.utf8)) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(string.prefix(64).debugDescription) is not an RFC 3339 date-time."))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "\(string.prefix(64).debugDescription) is not an RFC 3339 date-time.")
+            )
         }
         return date
     }

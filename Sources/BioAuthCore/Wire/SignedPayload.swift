@@ -64,7 +64,11 @@ public struct SignedPayload: Hashable, Sendable {
     ///   the transaction hash is 32 bytes for payments and empty otherwise, the relying-party id is 1 to
     ///   255 bytes, the counter is at most ``maxCounter``.
     public init(
-        purpose: Purpose, relyingPartyID: String, challenge: Data, keyID: Data, counter: UInt64,
+        purpose: Purpose,
+        relyingPartyID: String,
+        challenge: Data,
+        keyID: Data,
+        counter: UInt64,
         transactionHash: Data = Data()
     ) throws(SignedPayloadError) {
         guard challenge.count == 32 else { throw SignedPayloadError("the challenge must be 32 bytes") }

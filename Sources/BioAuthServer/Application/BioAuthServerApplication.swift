@@ -2,9 +2,9 @@ import BioAuthCore
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import OpenAPIHummingbird
 import OpenAPIRuntime
-import NIOCore
 import ServiceLifecycle
 
 /// Builds the BioAuth server: opens (and migrates) the database, loads (or creates) the receipt key, starts
@@ -35,7 +35,6 @@ public enum BioAuthServerApplication {
         try await ServiceGroup(configuration: group).run()
     }
 
-
     /// A ready-to-run application. The database and the hashing threads are closed when it shuts down. Its metrics go to
     /// `metrics`, served at `GET /metrics` on ``ServerConfiguration/metricsPort`` when that is set. Run it in your own
     /// service group; ``ServerConfiguration/shutdownDrain`` is ``run(configuration:clock:random:logger:metrics:)``'s and
@@ -52,13 +51,23 @@ public enum BioAuthServerApplication {
 
     /// The application and its service over the configured database, which is opened (and migrated) here.
     private static func open(
-        configuration: ServerConfiguration, clock: any WallClock, random: any RandomSource, logger: Logger, metrics: ServerMetrics
+        configuration: ServerConfiguration,
+        clock: any WallClock,
+        random: any RandomSource,
+        logger: Logger,
+        metrics: ServerMetrics
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
         try configuration.validate()
         let database = try await openDatabase(configuration.databasePath, logger: logger)
         do {
             return try await build(
-                configuration: configuration, database: database, clock: clock, random: random, logger: logger, metrics: metrics)
+                configuration: configuration,
+                database: database,
+                clock: clock,
+                random: random,
+                logger: logger,
+                metrics: metrics
+            )
         } catch {
             try? await database.close()
             throw error
@@ -68,8 +77,12 @@ public enum BioAuthServerApplication {
     /// The application and its service over an open database (tests inspect the database directly). With
     /// ``ServerConfiguration/metricsPort`` set, a second listener serves `GET /metrics` from `metrics`.
     static func build(
-        configuration: ServerConfiguration, database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource,
-        logger: Logger, metrics: ServerMetrics = .prometheus(),
+        configuration: ServerConfiguration,
+        database: any DatabaseExecutor,
+        clock: any WallClock,
+        random: any RandomSource,
+        logger: Logger,
+        metrics: ServerMetrics = .prometheus(),
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
         onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
@@ -84,10 +97,21 @@ public enum BioAuthServerApplication {
         let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath)
         let sealers = try Sealers.load(path: configuration.pinKeyPath)
         let passwords = try await PasswordHasher.start(
-            cost: configuration.bcryptCost, threads: configuration.passwordHashingThreads, metrics: metrics)
+            cost: configuration.bcryptCost,
+            threads: configuration.passwordHashingThreads,
+            metrics: metrics
+        )
         let service = BioAuthService(
-            configuration: configuration, database: database, clock: clock, random: random, passwords: passwords,
-            receipts: receipts, sealers: sealers, logger: logger, metrics: metrics)
+            configuration: configuration,
+            database: database,
+            clock: clock,
+            random: random,
+            passwords: passwords,
+            receipts: receipts,
+            sealers: sealers,
+            logger: logger,
+            metrics: metrics
+        )
         do {
             // PIN hashes stored before the PIN key existed are sealed now; a key that does not match the stored
             // hashes stops start-up instead of failing every PIN payment.
@@ -111,8 +135,10 @@ public enum BioAuthServerApplication {
         // Compact JSON (OpenAPIRuntime pretty-prints by default). Keys stay sorted, so the same resource is always
         // the same bytes: an idempotent replay answers exactly what the first request got.
         try handler.registerHandlers(
-            on: router, configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
-            middlewares: [ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware()])
+            on: router,
+            configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
+            middlewares: [ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware()]
+        )
 
         if configuration.consoleEnabled {
             try await Console.load(service: service).register(on: router)
@@ -130,36 +156,55 @@ public enum BioAuthServerApplication {
             services.append(WebhookDispatcher(service: service))
         }
         if let metricsPort = configuration.metricsPort {
-            services.append(metricsApplication(
-                metrics: metrics, host: configuration.metricsHost, port: metricsPort, logger: logger, onServerRunning: onMetricsServerRunning))
+            services.append(
+                metricsApplication(
+                    metrics: metrics,
+                    host: configuration.metricsHost,
+                    port: metricsPort,
+                    logger: logger,
+                    onServerRunning: onMetricsServerRunning
+                )
+            )
         }
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [FramingErrorHandler(metrics: metrics), ConnectionCounter(metrics: metrics)])),
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [FramingErrorHandler(metrics: metrics), ConnectionCounter(metrics: metrics)])
+            ),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "BioAuth"),
             services: services,
             onServerRunning: onServerRunning,
-            logger: logger)
+            logger: logger
+        )
         return (app, service)
     }
 
     /// The metrics listener: `GET /metrics` in Prometheus's text format, on its own address so that it is never on the
     /// public one by accident.
     private static func metricsApplication(
-        metrics: ServerMetrics, host: String, port: Int, logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void
+        metrics: ServerMetrics,
+        host: String,
+        port: Int,
+        logger: Logger,
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void
     ) -> some Service {
         let router = Router()
         router.get("/metrics") { _, _ -> Response in
             let body = metrics.exposition() ?? []
             return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+            )
         }
         var metricsLogger = logger
         metricsLogger[metadataKey: "listener"] = "metrics"
         return Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "BioAuth"),
-            onServerRunning: onServerRunning, logger: metricsLogger)
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "BioAuth"),
+            onServerRunning: onServerRunning,
+            logger: metricsLogger
+        )
     }
 }
 

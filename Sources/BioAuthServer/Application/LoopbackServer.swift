@@ -30,8 +30,12 @@ public final class LoopbackServer: Sendable {
     /// migrated database before the server listens: the place to register payees or make a service client (with
     /// ``PayeeRegistry`` and ``ServiceClients``) on a database only this server can reach, such as `:memory:`.
     public static func start(
-        configuration: ServerConfiguration, port: Int = 0, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(),
-        logger: Logger, prepare: (any DatabaseExecutor) async throws -> Void = { _ in }
+        configuration: ServerConfiguration,
+        port: Int = 0,
+        clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandomSource(),
+        logger: Logger,
+        prepare: (any DatabaseExecutor) async throws -> Void = { _ in }
     ) async throws -> LoopbackServer {
         var configuration = configuration
         configuration.host = "127.0.0.1"
@@ -43,7 +47,11 @@ public final class LoopbackServer: Sendable {
         do {
             try await prepare(database)
             app = try await BioAuthServerApplication.build(
-                configuration: configuration, database: database, clock: clock, random: random, logger: logger,
+                configuration: configuration,
+                database: database,
+                clock: clock,
+                random: random,
+                logger: logger,
                 onServerRunning: { channel in
                     continuation.yield(channel.localAddress?.port ?? 0)
                     continuation.finish()

@@ -157,10 +157,17 @@ public final class LoopbackWebhookReceiver: Sendable {
             let verified = state.secrets.contains { secret in
                 (try? WebhookSignature(secret: secret).verify(header: header, body: body, now: now)) != nil
             }
-            state.deliveries.append(Delivery(
-                eventID: head.headers.first(name: "BioAuth-Event-Id") ?? "", eventType: head.headers.first(name: "BioAuth-Event-Type") ?? "",
-                attempt: Int(head.headers.first(name: "BioAuth-Delivery-Attempt") ?? "") ?? 0, signatureHeader: header, body: body,
-                verified: verified, answer: answer))
+            state.deliveries.append(
+                Delivery(
+                    eventID: head.headers.first(name: "BioAuth-Event-Id") ?? "",
+                    eventType: head.headers.first(name: "BioAuth-Event-Type") ?? "",
+                    attempt: Int(head.headers.first(name: "BioAuth-Delivery-Attempt") ?? "") ?? 0,
+                    signatureHeader: header,
+                    body: body,
+                    verified: verified,
+                    answer: answer
+                )
+            )
             return answer
         }
     }

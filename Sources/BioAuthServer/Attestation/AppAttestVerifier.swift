@@ -124,7 +124,13 @@ public struct AppAttestVerifier: Sendable {
 
     /// Verifies an assertion made with `key` over `clientData`; returns its counter, which the caller must store
     /// (atomically, only if it is still greater than what is stored).
-    public func verifyAssertion(_ object: Data, clientData: Data, key publicKey: DevicePublicKey, appID: String, previousCounter: UInt32)
+    public func verifyAssertion(
+        _ object: Data,
+        clientData: Data,
+        key publicKey: DevicePublicKey,
+        appID: String,
+        previousCounter: UInt32
+    )
         throws(AppAttestError) -> UInt32
     {
         // 1. The assertion is CBOR: {signature, authenticatorData}.

@@ -38,9 +38,12 @@ public struct PasskeyPolicy: Sendable {
     /// The verifier for this policy.
     var relyingParty: WebAuthnRelyingParty {
         WebAuthnRelyingParty(
-            rpID: resolvedRelyingPartyID, origins: origins,
+            rpID: resolvedRelyingPartyID,
+            origins: origins,
             attestationPolicy: PasskeyAttestationPolicy(trustedRoots: attestationRoots, requireTrustedAttestation: requireTrustedAttestation),
-            requireUserVerification: true, requireUserPresence: true)
+            requireUserVerification: true,
+            requireUserPresence: true
+        )
     }
 
     /// Roots read from `FORMAT=PEM-FILE,…` (several certificates per file allowed), by attestation format.
@@ -74,7 +77,9 @@ public struct PasskeyPolicy: Sendable {
             return
         }
         let rpID = resolvedRelyingPartyID
-        guard !rpID.isEmpty, !rpID.contains("/"), rpID == rpID.lowercased() else { throw fail("passkey relying-party id \(rpID) is not a lower-case host") }
+        guard !rpID.isEmpty, !rpID.contains("/"), rpID == rpID.lowercased() else {
+            throw fail("passkey relying-party id \(rpID) is not a lower-case host")
+        }
         for origin in origins {
             // An origin is scheme://host[:port] with nothing after it; WebAuthn needs a secure context, which plain
             // http is only on localhost.

@@ -60,7 +60,11 @@ struct Console: Sendable {
                 let role = OperatorRole(rawValue: form["role"] ?? "") ?? .viewer
                 do {
                     _ = try await console.desk.createOperator(
-                        name: form["name"] ?? "", role: role, password: form["password"] ?? "", by: session.operator)
+                        name: form["name"] ?? "",
+                        role: role,
+                        password: form["password"] ?? "",
+                        by: session.operator
+                    )
                 } catch let error as OperatorError {
                     throw SupportError.invalid(error.description)
                 }
@@ -85,20 +89,26 @@ struct Console: Sendable {
         router.post("/console/admin/payees") { request, _ in
             try await console.administering(request, done: "payee-registered") { session, form in
                 try await console.desk.registerPayee(
-                    id: form["payeeId"] ?? "", name: form["name"] ?? "", verified: form["unverified"] == nil, by: session.operator)
+                    id: form["payeeId"] ?? "",
+                    name: form["name"] ?? "",
+                    verified: form["unverified"] == nil,
+                    by: session.operator
+                )
             }
         }
         router.get("/console/customers/{account}") { request, context in
             try await console.customer(request, account: try context.parameters.require("account"))
         }
         router.post("/console/customers/{account}/devices/{device}/revoke") { request, context in
-            let account = try context.parameters.require("account"), device = try context.parameters.require("device")
+            let account = try context.parameters.require("account")
+            let device = try context.parameters.require("device")
             return try await console.act(request, account: account, done: "revoked") { name, reason in
                 try await console.desk.revokeDevice(device, customer: account, operator: name, reason: reason)
             }
         }
         router.post("/console/customers/{account}/passkeys/{passkey}/revoke") { request, context in
-            let account = try context.parameters.require("account"), passkey = try context.parameters.require("passkey")
+            let account = try context.parameters.require("account")
+            let passkey = try context.parameters.require("passkey")
             return try await console.act(request, account: account, done: "passkey-revoked") { name, reason in
                 try await console.desk.revokePasskey(passkey, customer: account, operator: name, reason: reason)
             }
@@ -122,7 +132,8 @@ struct Console: Sendable {
             }
         }
         router.post("/console/customers/{account}/payments/{payment}/cancel") { request, context in
-            let account = try context.parameters.require("account"), payment = try context.parameters.require("payment")
+            let account = try context.parameters.require("account")
+            let payment = try context.parameters.require("payment")
             return try await console.act(request, account: account, done: "cancelled") { name, reason in
                 try await console.desk.cancelPayment(payment, customer: account, operator: name, reason: reason)
             }
@@ -132,7 +143,11 @@ struct Console: Sendable {
     // MARK: Pages
 
     private func signInPage(
-        _ request: Request, name: String, enroll: (secret: String, uri: String)?, error: String?, status: HTTPResponse.Status
+        _ request: Request,
+        name: String,
+        enroll: (secret: String, uri: String)?,
+        error: String?,
+        status: HTTPResponse.Status
     ) -> Response {
         let language = Self.language(request)
         var view: [String: Any] = ["name": name, "t": language.text]
@@ -148,13 +163,18 @@ struct Console: Sendable {
     private func signIn(_ request: Request) async throws -> Response {
         guard sameOrigin(request) else { return forbidden(request, "error.origin", session: nil) }
         let form = try await Self.form(request)
-        let name = form["name"] ?? "", password = form["password"] ?? ""
+        let name = form["name"] ?? ""
+        let password = form["password"] ?? ""
         do {
             let service = self.service
             try await service.commit { db -> Void in
                 try await service.rateLimit(
-                    "console-sign-in:" + (ClientAddress.current ?? "unknown"), name: "console_sign_in", limit: Self.signInAttemptsPerAddress,
-                    window: service.configuration.rateLimitWindow, on: db)
+                    "console-sign-in:" + (ClientAddress.current ?? "unknown"),
+                    name: "console_sign_in",
+                    limit: Self.signInAttemptsPerAddress,
+                    window: service.configuration.rateLimitWindow,
+                    on: db
+                )
             }
         } catch let error as APIError where error.code == .rateLimited {
             return signInPage(request, name: name, enroll: nil, error: "error.rateLimited", status: .tooManyRequests)
@@ -184,7 +204,9 @@ struct Console: Sendable {
     }
 
     private func customers(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return Self.redirect("/console/sign-in")
+        }
         let query = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespaces) ?? ""
         if !query.isEmpty {
             do {
@@ -201,7 +223,9 @@ struct Console: Sendable {
 
     /// Operators, payees and service clients, for admins.
     private func admin(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return Self.redirect("/console/sign-in")
+        }
         guard session.operator.role == .admin else { return forbidden(request, "error.admin", session: session) }
         let language = Self.language(request)
         let time = { (date: Date) in (try? InternetDateTime().encode(date)) ?? "–" }
@@ -229,12 +253,20 @@ struct Console: Sendable {
             },
         ]
         let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes.contains($0) ? language["done.\($0)"] : nil }
-        return page(request, title: language["administration"], content: templates.render(view, withTemplate: "admin") ?? "", session: session, flash: flash)
+        return page(
+            request,
+            title: language["administration"],
+            content: templates.render(view, withTemplate: "admin") ?? "",
+            session: session,
+            flash: flash
+        )
     }
 
     /// An admin's form post: session, origin, CSRF token and the admin role checked, then `body`; back to the admin page.
     private func administering(
-        _ request: Request, done: String, _ body: @Sendable (ConsoleSessions.Session, [String: String]) async throws -> Void
+        _ request: Request,
+        done: String,
+        _ body: @Sendable (ConsoleSessions.Session, [String: String]) async throws -> Void
     ) async throws -> Response {
         try await acting(request) { session, form in
             guard session.operator.role == .admin else { return forbidden(request, "error.admin", session: session) }
@@ -248,7 +280,9 @@ struct Console: Sendable {
     }
 
     private func overview(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return Self.redirect("/console/sign-in")
+        }
         let language = Self.language(request)
         let overview = try await desk.overview(hours: 24)
         let view: [String: Any] = [
@@ -264,13 +298,18 @@ struct Console: Sendable {
     /// The hours as an SVG bar chart, four bars an hour (device key, passkey, password, failed), drawn here from numbers only: no
     /// script, no style attribute (the CSP allows neither inline), every text escaped.
     static func chart(_ overview: SupportDesk.Overview, language: ConsoleLanguage) -> String {
-        let width = 960, height = 260, left = 40, bottom = 30, top = 30
+        let width = 960
+        let height = 260
+        let left = 40
+        let bottom = 30
+        let top = 30
         let plot = Double(height - bottom - top)
         let highest = max(1, overview.hours.map { max($0.biometric, $0.passkey, $0.password, $0.failures) }.max() ?? 1)
         let slot = Double(width - left - 10) / Double(max(overview.hours.count, 1))
         let bar = max(1, slot / 5)
         let colors = ["#1d4ed8", "#0f766e", "#64748b", "#b91c1c"]
-        var svg = ##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \##(width) \##(height)" width="100%" role="img" aria-label="\##(escape(language["signInsByHour"]))">"##
+        var svg =
+            ##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \##(width) \##(height)" width="100%" role="img" aria-label="\##(escape(language["signInsByHour"]))">"##
         svg += ##"<line x1="\##(left)" y1="\##(height - bottom)" x2="\##(width - 10)" y2="\##(height - bottom)" stroke="#94a3b8"/>"##
         svg += ##"<text x="\##(left - 6)" y="\##(top + 4)" text-anchor="end" font-size="11" fill="#475569">\##(highest)</text>"##
         svg += ##"<text x="\##(left - 6)" y="\##(height - bottom)" text-anchor="end" font-size="11" fill="#475569">0</text>"##
@@ -278,11 +317,13 @@ struct Console: Sendable {
             let x = Double(left) + Double(index) * slot + bar / 2
             for (series, value) in [hour.biometric, hour.passkey, hour.password, hour.failures].enumerated() where value > 0 {
                 let h = plot * Double(value) / Double(highest)
-                svg += ##"<rect x="\##(format(x + Double(series) * bar))" y="\##(format(Double(height - bottom) - h))" width="\##(format(bar))" height="\##(format(h))" fill="\##(colors[series])"><title>\##(value)</title></rect>"##
+                svg +=
+                    ##"<rect x="\##(format(x + Double(series) * bar))" y="\##(format(Double(height - bottom) - h))" width="\##(format(bar))" height="\##(format(h))" fill="\##(colors[series])"><title>\##(value)</title></rect>"##
             }
             if index % 3 == 0 {
                 let label = hourLabel(hour.start)
-                svg += ##"<text x="\##(format(x + bar))" y="\##(height - bottom + 16)" text-anchor="middle" font-size="11" fill="#475569">\##(label)</text>"##
+                svg +=
+                    ##"<text x="\##(format(x + bar))" y="\##(height - bottom + 16)" text-anchor="middle" font-size="11" fill="#475569">\##(label)</text>"##
             }
         }
         for (series, key) in ["biometricLegend", "passkeyLegend", "passwordLegend", "failuresLegend"].enumerated() {
@@ -306,7 +347,9 @@ struct Console: Sendable {
     }
 
     private func payments(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return Self.redirect("/console/sign-in")
+        }
         let language = Self.language(request)
         let query = request.uri.queryParameters
         let given = { (name: String) -> String in query.get(name)?.trimmingCharacters(in: .whitespaces) ?? "" }
@@ -344,11 +387,20 @@ struct Console: Sendable {
             }
         }
         let content = templates.render(view, withTemplate: "payments") ?? ""
-        return page(request, title: language["paymentSearch"], content: content, session: session, error: error, status: error == nil ? .ok : .badRequest)
+        return page(
+            request,
+            title: language["paymentSearch"],
+            content: content,
+            session: session,
+            error: error,
+            status: error == nil ? .ok : .badRequest
+        )
     }
 
     private func customer(_ request: Request, account: String) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return Self.redirect("/console/sign-in")
+        }
         let record: CustomerRecord
         do {
             record = try await desk.customer(account)
@@ -366,7 +418,8 @@ struct Console: Sendable {
                 [
                     "id": device.id, "name": device.name, "biometryKind": device.biometryKind,
                     "attested": language[device.attestation == "apple-appattest" ? "yes" : "no"], "createdAt": time(device.createdAt),
-                    "lastUsedAt": time(device.lastUsedAt), "state": device.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
+                    "lastUsedAt": time(device.lastUsedAt),
+                    "state": device.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
                     "canRevoke": canAct && device.revokedAt == nil,
                 ]
             },
@@ -374,7 +427,8 @@ struct Console: Sendable {
                 [
                     "id": passkey.id, "name": passkey.name, "kind": language[passkey.backupEligible ? "passkeySynced" : "passkeyDeviceBound"],
                     "attestation": passkey.attestationFormat + (passkey.attestationTrusted ? " ✓" : ""), "createdAt": time(passkey.createdAt),
-                    "lastUsedAt": time(passkey.lastUsedAt), "state": passkey.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
+                    "lastUsedAt": time(passkey.lastUsedAt),
+                    "state": passkey.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
                     "canRevoke": canAct && passkey.revokedAt == nil,
                 ]
             },
@@ -383,7 +437,8 @@ struct Console: Sendable {
             },
             "payments": record.payments.map { payment -> [String: Any] in
                 [
-                    "id": payment.id, "amount": payment.amount.map { "\($0.decimalString) \($0.currency.code)" } ?? "?", "payeeName": payment.payeeName,
+                    "id": payment.id, "amount": payment.amount.map { "\($0.decimalString) \($0.currency.code)" } ?? "?",
+                    "payeeName": payment.payeeName,
                     "payeeID": payment.payeeID, "status": payment.status, "createdAt": time(payment.createdAt),
                     "canCancel": canAct && payment.status == "pending",
                 ]
@@ -407,7 +462,10 @@ struct Console: Sendable {
     /// A support action from a form: the session, the CSRF token, the origin and the role are checked, then `body` runs
     /// with the operator's name and the reason; afterwards the customer's page is shown again.
     private func act(
-        _ request: Request, account: String, done: String, _ body: @Sendable (String, String) async throws -> Void
+        _ request: Request,
+        account: String,
+        done: String,
+        _ body: @Sendable (String, String) async throws -> Void
     ) async throws -> Response {
         try await acting(request) { session, form in
             guard session.operator.role != .viewer else { return forbidden(request, "error.viewer", session: session) }
@@ -422,7 +480,9 @@ struct Console: Sendable {
 
     /// Runs `body` for a form post of a signed-in operator whose CSRF token and origin are right; 403 otherwise.
     private func acting(_ request: Request, _ body: (ConsoleSessions.Session, [String: String]) async throws -> Response) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else { return Self.redirect("/console/sign-in") }
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return Self.redirect("/console/sign-in")
+        }
         guard sameOrigin(request) else { return forbidden(request, "error.origin", session: session) }
         let form = try await Self.form(request)
         guard let token = form["csrf"], Validation.constantTimeEqual(token.utf8, session.csrfToken.utf8) else {
@@ -434,7 +494,12 @@ struct Console: Sendable {
     // MARK: Responses
 
     private func page(
-        _ request: Request, title: String, content: String, session: ConsoleSessions.Session?, flash: String? = nil, error: String? = nil,
+        _ request: Request,
+        title: String,
+        content: String,
+        session: ConsoleSessions.Session?,
+        flash: String? = nil,
+        error: String? = nil,
         status: HTTPResponse.Status = .ok
     ) -> Response {
         let language = Self.language(request)
@@ -460,21 +525,35 @@ struct Console: Sendable {
     private func notDone(_ request: Request, _ error: SupportError, session: ConsoleSessions.Session) -> Response {
         let language = Self.language(request)
         return page(
-            request, title: language["notDone"], content: "<h1>\(language["notDone"])</h1>", session: session, error: error.description,
-            status: .unprocessableContent)
+            request,
+            title: language["notDone"],
+            content: "<h1>\(language["notDone"])</h1>",
+            session: session,
+            error: error.description,
+            status: .unprocessableContent
+        )
     }
 
     /// A refusal page saying `key`'s sentence.
     private func forbidden(_ request: Request, _ key: String, session: ConsoleSessions.Session?) -> Response {
         let language = Self.language(request)
-        return page(request, title: language["refused"], content: "<h1>\(language["refused"])</h1>", session: session, error: language[key], status: .forbidden)
+        return page(
+            request,
+            title: language["refused"],
+            content: "<h1>\(language["refused"])</h1>",
+            session: session,
+            error: language[key],
+            status: .forbidden
+        )
     }
 
     /// The request's language (``ConsoleLanguage/of(query:cookie:acceptLanguage:)``).
     private static func language(_ request: Request) -> ConsoleLanguage {
         ConsoleLanguage.of(
-            query: request.uri.queryParameters.get("lang"), cookie: request.cookies[ConsoleLanguage.cookieName]?.value,
-            acceptLanguage: request.headers[.acceptLanguage])
+            query: request.uri.queryParameters.get("lang"),
+            cookie: request.cookies[ConsoleLanguage.cookieName]?.value,
+            acceptLanguage: request.headers[.acceptLanguage]
+        )
     }
 
     private static func redirect(_ location: String) -> Response {
@@ -486,14 +565,16 @@ struct Console: Sendable {
     /// No script, no framing, no caching of pages with customer data, no referrer to other sites.
     static let securityHeaders: HTTPFields = {
         var headers = HTTPFields.browserPage(
-            contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+            contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        )
         headers[.cacheControl] = "no-store"
         return headers
     }()
 
     /// The actions whose result a page says, by a fixed key (no text from the request is echoed).
     private static let flashes: Set<String> = [
-        "revoked", "passkey-revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created", "operator-disabled", "payee-registered",
+        "revoked", "passkey-revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created", "operator-disabled",
+        "payee-registered",
         "client-disabled",
     ]
 

@@ -35,10 +35,16 @@ struct ConsoleSessions: Sendable {
     func session(_ token: String?) async throws -> Session? {
         guard let token, (20...100).contains(token.utf8.count) else { return nil }
         let now = service.now.millisecondsSince1970
-        let idle = now - Int64(Self.idleTimeout * 1000), absolute = now - Int64(Self.absoluteTimeout * 1000)
+        let idle = now - Int64(Self.idleTimeout * 1000)
+        let absolute = now - Int64(Self.absoluteTimeout * 1000)
         return try await service.database.transaction { db in
-            guard let touched = try await db.operators.touchSession(
-                tokenHash: BioAuthService.tokenHash(token), now: now, idleSince: idle, startedSince: absolute),
+            guard
+                let touched = try await db.operators.touchSession(
+                    tokenHash: BioAuthService.tokenHash(token),
+                    now: now,
+                    idleSince: idle,
+                    startedSince: absolute
+                ),
                 let found = try await db.operators.findEnabled(id: touched.operatorID)
             else { return nil }
             return Session(operator: found, csrfToken: touched.csrfToken)

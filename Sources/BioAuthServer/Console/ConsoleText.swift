@@ -13,7 +13,9 @@ enum ConsoleLanguage: String, Sendable {
     static func of(query: String?, cookie: String?, acceptLanguage: String?) -> ConsoleLanguage {
         if let query, let chosen = ConsoleLanguage(rawValue: query) { return chosen }
         if let cookie, let chosen = ConsoleLanguage(rawValue: cookie) { return chosen }
-        let ranges = (acceptLanguage ?? "").split(separator: ",").map { $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? "" }
+        let ranges = (acceptLanguage ?? "").split(separator: ",").map {
+            $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        }
         for range in ranges {
             if range.hasPrefix("zh") { return .simplifiedChinese }
             if range.hasPrefix("en") { return .english }

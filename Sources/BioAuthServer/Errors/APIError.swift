@@ -59,8 +59,12 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
     /// The problem document.
     var problem: Components.Schemas.Problem {
         Components.Schemas.Problem(
-            _type: "urn:bioauth:problem:\(code.rawValue)", title: status.reasonPhrase, status: status.code,
-            code: code.rawValue, detail: detail)
+            _type: "urn:bioauth:problem:\(code.rawValue)",
+            title: status.reasonPhrase,
+            status: status.code,
+            code: code.rawValue,
+            detail: detail
+        )
     }
 
     /// The problem as a response body, for places outside the generated handlers.
@@ -86,5 +90,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
 
     var description: String { "\(code): \(detail)" }
 
+    // Named after its problem code, internal_error, as every other problem is.
+    // swift-format-ignore: DontRepeatTypeInStaticProperties
     static let internalError = APIError(.internalError, "The server failed to handle the request.")
 }

@@ -36,11 +36,21 @@ struct APIHandler: APIProtocol {
 
     func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output {
         let session = try await session()
-        return .ok(.init(body: .json(.init(
-            accountId: session.accountID, username: session.username, sessionId: session.sessionID,
-            installationId: session.installationID,
-            signInMethod: Components.Schemas.Me.SignInMethodPayload(rawValue: session.method.rawValue) ?? .password,
-            deviceId: session.deviceID, passkeyId: session.passkeyID))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        accountId: session.accountID,
+                        username: session.username,
+                        sessionId: session.sessionID,
+                        installationId: session.installationID,
+                        signInMethod: Components.Schemas.Me.SignInMethodPayload(rawValue: session.method.rawValue) ?? .password,
+                        deviceId: session.deviceID,
+                        passkeyId: session.passkeyID
+                    )
+                )
+            )
+        )
     }
 
     func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {
@@ -53,17 +63,23 @@ struct APIHandler: APIProtocol {
 
     func signInWithPassword(_ input: Operations.SignInWithPassword.Input) async throws -> Operations.SignInWithPassword.Output {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let tokens = try await counted({ service.metrics.signIn(.password, outcome: $0) }) {
-            try await service.signInWithPassword(username: request.username, password: request.password, installationID: request.installationId)
-        }
+        let tokens = try await counted(
+            { service.metrics.signIn(.password, outcome: $0) },
+            {
+                try await service.signInWithPassword(username: request.username, password: request.password, installationID: request.installationId)
+            }
+        )
         return .created(.init(body: .json(Self.tokens(tokens))))
     }
 
     func refreshSession(_ input: Operations.RefreshSession.Input) async throws -> Operations.RefreshSession.Output {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let tokens = try await counted({ service.metrics.signIn(.refresh, outcome: $0) }) {
-            try await service.refresh(token: request.refreshToken)
-        }
+        let tokens = try await counted(
+            { service.metrics.signIn(.refresh, outcome: $0) },
+            {
+                try await service.refresh(token: request.refreshToken)
+            }
+        )
         return .ok(.init(body: .json(Self.tokens(tokens))))
     }
 
@@ -79,17 +95,26 @@ struct APIHandler: APIProtocol {
 
     func signInWithBiometrics(_ input: Operations.SignInWithBiometrics.Input) async throws -> Operations.SignInWithBiometrics.Output {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let tokens = try await counted({ service.metrics.signIn(.biometric, outcome: $0) }) {
-            try await service.signInWithBiometrics(
-                challengeID: request.challengeId, keyID: request.keyId, counter: request.counter, signature: request.signature,
-                appAttestAssertion: request.appAttestAssertion)
-        }
+        let tokens = try await counted(
+            { service.metrics.signIn(.biometric, outcome: $0) },
+            {
+                try await service.signInWithBiometrics(
+                    challengeID: request.challengeId,
+                    keyID: request.keyId,
+                    counter: request.counter,
+                    signature: request.signature,
+                    appAttestAssertion: request.appAttestAssertion
+                )
+            }
+        )
         return .created(.init(body: .json(Self.tokens(tokens))))
     }
 
     // MARK: Devices
 
-    func createRegistrationChallenge(_ input: Operations.CreateRegistrationChallenge.Input) async throws
+    func createRegistrationChallenge(
+        _ input: Operations.CreateRegistrationChallenge.Input
+    ) async throws
         -> Operations.CreateRegistrationChallenge.Output
     {
         .created(.init(body: .json(challenge(try await service.createRegistrationChallenge(session: try await session())))))
@@ -99,9 +124,15 @@ struct APIHandler: APIProtocol {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let session = try await session()
         let registration = try DeviceRegistration(
-            challengeID: request.challengeId, publicKey: request.publicKey, keyID: request.keyId,
-            biometryKind: try Self.kind(request.biometryKind), name: request.deviceName, counter: request.counter,
-            signature: request.signature, appAttest: request.appAttest.map { ($0.keyId, $0.attestation) })
+            challengeID: request.challengeId,
+            publicKey: request.publicKey,
+            keyID: request.keyId,
+            biometryKind: try Self.kind(request.biometryKind),
+            name: request.deviceName,
+            counter: request.counter,
+            signature: request.signature,
+            appAttest: request.appAttest.map { ($0.keyId, $0.attestation) }
+        )
         return .created(.init(body: .json(try Self.device(try await service.registerDevice(session: session, registration)))))
     }
 
@@ -117,21 +148,32 @@ struct APIHandler: APIProtocol {
 
     // MARK: Passkeys
 
-    func createPasskeyRegistrationOptions(_ input: Operations.CreatePasskeyRegistrationOptions.Input) async throws
+    func createPasskeyRegistrationOptions(
+        _ input: Operations.CreatePasskeyRegistrationOptions.Input
+    ) async throws
         -> Operations.CreatePasskeyRegistrationOptions.Output
     {
         let options = try await service.passkeyRegistrationOptions(session: try await session())
-        return .created(.init(body: .json(.init(
-            challengeId: options.challengeID,
-            publicKey: .init(
-                rp: .init(id: options.relyingPartyID, name: options.relyingPartyName),
-                user: .init(id: Base64URL.encode(options.userHandle), name: options.username, displayName: options.username),
-                challenge: Base64URL.encode(options.challenge),
-                pubKeyCredParams: options.algorithms.map { .init(_type: .publicKey, alg: $0) },
-                timeout: Int(options.timeout * 1000),
-                excludeCredentials: options.exclude.map(Self.descriptor),
-                authenticatorSelection: .init(residentKey: .required, requireResidentKey: true, userVerification: .required),
-                attestation: options.directAttestation ? .direct : Components.Schemas.PasskeyCreationOptions.PublicKeyPayload.AttestationPayload.none)))))
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        challengeId: options.challengeID,
+                        publicKey: .init(
+                            rp: .init(id: options.relyingPartyID, name: options.relyingPartyName),
+                            user: .init(id: Base64URL.encode(options.userHandle), name: options.username, displayName: options.username),
+                            challenge: Base64URL.encode(options.challenge),
+                            pubKeyCredParams: options.algorithms.map { .init(_type: .publicKey, alg: $0) },
+                            timeout: Int(options.timeout * 1000),
+                            excludeCredentials: options.exclude.map(Self.descriptor),
+                            authenticatorSelection: .init(residentKey: .required, requireResidentKey: true, userVerification: .required),
+                            attestation: options.directAttestation
+                                ? .direct : Components.Schemas.PasskeyCreationOptions.PublicKeyPayload.AttestationPayload.none
+                        )
+                    )
+                )
+            )
+        )
     }
 
     func registerPasskey(_ input: Operations.RegisterPasskey.Input) async throws -> Operations.RegisterPasskey.Output {
@@ -143,8 +185,13 @@ struct APIHandler: APIProtocol {
             credentialID: try Validation.bytes(credential.rawId, field: "rawId", maxLength: AuthenticatorData.maxCredentialIDLength),
             clientDataJSON: try Validation.bytes(credential.response.clientDataJSON, field: "clientDataJSON", maxLength: 4096),
             attestationObject: try Validation.bytes(
-                credential.response.attestationObject, field: "attestationObject", maxLength: WebAuthnRelyingParty.maxAttestationObjectSize),
-            transports: credential.response.transports ?? [], name: request.name ?? "Passkey")
+                credential.response.attestationObject,
+                field: "attestationObject",
+                maxLength: WebAuthnRelyingParty.maxAttestationObjectSize
+            ),
+            transports: credential.response.transports ?? [],
+            name: request.name ?? "Passkey"
+        )
         guard credential.id == credential.rawId else { throw APIError(.malformedRequest, "credential.id and credential.rawId differ.") }
         return .created(.init(body: .json(Self.passkey(try await service.registerPasskey(submission, session: session)))))
     }
@@ -159,14 +206,26 @@ struct APIHandler: APIProtocol {
         return .noContent(.init())
     }
 
-    func createPasskeySignInOptions(_ input: Operations.CreatePasskeySignInOptions.Input) async throws -> Operations.CreatePasskeySignInOptions.Output {
+    func createPasskeySignInOptions(_ input: Operations.CreatePasskeySignInOptions.Input) async throws -> Operations.CreatePasskeySignInOptions.Output
+    {
         guard case .json(let request) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let options = try await service.passkeySignInOptions(username: request.username)
-        return .created(.init(body: .json(.init(
-            challengeId: options.challengeID,
-            publicKey: .init(
-                challenge: Base64URL.encode(options.challenge), rpId: options.relyingPartyID, timeout: Int(options.timeout * 1000),
-                userVerification: .required, allowCredentials: options.allow.map(Self.descriptor))))))
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        challengeId: options.challengeID,
+                        publicKey: .init(
+                            challenge: Base64URL.encode(options.challenge),
+                            rpId: options.relyingPartyID,
+                            timeout: Int(options.timeout * 1000),
+                            userVerification: .required,
+                            allowCredentials: options.allow.map(Self.descriptor)
+                        )
+                    )
+                )
+            )
+        )
     }
 
     func signInWithPasskey(_ input: Operations.SignInWithPasskey.Input) async throws -> Operations.SignInWithPasskey.Output {
@@ -178,10 +237,13 @@ struct APIHandler: APIProtocol {
             clientDataJSON: try Validation.bytes(credential.response.clientDataJSON, field: "clientDataJSON", maxLength: 4096),
             authenticatorData: try Validation.bytes(credential.response.authenticatorData, field: "authenticatorData", maxLength: 16 * 1024),
             signature: try Validation.bytes(credential.response.signature, field: "signature", maxLength: 8 * 1024),
-            userHandle: try credential.response.userHandle.flatMap { $0.isEmpty ? nil : try Validation.bytes($0, field: "userHandle", maxLength: 64) },
-            installationID: request.installationId)
+            userHandle: try credential.response.userHandle.flatMap {
+                $0.isEmpty ? nil : try Validation.bytes($0, field: "userHandle", maxLength: 64)
+            },
+            installationID: request.installationId
+        )
         guard credential.id == credential.rawId else { throw APIError(.malformedRequest, "credential.id and credential.rawId differ.") }
-        let tokens = try await counted({ service.metrics.signIn(.passkey, outcome: $0) }) { try await service.signInWithPasskey(submission) }
+        let tokens = try await counted({ service.metrics.signIn(.passkey, outcome: $0) }, { try await service.signInWithPasskey(submission) })
         return .created(.init(body: .json(Self.tokens(tokens))))
     }
 
@@ -191,12 +253,21 @@ struct APIHandler: APIProtocol {
 
     private static func passkey(_ passkey: PasskeyInfo) -> Components.Schemas.Passkey {
         .init(
-            passkeyId: passkey.id, name: passkey.name, credentialId: Base64URL.encode(passkey.credentialID), algorithm: passkey.algorithm,
-            aaguid: passkey.aaguid, backupEligible: passkey.backupEligible, backedUp: passkey.backedUp,
+            passkeyId: passkey.id,
+            name: passkey.name,
+            credentialId: Base64URL.encode(passkey.credentialID),
+            algorithm: passkey.algorithm,
+            aaguid: passkey.aaguid,
+            backupEligible: passkey.backupEligible,
+            backedUp: passkey.backedUp,
             attestationFormat: passkey.attestationFormat,
             attestationType: Components.Schemas.Passkey.AttestationTypePayload(rawValue: passkey.attestationType) ?? .none,
-            attestationTrusted: passkey.attestationTrusted, transports: passkey.transports, createdAt: passkey.createdAt,
-            lastUsedAt: passkey.lastUsedAt, revokedAt: passkey.revokedAt)
+            attestationTrusted: passkey.attestationTrusted,
+            transports: passkey.transports,
+            createdAt: passkey.createdAt,
+            lastUsedAt: passkey.lastUsedAt,
+            revokedAt: passkey.revokedAt
+        )
     }
 
     // MARK: Payments
@@ -205,8 +276,13 @@ struct APIHandler: APIProtocol {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let session = try await session()
         let request = try PaymentRequest(
-            amountMinor: body.amountMinor, currency: body.currency, payeeID: body.payeeId, payeeName: body.payeeName, memo: body.memo,
-            idempotencyKey: input.headers.idempotencyKey)
+            amountMinor: body.amountMinor,
+            currency: body.currency,
+            payeeID: body.payeeId,
+            payeeName: body.payeeName,
+            memo: body.memo,
+            idempotencyKey: input.headers.idempotencyKey
+        )
         return .created(.init(body: .json(try Self.payment(try await service.createPayment(session: session, request)))))
     }
 
@@ -228,24 +304,38 @@ struct APIHandler: APIProtocol {
         return .created(.init(body: .json(challenge(issued))))
     }
 
-    func authorizePaymentWithBiometrics(_ input: Operations.AuthorizePaymentWithBiometrics.Input) async throws
+    func authorizePaymentWithBiometrics(
+        _ input: Operations.AuthorizePaymentWithBiometrics.Input
+    ) async throws
         -> Operations.AuthorizePaymentWithBiometrics.Output
     {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let payment = try await counted({ service.metrics.paymentAuthorization(.biometric, outcome: $0) }) {
-            try await service.authorizeWithBiometrics(
-                input.path.paymentId, challengeID: body.challengeId, keyID: body.keyId, counter: body.counter,
-                transactionHash: body.transactionHash, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
-                session: try await session())
-        }
+        let payment = try await counted(
+            { service.metrics.paymentAuthorization(.biometric, outcome: $0) },
+            {
+                try await service.authorizeWithBiometrics(
+                    input.path.paymentId,
+                    challengeID: body.challengeId,
+                    keyID: body.keyId,
+                    counter: body.counter,
+                    transactionHash: body.transactionHash,
+                    signature: body.signature,
+                    appAttestAssertion: body.appAttestAssertion,
+                    session: try await session()
+                )
+            }
+        )
         return .ok(.init(body: .json(try Self.payment(payment))))
     }
 
     func authorizePaymentWithPIN(_ input: Operations.AuthorizePaymentWithPIN.Input) async throws -> Operations.AuthorizePaymentWithPIN.Output {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let payment = try await counted({ service.metrics.paymentAuthorization(.pin, outcome: $0) }) {
-            try await service.authorizeWithPIN(input.path.paymentId, pin: body.pin, session: try await session())
-        }
+        let payment = try await counted(
+            { service.metrics.paymentAuthorization(.pin, outcome: $0) },
+            {
+                try await service.authorizeWithPIN(input.path.paymentId, pin: body.pin, session: try await session())
+            }
+        )
         return .ok(.init(body: .json(try Self.payment(payment))))
     }
 
@@ -253,7 +343,9 @@ struct APIHandler: APIProtocol {
         .ok(.init(body: .json(try Self.payment(try await service.cancelPayment(input.path.paymentId, session: try await session())))))
     }
 
-    func createPaymentPINChallenge(_ input: Operations.CreatePaymentPINChallenge.Input) async throws
+    func createPaymentPINChallenge(
+        _ input: Operations.CreatePaymentPINChallenge.Input
+    ) async throws
         -> Operations.CreatePaymentPINChallenge.Output
     {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
@@ -271,45 +363,100 @@ struct APIHandler: APIProtocol {
     }
 
     func listReceiptKeys(_ input: Operations.ListReceiptKeys.Input) async throws -> Operations.ListReceiptKeys.Output {
-        .ok(.init(body: .json(.init(keys: try await service.receiptKeys().map { key in
+        .ok(
             .init(
-                keyId: Base64URL.encode(key.publicKey.keyID), publicKey: Base64URL.encode(key.publicKey.x963Representation), algorithm: .es256,
-                notBefore: key.notBefore, retiredAt: key.retiredAt)
-        }))))
+                body: .json(
+                    .init(
+                        keys: try await service.receiptKeys().map { key in
+                            .init(
+                                keyId: Base64URL.encode(key.publicKey.keyID),
+                                publicKey: Base64URL.encode(key.publicKey.x963Representation),
+                                algorithm: .es256,
+                                notBefore: key.notBefore,
+                                retiredAt: key.retiredAt
+                            )
+                        }
+                    )
+                )
+            )
+        )
     }
 
     // MARK: Service clients
 
     func issueServiceToken(_ input: Operations.IssueServiceToken.Input) async throws -> Operations.IssueServiceToken.Output {
-        guard case .urlEncodedForm(let form) = input.body else { throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).") }
+        guard case .urlEncodedForm(let form) = input.body else {
+            throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).")
+        }
         guard (form.scope?.utf8.count ?? 0) <= 512 else { throw APIError(.malformedRequest, "scope is longer than 512 bytes.") }
         let credentials = BearerTokenMiddleware.clientCredentials
         let issued = try await service.issueServiceToken(
-            clientID: credentials?.id, secret: credentials?.secret, grantType: form.grantType, scope: form.scope)
-        return .ok(.init(
-            headers: .init(cacheControl: .noStore),
-            body: .json(.init(accessToken: issued.accessToken, tokenType: .bearer, expiresIn: issued.expiresIn, scope: issued.scopes.joined(separator: " ")))))
+            clientID: credentials?.id,
+            secret: credentials?.secret,
+            grantType: form.grantType,
+            scope: form.scope
+        )
+        return .ok(
+            .init(
+                headers: .init(cacheControl: .noStore),
+                body: .json(
+                    .init(
+                        accessToken: issued.accessToken,
+                        tokenType: .bearer,
+                        expiresIn: issued.expiresIn,
+                        scope: issued.scopes.joined(separator: " ")
+                    )
+                )
+            )
+        )
     }
 
     func introspectToken(_ input: Operations.IntrospectToken.Input) async throws -> Operations.IntrospectToken.Output {
         _ = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "sessions:introspect")
-        guard case .urlEncodedForm(let form) = input.body else { throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).") }
+        guard case .urlEncodedForm(let form) = input.body else {
+            throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).")
+        }
         guard form.token.utf8.count <= 512 else { throw APIError(.malformedRequest, "token is longer than 512 bytes.") }
         let found = try await service.introspect(form.token)
-        return .ok(.init(body: .json(.init(
-            active: found.active, tokenType: found.tokenType.flatMap { .init(rawValue: $0) }, sub: found.subject, username: found.username,
-            sid: found.sessionID, exp: found.expiresAt.map { Int64($0.timeIntervalSince1970) }, iat: found.issuedAt.map { Int64($0.timeIntervalSince1970) },
-            clientId: found.clientID, scope: found.scope, amr: found.methods, deviceId: found.deviceID, appAttest: found.appAttested,
-            passkeyId: found.passkeyID))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        active: found.active,
+                        tokenType: found.tokenType.flatMap { .init(rawValue: $0) },
+                        sub: found.subject,
+                        username: found.username,
+                        sid: found.sessionID,
+                        exp: found.expiresAt.map { Int64($0.timeIntervalSince1970) },
+                        iat: found.issuedAt.map { Int64($0.timeIntervalSince1970) },
+                        clientId: found.clientID,
+                        scope: found.scope,
+                        amr: found.methods,
+                        deviceId: found.deviceID,
+                        appAttest: found.appAttested,
+                        passkeyId: found.passkeyID
+                    )
+                )
+            )
+        )
     }
 
     func registerPayee(_ input: Operations.RegisterPayee.Input) async throws -> Operations.RegisterPayee.Output {
         let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "payees:write")
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
-        let (payee, created) = try await service.registerPayee(id: body.payeeId, name: body.name, verification: body.verification.rawValue, client: client)
+        let (payee, created) = try await service.registerPayee(
+            id: body.payeeId,
+            name: body.name,
+            verification: body.verification.rawValue,
+            client: client
+        )
         let wire = Components.Schemas.Payee(
-            payeeId: payee.id, name: payee.name, verification: .init(rawValue: payee.verification.rawValue) ?? .unverified,
-            createdAt: payee.createdAt, updatedAt: payee.updatedAt)
+            payeeId: payee.id,
+            name: payee.name,
+            verification: .init(rawValue: payee.verification.rawValue) ?? .unverified,
+            createdAt: payee.createdAt,
+            updatedAt: payee.updatedAt
+        )
         return created ? .created(.init(body: .json(wire))) : .ok(.init(body: .json(wire)))
     }
 
@@ -317,8 +464,14 @@ struct APIHandler: APIProtocol {
         let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "payments:write")
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let payment = try await service.createServicePayment(
-            account: body.accountId, amountMinor: body.amountMinor, currency: body.currency, payeeID: body.payeeId, memo: body.memo,
-            idempotencyKey: input.headers.idempotencyKey, client: client)
+            account: body.accountId,
+            amountMinor: body.amountMinor,
+            currency: body.currency,
+            payeeID: body.payeeId,
+            memo: body.memo,
+            idempotencyKey: input.headers.idempotencyKey,
+            client: client
+        )
         return .created(.init(body: .json(try Self.payment(payment))))
     }
 
@@ -328,17 +481,40 @@ struct APIHandler: APIProtocol {
         let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let (endpoint, secret) = try await service.createWebhookEndpoint(url: body.url, events: body.events, client: client)
-        return .created(.init(body: .json(.init(
-            endpointId: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt, secret: secret))))
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        endpointId: endpoint.id,
+                        url: endpoint.url,
+                        events: endpoint.events,
+                        createdAt: endpoint.createdAt,
+                        secret: secret
+                    )
+                )
+            )
+        )
     }
 
     func listWebhookEndpoints(_ input: Operations.ListWebhookEndpoints.Input) async throws -> Operations.ListWebhookEndpoints.Output {
         let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
-        return .ok(.init(body: .json(.init(endpoints: try await service.webhookEndpoints(client: client).map { endpoint in
+        return .ok(
             .init(
-                endpointId: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt,
-                previousSecretExpiresAt: endpoint.previousSecretExpiresAt)
-        }))))
+                body: .json(
+                    .init(
+                        endpoints: try await service.webhookEndpoints(client: client).map { endpoint in
+                            .init(
+                                endpointId: endpoint.id,
+                                url: endpoint.url,
+                                events: endpoint.events,
+                                createdAt: endpoint.createdAt,
+                                previousSecretExpiresAt: endpoint.previousSecretExpiresAt
+                            )
+                        }
+                    )
+                )
+            )
+        )
     }
 
     func deleteWebhookEndpoint(_ input: Operations.DeleteWebhookEndpoint.Input) async throws -> Operations.DeleteWebhookEndpoint.Output {
@@ -350,8 +526,17 @@ struct APIHandler: APIProtocol {
     func rotateWebhookSecret(_ input: Operations.RotateWebhookSecret.Input) async throws -> Operations.RotateWebhookSecret.Output {
         let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
         let rotated = try await service.rotateWebhookSecret(input.path.endpointId, client: client)
-        return .ok(.init(body: .json(.init(
-            endpointId: input.path.endpointId, secret: rotated.secret, previousSecretExpiresAt: rotated.previousExpiresAt))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        endpointId: input.path.endpointId,
+                        secret: rotated.secret,
+                        previousSecretExpiresAt: rotated.previousExpiresAt
+                    )
+                )
+            )
+        )
     }
 
     func listWebhookDeliveries(_ input: Operations.ListWebhookDeliveries.Input) async throws -> Operations.ListWebhookDeliveries.Output {
@@ -359,13 +544,27 @@ struct APIHandler: APIProtocol {
         let limit = input.query.limit ?? 50
         guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
         let deliveries = try await service.webhookDeliveries(input.path.endpointId, limit: limit, client: client)
-        return .ok(.init(body: .json(.init(deliveries: deliveries.map { delivery in
+        return .ok(
             .init(
-                eventId: delivery.eventID, eventType: delivery.eventType,
-                status: .init(rawValue: delivery.status) ?? .pending, attempts: delivery.attempts,
-                lastStatusCode: delivery.lastStatusCode, lastError: delivery.lastError, createdAt: delivery.createdAt,
-                nextAttemptAt: delivery.nextAttemptAt, deliveredAt: delivery.deliveredAt)
-        }))))
+                body: .json(
+                    .init(
+                        deliveries: deliveries.map { delivery in
+                            .init(
+                                eventId: delivery.eventID,
+                                eventType: delivery.eventType,
+                                status: .init(rawValue: delivery.status) ?? .pending,
+                                attempts: delivery.attempts,
+                                lastStatusCode: delivery.lastStatusCode,
+                                lastError: delivery.lastError,
+                                createdAt: delivery.createdAt,
+                                nextAttemptAt: delivery.nextAttemptAt,
+                                deliveredAt: delivery.deliveredAt
+                            )
+                        }
+                    )
+                )
+            )
+        )
     }
 
     // MARK: Audit
@@ -375,12 +574,30 @@ struct APIHandler: APIProtocol {
         guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
         let before = try input.query.before.map(AuditCursor.init(parsing:))
         let page = try await service.auditEvents(account: try await session().accountID, limit: limit, before: before)
-        return .ok(.init(body: .json(.init(events: page.events.map { event in
+        return .ok(
             .init(
-                eventId: event.id, occurredAt: event.occurredAt, kind: event.kind, outcome: event.succeeded ? .success : .failure,
-                accountId: event.accountID, deviceId: event.deviceID, sessionId: event.sessionID, code: event.code,
-                operatorId: event.operatorID, reason: event.reason, passkeyId: event.passkeyID)
-        }, next: page.next?.text))))
+                body: .json(
+                    .init(
+                        events: page.events.map { event in
+                            .init(
+                                eventId: event.id,
+                                occurredAt: event.occurredAt,
+                                kind: event.kind,
+                                outcome: event.succeeded ? .success : .failure,
+                                accountId: event.accountID,
+                                deviceId: event.deviceID,
+                                sessionId: event.sessionID,
+                                code: event.code,
+                                operatorId: event.operatorID,
+                                reason: event.reason,
+                                passkeyId: event.passkeyID
+                            )
+                        },
+                        next: page.next?.text
+                    )
+                )
+            )
+        )
     }
 
     // MARK: Metrics
@@ -404,19 +621,28 @@ struct APIHandler: APIProtocol {
 
     private static func tokens(_ tokens: IssuedTokens) -> Components.Schemas.SessionTokens {
         .init(
-            sessionId: tokens.sessionID, accountId: tokens.accountID, tokenType: .bearer, accessToken: tokens.accessToken,
-            accessTokenExpiresAt: tokens.accessTokenExpiresAt, refreshToken: tokens.refreshToken,
-            refreshTokenExpiresAt: tokens.refreshTokenExpiresAt)
+            sessionId: tokens.sessionID,
+            accountId: tokens.accountID,
+            tokenType: .bearer,
+            accessToken: tokens.accessToken,
+            accessTokenExpiresAt: tokens.accessTokenExpiresAt,
+            refreshToken: tokens.refreshToken,
+            refreshTokenExpiresAt: tokens.refreshTokenExpiresAt
+        )
     }
 
     /// The wire form of an issued challenge (each one counted by purpose).
     private func challenge(_ challenge: IssuedChallenge) -> Components.Schemas.Challenge {
         service.metrics.challengeIssued(challenge.purpose.rawValue)
         return .init(
-            challengeId: challenge.id, challenge: Base64URL.encode(challenge.challenge),
+            challengeId: challenge.id,
+            challenge: Base64URL.encode(challenge.challenge),
             purpose: Components.Schemas.Challenge.PurposePayload(rawValue: challenge.purpose.rawValue) ?? .login,
-            relyingPartyId: service.configuration.relyingPartyID, keyId: challenge.keyID.map(Base64URL.encode),
-            paymentId: challenge.paymentID, expiresAt: challenge.expiresAt)
+            relyingPartyId: service.configuration.relyingPartyID,
+            keyId: challenge.keyID.map(Base64URL.encode),
+            paymentId: challenge.paymentID,
+            expiresAt: challenge.expiresAt
+        )
     }
 
     /// The wire enum and ``BioAuthCore/BiometryKind`` share raw values.
@@ -430,26 +656,54 @@ struct APIHandler: APIProtocol {
             let currency = Currency(code: payment.currency)
         else { throw APIError.internalError }
         return .init(
-            paymentId: payment.id, status: status, amountMinor: payment.amountMinor, currency: payment.currency,
-            currencyExponent: currency.minorUnitExponent, payeeId: payment.payeeID, payeeName: payment.payeeName, memo: payment.memo,
-            transactionHash: Base64URL.encode(try payment.transaction().hash), failedAttempts: payment.failedAttempts,
-            createdAt: payment.createdAt, expiresAt: payment.expiresAt, authorizedAt: payment.authorizedAt,
-            authorizationMethod: payment.authorizationMethod.flatMap { .init(rawValue: $0) }, deviceId: payment.deviceID,
+            paymentId: payment.id,
+            status: status,
+            amountMinor: payment.amountMinor,
+            currency: payment.currency,
+            currencyExponent: currency.minorUnitExponent,
+            payeeId: payment.payeeID,
+            payeeName: payment.payeeName,
+            memo: payment.memo,
+            transactionHash: Base64URL.encode(try payment.transaction().hash),
+            failedAttempts: payment.failedAttempts,
+            createdAt: payment.createdAt,
+            expiresAt: payment.expiresAt,
+            authorizedAt: payment.authorizedAt,
+            authorizationMethod: payment.authorizationMethod.flatMap { .init(rawValue: $0) },
+            deviceId: payment.deviceID,
             receipt: payment.receipt.map { receipt in
                 .init(
-                    version: receipt.version, paymentId: receipt.paymentId, accountId: receipt.accountId, amountMinor: receipt.amountMinor,
-                    currency: receipt.currency, currencyExponent: receipt.currencyExponent, payeeId: receipt.payeeId,
-                    payeeName: receipt.payeeName, method: receipt.method, authorizedAtMs: receipt.authorizedAtMs, keyId: receipt.keyId,
-                    signature: receipt.signature)
-            })
+                    version: receipt.version,
+                    paymentId: receipt.paymentId,
+                    accountId: receipt.accountId,
+                    amountMinor: receipt.amountMinor,
+                    currency: receipt.currency,
+                    currencyExponent: receipt.currencyExponent,
+                    payeeId: receipt.payeeId,
+                    payeeName: receipt.payeeName,
+                    method: receipt.method,
+                    authorizedAtMs: receipt.authorizedAtMs,
+                    keyId: receipt.keyId,
+                    signature: receipt.signature
+                )
+            }
+        )
     }
 
     private static func device(_ device: DeviceInfo) throws -> Components.Schemas.Device {
         // Registration accepts only the wire's kinds, so every stored kind has a wire value.
         guard let kind = Components.Schemas.BiometryKind(rawValue: device.biometryKind.rawValue) else { throw APIError.internalError }
         return .init(
-            deviceId: device.id, keyId: Base64URL.encode(device.publicKey.keyID), biometryKind: kind, deviceName: device.name,
-            installationId: device.installationID, counter: device.counter, attestation: device.attestation == "apple-appattest" ? .appleAppattest : Components.Schemas.Device.AttestationPayload.none, createdAt: device.createdAt,
-            lastUsedAt: device.lastUsedAt, revokedAt: device.revokedAt)
+            deviceId: device.id,
+            keyId: Base64URL.encode(device.publicKey.keyID),
+            biometryKind: kind,
+            deviceName: device.name,
+            installationId: device.installationID,
+            counter: device.counter,
+            attestation: device.attestation == "apple-appattest" ? .appleAppattest : Components.Schemas.Device.AttestationPayload.none,
+            createdAt: device.createdAt,
+            lastUsedAt: device.lastUsedAt,
+            revokedAt: device.revokedAt
+        )
     }
 }

@@ -33,7 +33,8 @@ enum AcceptHeader {
                 continue
             }
             guard let slash = range.firstIndex(of: "/") else { return .malformed }
-            let type = range[..<slash].lowercased(), subtype = range[range.index(after: slash)...].lowercased()
+            let type = range[..<slash].lowercased()
+            let subtype = range[range.index(after: slash)...].lowercased()
             guard isToken(type), isToken(subtype), type != "*" || subtype == "*" else { return .malformed }
             var quality = 1000
             for parameter in parts {
@@ -46,10 +47,13 @@ enum AcceptHeader {
             }
             sawRange = true
             let specificity =
-                type == "*" ? 0
-                : type != mediaType.type ? -1
-                : subtype == "*" ? 1
-                : subtype == mediaType.subtype ? 2 : -1
+                type == "*"
+                ? 0
+                : type != mediaType.type
+                    ? -1
+                    : subtype == "*"
+                        ? 1
+                        : subtype == mediaType.subtype ? 2 : -1
             guard specificity >= 0 else { continue }
             if let current = best, current.specificity > specificity || (current.specificity == specificity && current.quality >= quality) {
                 continue
@@ -79,8 +83,10 @@ enum AcceptHeader {
     /// Splits at `separator` outside quoted strings (a parameter's value may be a quoted string with commas in it).
     static func split(_ text: Substring, at separator: Character) -> [Substring] {
         var pieces: [Substring] = []
-        var start = text.startIndex, index = text.startIndex
-        var quoted = false, escaped = false
+        var start = text.startIndex
+        var index = text.startIndex
+        var quoted = false
+        var escaped = false
         while index < text.endIndex {
             let character = text[index]
             if escaped {
@@ -101,11 +107,12 @@ enum AcceptHeader {
 
     /// RFC 9110 `token`: one or more of the visible ASCII characters that are not delimiters.
     private static func isToken<S: StringProtocol>(_ text: S) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-            default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+                default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
             }
-        }
     }
 }

@@ -34,7 +34,8 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
                 metadata: [
                     "method": "\(request.method.rawValue)", "route": "\(route)", "status": .stringConvertible(response.status.code),
                     "duration_ms": .stringConvertible((milliseconds * 10).rounded() / 10),
-                ])
+                ]
+            )
             return response
         }
     }

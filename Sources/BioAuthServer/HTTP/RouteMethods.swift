@@ -48,7 +48,8 @@ final class RouteCollector: ServerTransport {
 
     func register(
         _ handler: @Sendable @escaping (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
-        method: HTTPRequest.Method, path: String
+        method: HTTPRequest.Method,
+        path: String
     ) throws {
         routes.add(method, path)
     }

@@ -27,10 +27,12 @@ public enum ReceiptKeyRotation {
     public static func rotate(keyPath: String, database: any DatabaseExecutor, clock: any WallClock = SystemClock()) async throws -> Outcome {
         let pending = keyPath + ".new"
         guard !FileManager.default.fileExists(atPath: pending) else {
-            throw ConfigurationError(message: """
-                \(pending) is left from a rotation that did not finish: if GET /v1/receipt-keys lists its key, move it over \
-                \(keyPath) (mv \(pending) \(keyPath)); otherwise delete it; then rotate again if needed
-                """)
+            throw ConfigurationError(
+                message: """
+                    \(pending) is left from a rotation that did not finish: if GET /v1/receipt-keys lists its key, move it over \
+                    \(keyPath) (mv \(pending) \(keyPath)); otherwise delete it; then rotate again if needed
+                    """
+            )
         }
         guard FileManager.default.fileExists(atPath: keyPath) else {
             throw ConfigurationError(message: "there is no receipt key file \(keyPath) to rotate")

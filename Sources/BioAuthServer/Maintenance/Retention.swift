@@ -57,7 +57,12 @@ public struct Retention: Sendable {
     static let leaseName = "retention"
 
     /// A purger of `database` under `configuration`'s ``ServerConfiguration/retention`` and rate-limit window.
-    public init(database: any DatabaseExecutor, configuration: ServerConfiguration, clock: any WallClock = SystemClock(), metrics: ServerMetrics? = nil) {
+    public init(
+        database: any DatabaseExecutor,
+        configuration: ServerConfiguration,
+        clock: any WallClock = SystemClock(),
+        metrics: ServerMetrics? = nil
+    ) {
         self.database = database
         self.clock = clock
         self.policy = configuration.retention
@@ -131,8 +136,11 @@ public struct Retention: Sendable {
             Rule(
                 kind: .operatorSessions,
                 purge: OperatorsTable.purgeSessions(
-                    endedBefore: tokens, idleSince: tokens - Int64(ConsoleSessions.idleTimeout * 1000),
-                    startedBefore: tokens - Int64(ConsoleSessions.absoluteTimeout * 1000))),
+                    endedBefore: tokens,
+                    idleSince: tokens - Int64(ConsoleSessions.idleTimeout * 1000),
+                    startedBefore: tokens - Int64(ConsoleSessions.absoluteTimeout * 1000)
+                )
+            ),
             Rule(kind: .idempotencyKeys, purge: IdempotencyKeysTable.purge(before: now - Int64(policy.idempotencyKeys * 1000))),
             Rule(kind: .auditEvents, purge: AuditEventsTable.purge(before: now - Int64(policy.auditEvents * 1000))),
             Rule(kind: .rateLimits, purge: RateLimitsTable.purge(windowsBefore: now - Int64(rateLimitWindow * 1000))),

@@ -24,7 +24,8 @@ struct RetentionJob: Service {
                     let elapsed = ContinuousClock.now - started
                     logger.info(
                         "retention purged \(report.total) rows",
-                        metadata: ["deleted": "\(report)", "duration_ms": .stringConvertible(Double(elapsed.nanoseconds) / 1e6)])
+                        metadata: ["deleted": "\(report)", "duration_ms": .stringConvertible(Double(elapsed.nanoseconds) / 1e6)]
+                    )
                 } else {
                     logger.debug("retention skipped: another instance holds the lease")
                 }

@@ -57,8 +57,12 @@ public final class ServerMetrics: Sendable {
         // A client may send any token as a method: only the standard ones are labels, so that made-up methods cannot
         // grow the number of series.
         let method = Self.methods.contains(rawMethod) ? rawMethod : "other"
-        Counter(label: "bioauth_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
-            .increment()
+        Counter(
+            label: "bioauth_http_requests_total",
+            dimensions: [("method", method), ("route", route), ("status", String(status))],
+            factory: factory
+        )
+        .increment()
         CoreMetrics.Timer(label: "bioauth_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
     }
@@ -123,8 +127,12 @@ public final class ServerMetrics: Sendable {
 
     /// A unit of work finished (`committed` or `failed`) after `duration`, retries included.
     func unitOfWork(engine: DatabaseDialect, outcome: String, duration: Duration) {
-        CoreMetrics.Timer(label: "bioauth_database_unit_of_work_seconds", dimensions: [("engine", engine.rawValue), ("outcome", outcome)], factory: factory)
-            .recordNanoseconds(duration.nanoseconds)
+        CoreMetrics.Timer(
+            label: "bioauth_database_unit_of_work_seconds",
+            dimensions: [("engine", engine.rawValue), ("outcome", outcome)],
+            factory: factory
+        )
+        .recordNanoseconds(duration.nanoseconds)
     }
 
     /// A unit of work was rolled back by a serialization failure or deadlock and runs again (PostgreSQL).

@@ -95,7 +95,10 @@ public struct Operators: Sendable {
 
     /// The operators in `database`; passwords hashed with bcrypt at `bcryptCost`, on the calling task.
     public init(
-        database: any DatabaseExecutor, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(), bcryptCost: Int = 12
+        database: any DatabaseExecutor,
+        clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandomSource(),
+        bcryptCost: Int = 12
     ) {
         self.database = database
         self.clock = clock
@@ -156,7 +159,12 @@ public struct Operators: Sendable {
             throw OperatorError.invalid("an operator's password must be at least 12 characters and at most 72 bytes")
         }
         return NewOperator(
-            id: "op_" + random.newRandomID(), name: name, role: role, hash: try await hash(password), createdAt: clock.now)
+            id: "op_" + random.newRandomID(),
+            name: name,
+            role: role,
+            hash: try await hash(password),
+            createdAt: clock.now
+        )
     }
 
     /// Stores `new` in the caller's unit of work (an admin's action audits in the same one).
@@ -164,8 +172,15 @@ public struct Operators: Sendable {
         guard try await !db.operators.exists(name: new.name) else { throw OperatorError.invalid("there is already an operator named \(new.name)") }
         try await db.operators.insert(new, createdBy: createdBy)
         return Operator(
-            id: new.id, name: new.name, role: new.role, totpEnrolled: false, lockedUntil: nil, createdAt: new.createdAt, createdBy: createdBy,
-            disabledAt: nil)
+            id: new.id,
+            name: new.name,
+            role: new.role,
+            totpEnrolled: false,
+            lockedUntil: nil,
+            createdAt: new.createdAt,
+            createdBy: createdBy,
+            disabledAt: nil
+        )
     }
 
     /// Every operator, by name.
@@ -181,7 +196,9 @@ public struct Operators: Sendable {
     /// ``disable(name:)`` in the caller's unit of work.
     func disable(name: String, on db: any SQLDatabase) async throws {
         let now = clock.now.millisecondsSince1970
-        guard try await db.operators.markDisabled(name: name, at: now) else { throw OperatorError.invalid("there is no enabled operator named \(name)") }
+        guard try await db.operators.markDisabled(name: name, at: now) else {
+            throw OperatorError.invalid("there is no enabled operator named \(name)")
+        }
     }
 
     /// One step of signing in: the password, then (with `code`) the TOTP code. Without an enrolled second factor, the
@@ -214,9 +231,18 @@ public struct Operators: Sendable {
         }
         guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(account, now: now) }
         try await database.transaction { db in try await db.operators.recordSignIn(account.id, secret: secret, step: step) }
-        return .signedIn(Operator(
-            id: account.id, name: account.name, role: account.role, totpEnrolled: true, lockedUntil: nil, createdAt: account.createdAt,
-            createdBy: account.createdBy, disabledAt: nil))
+        return .signedIn(
+            Operator(
+                id: account.id,
+                name: account.name,
+                role: account.role,
+                totpEnrolled: true,
+                lockedUntil: nil,
+                createdAt: account.createdAt,
+                createdBy: account.createdBy,
+                disabledAt: nil
+            )
+        )
     }
 
     // MARK: Internals

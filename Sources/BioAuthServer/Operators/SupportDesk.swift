@@ -164,15 +164,25 @@ public struct SupportDesk: Sendable {
     /// A desk over `database` with the server's `configuration` (its bcrypt cost and webhook settings), for the command
     /// line. It signs nothing and loads no receipt or PIN key.
     public static func open(
-        database: any DatabaseExecutor, configuration: ServerConfiguration, clock: any WallClock = SystemClock(),
+        database: any DatabaseExecutor,
+        configuration: ServerConfiguration,
+        clock: any WallClock = SystemClock(),
         logger: Logger = Logger(label: "bioauth-support")
     ) async throws -> SupportDesk {
         let random = SystemRandomSource()
         return SupportDesk(
-            database: database, clock: clock, random: random,
+            database: database,
+            clock: clock,
+            random: random,
             recorder: ChangeRecorder(
-                clock: clock, random: random, dialect: database.dialect, webhookRetryWindow: configuration.webhooks.retryWindow, logger: logger),
-            operators: Operators(database: database, clock: clock, random: random, bcryptCost: configuration.bcryptCost))
+                clock: clock,
+                random: random,
+                dialect: database.dialect,
+                webhookRetryWindow: configuration.webhooks.retryWindow,
+                logger: logger
+            ),
+            operators: Operators(database: database, clock: clock, random: random, bcryptCost: configuration.bcryptCost)
+        )
     }
 
     private init(database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource, recorder: ChangeRecorder, operators: Operators) {
@@ -201,31 +211,61 @@ public struct SupportDesk: Sendable {
             let current = { (date: Date?) in date.flatMap { $0 > now ? $0 : nil } }
             let devices = try await db.devices.list(account: id).map { device in
                 CustomerRecord.Device(
-                    id: device.id, name: device.name, biometryKind: device.biometryKind.rawValue, attestation: device.attestation,
-                    createdAt: device.createdAt, lastUsedAt: device.lastUsedAt, revokedAt: device.revokedAt)
+                    id: device.id,
+                    name: device.name,
+                    biometryKind: device.biometryKind.rawValue,
+                    attestation: device.attestation,
+                    createdAt: device.createdAt,
+                    lastUsedAt: device.lastUsedAt,
+                    revokedAt: device.revokedAt
+                )
             }
             let passkeys = try await db.passkeys.list(account: id).map { passkey in
                 CustomerRecord.Passkey(
-                    id: passkey.id, name: passkey.name, backupEligible: passkey.backupEligible, attestationFormat: passkey.attestationFormat,
-                    attestationTrusted: passkey.attestationTrusted, createdAt: passkey.createdAt, lastUsedAt: passkey.lastUsedAt,
-                    revokedAt: passkey.revokedAt)
+                    id: passkey.id,
+                    name: passkey.name,
+                    backupEligible: passkey.backupEligible,
+                    attestationFormat: passkey.attestationFormat,
+                    attestationTrusted: passkey.attestationTrusted,
+                    createdAt: passkey.createdAt,
+                    lastUsedAt: passkey.lastUsedAt,
+                    revokedAt: passkey.revokedAt
+                )
             }
             let sessions = try await db.sessions.live(account: id).map { session in
                 CustomerRecord.Session(
-                    id: session.id, installationID: session.installationID, method: session.method, deviceID: session.deviceID,
-                    passkeyID: session.passkeyID, createdAt: session.createdAt)
+                    id: session.id,
+                    installationID: session.installationID,
+                    method: session.method,
+                    deviceID: session.deviceID,
+                    passkeyID: session.passkeyID,
+                    createdAt: session.createdAt
+                )
             }
             let payments = try await db.payments.list(account: id, status: nil, now: now.millisecondsSince1970, limit: 20)
                 .map { CustomerRecord.Payment($0.effective(at: now)) }
             let events = try await db.auditEvents.page(account: id, limit: 50, before: nil).events.map { event in
                 CustomerRecord.Event(
-                    occurredAt: event.occurredAt, kind: event.kind, succeeded: event.succeeded, code: event.code, operatorID: event.operatorID,
-                    reason: event.reason)
+                    occurredAt: event.occurredAt,
+                    kind: event.kind,
+                    succeeded: event.succeeded,
+                    code: event.code,
+                    operatorID: event.operatorID,
+                    reason: event.reason
+                )
             }
             return CustomerRecord(
-                accountID: id, username: account.username, createdAt: account.createdAt, lockedUntil: current(account.lockedUntil),
-                pinLockedUntil: current(try await db.paymentPINs.lockedUntil(account: id)), devices: devices, passkeys: passkeys, sessions: sessions,
-                payments: payments, events: events)
+                accountID: id,
+                username: account.username,
+                createdAt: account.createdAt,
+                lockedUntil: current(account.lockedUntil),
+                pinLockedUntil: current(try await db.paymentPINs.lockedUntil(account: id)),
+                devices: devices,
+                passkeys: passkeys,
+                sessions: sessions,
+                payments: payments,
+                events: events
+            )
         }
     }
 
@@ -246,7 +286,11 @@ public struct SupportDesk: Sendable {
 
         /// A search; nothing given finds the newest payments.
         public init(
-            status: String? = nil, payee: String? = nil, from: Date? = nil, until: Date? = nil, minAmountMinor: Int64? = nil,
+            status: String? = nil,
+            payee: String? = nil,
+            from: Date? = nil,
+            until: Date? = nil,
+            minAmountMinor: Int64? = nil,
             maxAmountMinor: Int64? = nil
         ) {
             self.status = status
@@ -282,8 +326,13 @@ public struct SupportDesk: Sendable {
         guard (payee?.utf8.count ?? 0) <= 64 else { throw SupportError.invalid("a payee is at most 64 bytes") }
         let at = clock.now
         let query = PaymentsTable.Search(
-            status: status, payee: payee, from: search.from?.millisecondsSince1970, until: search.until?.millisecondsSince1970,
-            minAmountMinor: search.minAmountMinor, maxAmountMinor: search.maxAmountMinor)
+            status: status,
+            payee: payee,
+            from: search.from?.millisecondsSince1970,
+            until: search.until?.millisecondsSince1970,
+            minAmountMinor: search.minAmountMinor,
+            maxAmountMinor: search.maxAmountMinor
+        )
         return try await database.transaction { db in
             let payments = try await db.payments.search(query, now: at.millisecondsSince1970, limit: limit).map { $0.effective(at: at) }
             let usernames = try await db.accounts.usernames(Array(Set(payments.map(\.accountID))))
@@ -417,7 +466,8 @@ public struct SupportDesk: Sendable {
     public func cancelPayment(_ paymentID: String, customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)
         let account = try await accountID(customer)
-        let recorder = self.recorder, now = clock.now
+        let recorder = self.recorder
+        let now = clock.now
         try await database.transaction { db -> Void in
             guard Validation.isIssuedID(paymentID), let payment = try await db.payments.find(paymentID, account: account) else {
                 throw SupportError.notFound("the customer has no payment \(paymentID)")
@@ -433,13 +483,19 @@ public struct SupportDesk: Sendable {
     /// Makes an operator on behalf of the signed-in admin `by`; audited with the admin's id.
     public func createOperator(name: String, role: OperatorRole, password: String, by admin: Operator) async throws -> Operator {
         try Self.requireAdmin(admin)
-        let operators = self.operators, recorder = self.recorder
+        let operators = self.operators
+        let recorder = self.recorder
         // Hashed before the unit of work; stored and audited in one, so neither stands without the other.
         let new = try await operators.prepare(name: name, role: role, password: password)
         return try await database.transaction { db in
             let made = try await operators.insert(new, createdBy: admin.id, on: db)
             try await recorder.audit(
-                .operatorCreated, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: "\(made.id) \(role.rawValue)"), on: db)
+                .operatorCreated,
+                succeeded: true,
+                account: nil,
+                operator: SupportAction(operatorID: admin.id, reason: "\(made.id) \(role.rawValue)"),
+                on: db
+            )
             return made
         }
     }
@@ -448,22 +504,42 @@ public struct SupportDesk: Sendable {
     public func disableOperator(name: String, by admin: Operator) async throws {
         try Self.requireAdmin(admin)
         guard name != admin.name else { throw SupportError.invalid("an admin cannot disable themself") }
-        let operators = self.operators, recorder = self.recorder
+        let operators = self.operators
+        let recorder = self.recorder
         try await database.transaction { db -> Void in
             try await operators.disable(name: name, on: db)
-            try await recorder.audit(.operatorDisabled, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: name), on: db)
+            try await recorder.audit(
+                .operatorDisabled,
+                succeeded: true,
+                account: nil,
+                operator: SupportAction(operatorID: admin.id, reason: name),
+                on: db
+            )
         }
     }
 
     /// Registers or renames a payee on behalf of `admin`, recorded as registered by the admin's id and audited.
     public func registerPayee(id: String, name: String, verified: Bool, by admin: Operator) async throws {
         try Self.requireAdmin(admin)
-        let recorder = self.recorder, now = clock.now
+        let recorder = self.recorder
+        let now = clock.now
         do {
             try await database.transaction { db -> Void in
                 _ = try await PayeeRegistry.register(
-                    id: id, name: name, verification: verified ? "verified" : "unverified", by: admin.id, at: now, on: db)
-                try await recorder.audit(.payeeRegistered, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: id), on: db)
+                    id: id,
+                    name: name,
+                    verification: verified ? "verified" : "unverified",
+                    by: admin.id,
+                    at: now,
+                    on: db
+                )
+                try await recorder.audit(
+                    .payeeRegistered,
+                    succeeded: true,
+                    account: nil,
+                    operator: SupportAction(operatorID: admin.id, reason: id),
+                    on: db
+                )
             }
         } catch let error as APIError {
             throw SupportError.invalid(error.detail)
@@ -473,13 +549,19 @@ public struct SupportDesk: Sendable {
     /// Disables a service client on behalf of `admin`: its secrets and tokens stop working at once. Audited.
     public func disableServiceClient(_ clientID: String, by admin: Operator) async throws {
         try Self.requireAdmin(admin)
-        let clients = ServiceClients(database: database, clock: clock, random: random), recorder = self.recorder
+        let clients = ServiceClients(database: database, clock: clock, random: random)
+        let recorder = self.recorder
         do {
             try await database.transaction { db -> Void in
                 try await clients.disable(clientID: clientID, on: db)
                 try await recorder.audit(
-                    .serviceClientDisabled, succeeded: true, account: nil, client: clientID, operator: SupportAction(operatorID: admin.id, reason: clientID),
-                    on: db)
+                    .serviceClientDisabled,
+                    succeeded: true,
+                    account: nil,
+                    client: clientID,
+                    operator: SupportAction(operatorID: admin.id, reason: clientID),
+                    on: db
+                )
             }
         } catch let error as ConfigurationError {
             throw SupportError.notFound(error.message)
@@ -536,7 +618,12 @@ extension CustomerRecord.Payment {
     /// The payment as support sees it (its amount is nil only for a currency no longer known).
     init(_ payment: PaymentInfo) {
         self.init(
-            id: payment.id, amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
-            payeeID: payment.payeeID, payeeName: payment.payeeName, status: payment.status.rawValue, createdAt: payment.createdAt)
+            id: payment.id,
+            amount: Currency(code: payment.currency).map { Money(minorUnits: payment.amountMinor, currency: $0) },
+            payeeID: payment.payeeID,
+            payeeName: payment.payeeName,
+            status: payment.status.rawValue,
+            createdAt: payment.createdAt
+        )
     }
 }

@@ -27,7 +27,8 @@ struct PasskeyWebPage: Sendable {
     static let securityHeaders: HTTPFields = {
         var headers = HTTPFields.browserPage(
             contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
-                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        )
         // The browser may use passkeys here, and nothing else.
         headers[HTTPField.Name("Permissions-Policy")!] =
             "publickey-credentials-get=(self), publickey-credentials-create=(self), camera=(), microphone=(), geolocation=()"

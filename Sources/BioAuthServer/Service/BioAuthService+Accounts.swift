@@ -28,7 +28,11 @@ extension BioAuthService {
 
     /// Password sign-in: checks the lock, verifies the password off the event loop, then records the
     /// outcome. The fifth consecutive wrong password locks the account.
-    func signInWithPassword(username rawUsername: String, password: String, installationID rawInstallation: String)
+    func signInWithPassword(
+        username rawUsername: String,
+        password: String,
+        installationID rawInstallation: String
+    )
         async throws -> IssuedTokens
     {
         let username = try Validation.username(rawUsername)
@@ -86,7 +90,11 @@ extension BioAuthService {
 
     /// Checks the signed-in account's password (off the event loop), with the same lock as sign-in: a wrong
     /// one is counted, audited as `kind` and thrown.
-    func verifyPassword(of session: AuthenticatedSession, _ password: String, auditing kind: AuditKind) async throws
+    func verifyPassword(
+        of session: AuthenticatedSession,
+        _ password: String,
+        auditing kind: AuditKind
+    ) async throws
         -> StoredCredentials
     {
         let stored = try await database.transaction { db in try await storedCredentials(id: session.accountID, on: db) }

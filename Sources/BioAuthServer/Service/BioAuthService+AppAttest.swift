@@ -25,14 +25,22 @@ extension BioAuthService {
     /// - Returns: the attested key to store, or `nil` (policy off, or `report` with a failure, which is audited).
     /// - Throws: a ``Refusal`` with the step's code under `require`, after auditing it.
     func verifyRegistrationAttestation(
-        _ submission: AppAttestSubmission?, payload: SignedPayload, account: String, session: String, on db: any SQLDatabase
+        _ submission: AppAttestSubmission?,
+        payload: SignedPayload,
+        account: String,
+        session: String,
+        on db: any SQLDatabase
     ) async throws -> AttestedAppKey? {
         let policy = configuration.appAttest
         guard policy.mode != .off else { return nil }
         do {
             guard let submission else { throw AppAttestError.missing }
             let key = try await policy.verifier.verifyAttestation(
-                submission.attestation, keyID: submission.keyID, clientDataHash: payload.appAttestClientDataHash, at: now)
+                submission.attestation,
+                keyID: submission.keyID,
+                clientDataHash: payload.appAttestClientDataHash,
+                at: now
+            )
             if try await db.appAttestKeys.isRegistered(keyID: key.keyID) { throw AppAttestError.keyReused }
             try await audit(.appAttestation, succeeded: true, account: account, session: session, on: db)
             return key
@@ -62,7 +70,12 @@ extension BioAuthService {
             guard let stored = try await db.appAttestKeys.find(device: device.id) else { throw AppAttestError.missing }
             guard let keyBytes = stored.publicKey, let key = try? DevicePublicKey(x963Representation: keyBytes) else { throw APIError.internalError }
             let counter = try policy.verifier.verifyAssertion(
-                assertion, clientData: payload.bytes, key: key, appID: stored.appID, previousCounter: UInt32(clamping: stored.counter))
+                assertion,
+                clientData: payload.bytes,
+                key: key,
+                appID: stored.appID,
+                previousCounter: UInt32(clamping: stored.counter)
+            )
             guard try await db.appAttestKeys.advanceCounter(device: device.id, to: Int64(counter)) else { throw AppAttestError.counterReplayed }
             try await audit(.appAssertion, succeeded: true, account: device.accountID, device: device.id, on: db)
         } catch let error as AppAttestError {

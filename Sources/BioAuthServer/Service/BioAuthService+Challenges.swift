@@ -23,12 +23,22 @@ struct ChallengeBinding: Sendable {
 
 extension BioAuthService {
     /// Stores a new single-use challenge: 32 random bytes bound to `binding`.
-    func issueChallenge(_ binding: ChallengeBinding, lifetime: TimeInterval, keyID: Data?, on db: any SQLDatabase)
+    func issueChallenge(
+        _ binding: ChallengeBinding,
+        lifetime: TimeInterval,
+        keyID: Data?,
+        on db: any SQLDatabase
+    )
         async throws -> IssuedChallenge
     {
         let challenge = IssuedChallenge(
-            id: newID(), challenge: random.bytes(32), purpose: binding.purpose, keyID: keyID,
-            paymentID: binding.payment, expiresAt: now.addingTimeInterval(lifetime))
+            id: newID(),
+            challenge: random.bytes(32),
+            purpose: binding.purpose,
+            keyID: keyID,
+            paymentID: binding.payment,
+            expiresAt: now.addingTimeInterval(lifetime)
+        )
         try await db.challenges.insert(challenge, binding: binding, at: now.millisecondsSince1970)
         signatureInputs.remember(challenge: challenge.challenge, id: challenge.id)
         return challenge
@@ -77,14 +87,21 @@ extension BioAuthService {
     /// for verifying again only when it was made over these very inputs (the key and challenge read in this unit
     /// of work), and is ignored otherwise.
     func checkSignature(
-        _ signature: Data, by key: DevicePublicKey, purpose: SignedPayload.Purpose, challenge: Data, counter: UInt64,
-        transactionHash: Data = Data(), early: EarlySignatureCheck? = nil
+        _ signature: Data,
+        by key: DevicePublicKey,
+        purpose: SignedPayload.Purpose,
+        challenge: Data,
+        counter: UInt64,
+        transactionHash: Data = Data(),
+        early: EarlySignatureCheck? = nil
     ) throws -> APIError? {
         func payload(_ purpose: SignedPayload.Purpose, _ hash: Data) throws -> Data {
             try signedPayload(purpose, by: key, challenge: challenge, counter: counter, transactionHash: hash).bytes
         }
         let valid: Bool
-        if let early, early.covers(signature: signature, by: key, purpose: purpose, challenge: challenge, counter: counter, transactionHash: transactionHash) {
+        if let early,
+            early.covers(signature: signature, by: key, purpose: purpose, challenge: challenge, counter: counter, transactionHash: transactionHash)
+        {
             valid = early.valid
         } else {
             valid = key.isValidSignature(signature, for: try payload(purpose, transactionHash))
@@ -103,23 +120,43 @@ extension BioAuthService {
     /// nothing by itself: it is handed to ``checkSignature(_:by:purpose:challenge:counter:transactionHash:early:)``,
     /// which uses it only if the key and challenge the unit of work reads are the ones checked here.
     func earlyCheck(
-        _ signature: Data, keyID: Data, challengeID: String, purpose: SignedPayload.Purpose, counter: UInt64, transactionHash: Data = Data()
+        _ signature: Data,
+        keyID: Data,
+        challengeID: String,
+        purpose: SignedPayload.Purpose,
+        counter: UInt64,
+        transactionHash: Data = Data()
     ) -> EarlySignatureCheck? {
         guard let key = signatureInputs.key(id: keyID), let challenge = signatureInputs.challenge(challengeID),
             let payload = try? signedPayload(purpose, by: key, challenge: challenge, counter: counter, transactionHash: transactionHash)
         else { return nil }
         return EarlySignatureCheck(
-            publicKey: key.x963Representation, purpose: purpose, challenge: challenge, counter: counter, transactionHash: transactionHash,
-            signature: signature, valid: key.isValidSignature(signature, for: payload.bytes))
+            publicKey: key.x963Representation,
+            purpose: purpose,
+            challenge: challenge,
+            counter: counter,
+            transactionHash: transactionHash,
+            signature: signature,
+            valid: key.isValidSignature(signature, for: payload.bytes)
+        )
     }
 
     /// The payload a device key signs for `purpose` (signed payload v1), which App Attest proofs also cover.
     func signedPayload(
-        _ purpose: SignedPayload.Purpose, by key: DevicePublicKey, challenge: Data, counter: UInt64, transactionHash: Data = Data()
+        _ purpose: SignedPayload.Purpose,
+        by key: DevicePublicKey,
+        challenge: Data,
+        counter: UInt64,
+        transactionHash: Data = Data()
     ) throws -> SignedPayload {
         try SignedPayload(
-            purpose: purpose, relyingPartyID: configuration.relyingPartyID, challenge: challenge, keyID: key.keyID,
-            counter: counter, transactionHash: transactionHash)
+            purpose: purpose,
+            relyingPartyID: configuration.relyingPartyID,
+            challenge: challenge,
+            keyID: key.keyID,
+            counter: counter,
+            transactionHash: transactionHash
+        )
     }
 
     /// The account's usable device for `keyID` (not another account's, not revoked), for payments and PINs.
@@ -134,9 +171,18 @@ extension BioAuthService {
     /// Moves the device's counter forward, or refuses (and audits) a counter that did not increase.
     func advanceCounter(of device: DeviceInfo, to counter: UInt64, on db: any SQLDatabase) async throws -> APIError? {
         guard counter > UInt64(device.counter) else {
-            try await audit(.counterRegression, succeeded: false, account: device.accountID, device: device.id, code: "counter_not_increasing", on: db)
+            try await audit(
+                .counterRegression,
+                succeeded: false,
+                account: device.accountID,
+                device: device.id,
+                code: "counter_not_increasing",
+                on: db
+            )
             return APIError(
-                .counterNotIncreasing, "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied.")
+                .counterNotIncreasing,
+                "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied."
+            )
         }
         try await db.devices.advanceCounter(device.id, to: Int64(counter), at: now.millisecondsSince1970)
         return nil

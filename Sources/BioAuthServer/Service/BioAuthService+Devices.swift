@@ -29,8 +29,14 @@ struct DeviceRegistration: Sendable {
 
     /// Decodes and checks every field; throws before anything is read or written.
     init(
-        challengeID: String, publicKey: String, keyID: String, biometryKind: BiometryKind, name: String, counter: Int64,
-        signature: String, appAttest: (keyID: String, attestation: String)? = nil
+        challengeID: String,
+        publicKey: String,
+        keyID: String,
+        biometryKind: BiometryKind,
+        name: String,
+        counter: Int64,
+        signature: String,
+        appAttest: (keyID: String, attestation: String)? = nil
     ) throws {
         let keyBytes = try Validation.bytes(publicKey, field: "publicKey")
         do {
@@ -56,7 +62,10 @@ extension BioAuthService {
         try await database.transaction { db in
             try await issueChallenge(
                 ChallengeBinding(purpose: .register, account: session.accountID, session: session.sessionID, device: nil),
-                lifetime: configuration.registrationChallengeLifetime, keyID: nil, on: db)
+                lifetime: configuration.registrationChallengeLifetime,
+                keyID: nil,
+                on: db
+            )
         }
     }
 
@@ -67,24 +76,51 @@ extension BioAuthService {
             let binding = ChallengeBinding(purpose: .register, account: session.accountID, session: session.sessionID, device: nil)
             let challenge = try await consumeChallenge(registration.challengeID, for: binding, on: db)
             if let error = try checkSignature(
-                registration.signature, by: registration.publicKey, purpose: .register, challenge: challenge,
-                counter: registration.counter)
-            {
-                try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: error.code.rawValue, on: db)
+                registration.signature,
+                by: registration.publicKey,
+                purpose: .register,
+                challenge: challenge,
+                counter: registration.counter
+            ) {
+                try await audit(
+                    .deviceRegistered,
+                    succeeded: false,
+                    account: session.accountID,
+                    session: session.sessionID,
+                    code: error.code.rawValue,
+                    on: db
+                )
                 throw Refusal(error)
             }
             if try await db.devices.isRegistered(keyID: registration.publicKey.keyID) {
-                try await audit(.deviceRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "key_already_registered", on: db)
+                try await audit(
+                    .deviceRegistered,
+                    succeeded: false,
+                    account: session.accountID,
+                    session: session.sessionID,
+                    code: "key_already_registered",
+                    on: db
+                )
                 throw Refusal(APIError(.keyAlreadyRegistered, "This key is registered already."))
             }
             let attested = try await verifyRegistrationAttestation(
                 registration.appAttest,
                 payload: try signedPayload(.register, by: registration.publicKey, challenge: challenge, counter: registration.counter),
-                account: session.accountID, session: session.sessionID, on: db)
+                account: session.accountID,
+                session: session.sessionID,
+                on: db
+            )
             let device = DeviceInfo(
-                id: newID(), accountID: session.accountID, publicKey: registration.publicKey,
-                biometryKind: registration.biometryKind, name: registration.name, installationID: session.installationID,
-                counter: Int64(registration.counter), attestation: attested == nil ? "none" : "apple-appattest", createdAt: now)
+                id: newID(),
+                accountID: session.accountID,
+                publicKey: registration.publicKey,
+                biometryKind: registration.biometryKind,
+                name: registration.name,
+                installationID: session.installationID,
+                counter: Int64(registration.counter),
+                attestation: attested == nil ? "none" : "apple-appattest",
+                createdAt: now
+            )
             try await db.devices.insert(device)
             if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }
             try await audit(.deviceRegistered, succeeded: true, account: session.accountID, device: device.id, session: session.sessionID, on: db)
@@ -123,21 +159,37 @@ extension BioAuthService {
         let client = client ?? "unknown"
         return try await commit { db in
             try await rateLimit(
-                "signin-challenge-client:" + client, name: "signin_client", limit: configuration.signInChallengesPerClient, window: configuration.rateLimitWindow, on: db)
+                "signin-challenge-client:" + client,
+                name: "signin_client",
+                limit: configuration.signInChallengesPerClient,
+                window: configuration.rateLimitWindow,
+                on: db
+            )
             let device = try await usableDevice(keyID: keyID, on: db)
             try await rateLimit(
-                "signin-challenge:" + Base64URL.encode(keyID) + "@" + client, name: "signin_key", limit: configuration.signInChallengesPerWindow,
-                window: configuration.rateLimitWindow, on: db)
+                "signin-challenge:" + Base64URL.encode(keyID) + "@" + client,
+                name: "signin_key",
+                limit: configuration.signInChallengesPerWindow,
+                window: configuration.rateLimitWindow,
+                on: db
+            )
             return try await issueChallenge(
                 ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),
-                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db)
+                lifetime: configuration.loginChallengeLifetime,
+                keyID: keyID,
+                on: db
+            )
         }
     }
 
     /// Biometric sign-in: the challenge, then the key's signature over the login payload, then a counter
     /// that must increase. Starts a session on the device's installation.
     func signInWithBiometrics(
-        challengeID: String, keyID rawKeyID: String, counter rawCounter: Int64, signature rawSignature: String, appAttestAssertion: String? = nil
+        challengeID: String,
+        keyID rawKeyID: String,
+        counter rawCounter: Int64,
+        signature rawSignature: String,
+        appAttestAssertion: String? = nil
     ) async throws -> IssuedTokens {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let counter = try Validation.counter(rawCounter)
@@ -148,16 +200,25 @@ extension BioAuthService {
             let device = try await usableDevice(keyID: keyID, on: db)
             let binding = ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id)
             let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
-            if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early) {
+            if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early)
+            {
                 try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: error.code.rawValue, on: db)
                 throw Refusal(error)
             }
             try await verifyAssertion(
-                assertion, payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
-                device: device, on: db)
+                assertion,
+                payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
+                device: device,
+                on: db
+            )
             if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
             let tokens = try await startSession(
-                account: device.accountID, installationID: device.installationID, method: .biometric, device: device.id, on: db)
+                account: device.accountID,
+                installationID: device.installationID,
+                method: .biometric,
+                device: device.id,
+                on: db
+            )
             try await audit(.biometricSignIn, succeeded: true, account: device.accountID, device: device.id, session: tokens.sessionID, on: db)
             return tokens
         }

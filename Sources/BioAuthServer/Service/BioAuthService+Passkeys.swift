@@ -98,9 +98,17 @@ extension BioAuthService {
             let exclude = try await livePasskeyDescriptors(account: session.accountID, on: db)
             let (id, challenge) = try await issuePasskeyChallenge(ceremony: "create", account: session.accountID, session: session.sessionID, on: db)
             return PasskeyCreationOptions(
-                challengeID: id, challenge: challenge, relyingPartyID: policy.resolvedRelyingPartyID, relyingPartyName: policy.relyingPartyName,
-                userHandle: handle, username: session.username, algorithms: policy.relyingParty.algorithms.map(\.rawValue), exclude: exclude,
-                timeout: policy.ceremonyLifetime, directAttestation: policy.requireTrustedAttestation)
+                challengeID: id,
+                challenge: challenge,
+                relyingPartyID: policy.resolvedRelyingPartyID,
+                relyingPartyName: policy.relyingPartyName,
+                userHandle: handle,
+                username: session.username,
+                algorithms: policy.relyingParty.algorithms.map(\.rawValue),
+                exclude: exclude,
+                timeout: policy.ceremonyLifetime,
+                directAttestation: policy.requireTrustedAttestation
+            )
         }
     }
 
@@ -109,30 +117,65 @@ extension BioAuthService {
         try requirePasskeys()
         let name = try Validation.displayName(submission.name, field: "name", code: .malformedRequest)
         let challenge = try await commit { db in
-            try await consumePasskeyChallenge(submission.challengeID, ceremony: "create", account: session.accountID, session: session.sessionID, on: db)
+            try await consumePasskeyChallenge(
+                submission.challengeID,
+                ceremony: "create",
+                account: session.accountID,
+                session: session.sessionID,
+                on: db
+            )
         }
         let verified: VerifiedRegistration
         do {
             verified = try await configuration.passkeys.relyingParty.verifyRegistration(
-                clientDataJSON: submission.clientDataJSON, attestationObject: submission.attestationObject, challenge: challenge, at: now)
+                clientDataJSON: submission.clientDataJSON,
+                attestationObject: submission.attestationObject,
+                challenge: challenge,
+                at: now
+            )
             guard verified.credentialID == submission.credentialID else {
                 throw WebAuthnError.malformed("rawId is not the credential id in the authenticator data")
             }
         } catch let error as WebAuthnError {
             try await commit { db -> Void in
-                try await audit(.passkeyRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: error.code, on: db)
+                try await audit(
+                    .passkeyRegistered,
+                    succeeded: false,
+                    account: session.accountID,
+                    session: session.sessionID,
+                    code: error.code,
+                    on: db
+                )
             }
             throw passkeyError(error)
         }
         let info = PasskeyInfo(
-            id: newID(), accountID: session.accountID, credentialID: verified.credentialID, publicKey: verified.publicKey,
-            algorithm: verified.algorithm.rawValue, signCount: Int64(verified.signCount), aaguid: verified.aaguid.uuidString.lowercased(),
-            backupEligible: verified.backupEligible, backedUp: verified.backedUp, attestationFormat: verified.attestation.format,
-            attestationType: verified.attestation.type.rawValue, attestationTrusted: verified.attestationTrusted,
-            transports: submission.transports.filter(Self.passkeyTransports.contains).sorted(), name: name, createdAt: now)
+            id: newID(),
+            accountID: session.accountID,
+            credentialID: verified.credentialID,
+            publicKey: verified.publicKey,
+            algorithm: verified.algorithm.rawValue,
+            signCount: Int64(verified.signCount),
+            aaguid: verified.aaguid.uuidString.lowercased(),
+            backupEligible: verified.backupEligible,
+            backedUp: verified.backedUp,
+            attestationFormat: verified.attestation.format,
+            attestationType: verified.attestation.type.rawValue,
+            attestationTrusted: verified.attestationTrusted,
+            transports: submission.transports.filter(Self.passkeyTransports.contains).sorted(),
+            name: name,
+            createdAt: now
+        )
         return try await commit { db in
             guard try await !db.passkeys.isRegistered(credentialID: info.credentialID) else {
-                try await audit(.passkeyRegistered, succeeded: false, account: session.accountID, session: session.sessionID, code: "passkey_already_registered", on: db)
+                try await audit(
+                    .passkeyRegistered,
+                    succeeded: false,
+                    account: session.accountID,
+                    session: session.sessionID,
+                    code: "passkey_already_registered",
+                    on: db
+                )
                 throw Refusal(APIError(.passkeyAlreadyRegistered, "This passkey is registered already."))
             }
             try await db.passkeys.insert(info, userVerified: verified.userVerified)
@@ -178,8 +221,12 @@ extension BioAuthService {
         let policy = configuration.passkeys
         return try await commit { db in
             try await rateLimit(
-                "passkey-options-client:" + (client ?? "unknown"), name: "passkey_client", limit: configuration.signInChallengesPerClient,
-                window: configuration.rateLimitWindow, on: db)
+                "passkey-options-client:" + (client ?? "unknown"),
+                name: "passkey_client",
+                limit: configuration.signInChallengesPerClient,
+                window: configuration.rateLimitWindow,
+                on: db
+            )
             var account: String? = nil
             var allow: [PasskeyDescriptor] = []
             if let username, let id = try await db.accounts.id(username: username) {
@@ -188,7 +235,12 @@ extension BioAuthService {
             }
             let (id, challenge) = try await issuePasskeyChallenge(ceremony: "get", account: account, session: nil, on: db)
             return PasskeyRequestOptions(
-                challengeID: id, challenge: challenge, relyingPartyID: policy.resolvedRelyingPartyID, allow: allow, timeout: policy.ceremonyLifetime)
+                challengeID: id,
+                challenge: challenge,
+                relyingPartyID: policy.resolvedRelyingPartyID,
+                allow: allow,
+                timeout: policy.ceremonyLifetime
+            )
         }
     }
 
@@ -203,7 +255,14 @@ extension BioAuthService {
             let (challenge, boundAccount) = try await consumePasskeyChallenge(submission.challengeID, ceremony: "get", on: db)
             let found = try await db.passkeys.find(credentialID: submission.credentialID)
             guard let found, found.revokedAt == nil, boundAccount == nil || boundAccount == found.accountID else {
-                try await audit(.passkeySignIn, succeeded: false, account: found?.accountID, code: "passkey_unknown_credential", passkey: found?.id, on: db)
+                try await audit(
+                    .passkeySignIn,
+                    succeeded: false,
+                    account: found?.accountID,
+                    code: "passkey_unknown_credential",
+                    passkey: found?.id,
+                    on: db
+                )
                 throw Refusal(APIError(.passkeyUnknownCredential, "This passkey is not registered here, or was revoked."))
             }
             let handle = try await db.accounts.userHandle(found.accountID)
@@ -216,9 +275,16 @@ extension BioAuthService {
                 throw WebAuthnError(.passkeyInvalidSignature, "userHandle is not the handle of the credential's account")
             }
             assertion = try configuration.passkeys.relyingParty.verifyAuthentication(
-                clientDataJSON: submission.clientDataJSON, authenticatorData: submission.authenticatorData, signature: submission.signature,
+                clientDataJSON: submission.clientDataJSON,
+                authenticatorData: submission.authenticatorData,
+                signature: submission.signature,
                 challenge: challenge,
-                stored: StoredPasskeyCredential(publicKey: found.publicKey, signCount: UInt32(clamping: found.signCount), backupEligible: found.backupEligible))
+                stored: StoredPasskeyCredential(
+                    publicKey: found.publicKey,
+                    signCount: UInt32(clamping: found.signCount),
+                    backupEligible: found.backupEligible
+                )
+            )
         } catch let error as WebAuthnError {
             try await commit { db -> Void in
                 try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: error.code, passkey: found.id, on: db)
@@ -232,12 +298,31 @@ extension BioAuthService {
                 throw Refusal(lockedError(until: lockedUntil))
             }
             let updated = try await db.passkeys.recordSignIn(
-                found.id, previous: found.signCount, signCount: Int64(assertion.signCount), backedUp: assertion.backedUp, at: now.millisecondsSince1970)
+                found.id,
+                previous: found.signCount,
+                signCount: Int64(assertion.signCount),
+                backedUp: assertion.backedUp,
+                at: now.millisecondsSince1970
+            )
             guard updated else {
-                try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: "passkey_counter_replayed", passkey: found.id, on: db)
+                try await audit(
+                    .passkeySignIn,
+                    succeeded: false,
+                    account: found.accountID,
+                    code: "passkey_counter_replayed",
+                    passkey: found.id,
+                    on: db
+                )
                 throw Refusal(APIError(.passkeyCounterReplayed, "The passkey was used at the same moment elsewhere; sign in again."))
             }
-            let tokens = try await startSession(account: found.accountID, installationID: installationID, method: .passkey, device: nil, passkey: found.id, on: db)
+            let tokens = try await startSession(
+                account: found.accountID,
+                installationID: installationID,
+                method: .passkey,
+                device: nil,
+                passkey: found.id,
+                on: db
+            )
             try await audit(.passkeySignIn, succeeded: true, account: found.accountID, session: tokens.sessionID, passkey: found.id, on: db)
             return tokens
         }
@@ -262,13 +347,25 @@ extension BioAuthService {
         let id = newID()
         let challenge = random.bytes(32)
         try await db.challenges.insertPasskey(
-            id: id, ceremony: ceremony, challenge: challenge, account: account, session: session, at: now.millisecondsSince1970,
-            expiresAt: now.addingTimeInterval(configuration.passkeys.ceremonyLifetime).millisecondsSince1970)
+            id: id,
+            ceremony: ceremony,
+            challenge: challenge,
+            account: account,
+            session: session,
+            at: now.millisecondsSince1970,
+            expiresAt: now.addingTimeInterval(configuration.passkeys.ceremonyLifetime).millisecondsSince1970
+        )
         return (id, challenge)
     }
 
     /// Uses up a registration challenge issued to `session`.
-    private func consumePasskeyChallenge(_ id: String, ceremony: String, account: String, session: String, on db: any SQLDatabase) async throws -> Data {
+    private func consumePasskeyChallenge(
+        _ id: String,
+        ceremony: String,
+        account: String,
+        session: String,
+        on db: any SQLDatabase
+    ) async throws -> Data {
         let (challenge, bound) = try await consumePasskeyChallenge(id, ceremony: ceremony, session: session, on: db)
         guard bound == account else { throw Refusal(APIError(.challengeMismatch, "The challenge was issued to another session.")) }
         return challenge
@@ -276,7 +373,12 @@ extension BioAuthService {
 
     /// Uses up the challenge `id` of `ceremony` (and of `session`, when given); returns its bytes and the account it
     /// was bound to. A used one is a replay and is audited.
-    private func consumePasskeyChallenge(_ id: String, ceremony: String, session: String? = nil, on db: any SQLDatabase) async throws -> (Data, String?) {
+    private func consumePasskeyChallenge(
+        _ id: String,
+        ceremony: String,
+        session: String? = nil,
+        on db: any SQLDatabase
+    ) async throws -> (Data, String?) {
         guard Validation.isIssuedID(id), let stored = try await db.challenges.findPasskey(id) else {
             throw Refusal(APIError(.challengeNotFound, "There is no such challenge."))
         }

@@ -39,7 +39,11 @@ public struct PayeeRegistry: Sendable {
 
     /// Registers a payee, or changes a registered one's name or verification state (`created` says which). The name is
     /// checked as every name a prompt shows is (NFC, no invisible characters, no mixed-script look-alikes).
-    public func register(id: String, name: String, verification: RegisteredPayee.Verification = .verified) async throws
+    public func register(
+        id: String,
+        name: String,
+        verification: RegisteredPayee.Verification = .verified
+    ) async throws
         -> (payee: RegisteredPayee, created: Bool)
     {
         let now = clock.now
@@ -58,7 +62,14 @@ public struct PayeeRegistry: Sendable {
     }
 
     /// The one place a payee is written: checks the id, the name and the state, then inserts or updates.
-    static func register(id: String, name rawName: String, verification rawVerification: String, by registeredBy: String, at now: Date, on db: any SQLDatabase)
+    static func register(
+        id: String,
+        name rawName: String,
+        verification rawVerification: String,
+        by registeredBy: String,
+        at now: Date,
+        on db: any SQLDatabase
+    )
         async throws -> (payee: RegisteredPayee, created: Bool)
     {
         try Validation.payeeID(id)
@@ -68,7 +79,13 @@ public struct PayeeRegistry: Sendable {
         }
         let existing = try await db.payees.find(id)
         let payee = RegisteredPayee(
-            id: id, name: name, verification: verification, registeredBy: registeredBy, createdAt: existing?.createdAt ?? now, updatedAt: now)
+            id: id,
+            name: name,
+            verification: verification,
+            registeredBy: registeredBy,
+            createdAt: existing?.createdAt ?? now,
+            updatedAt: now
+        )
         if existing == nil {
             try await db.payees.insert(payee)
         } else {
@@ -81,7 +98,12 @@ public struct PayeeRegistry: Sendable {
 extension BioAuthService {
     /// Registers a payee, or changes a registered one's name or verification state (`created` says which), for a service
     /// client holding `payees:write`. Audited with the client that did it.
-    func registerPayee(id: String, name: String, verification: String, client: AuthenticatedService) async throws
+    func registerPayee(
+        id: String,
+        name: String,
+        verification: String,
+        client: AuthenticatedService
+    ) async throws
         -> (payee: RegisteredPayee, created: Bool)
     {
         let now = self.now
@@ -95,12 +117,23 @@ extension BioAuthService {
     /// A pending payment the bank's backend asks `account` to authorize, to a registered payee whose registered name the
     /// payment carries: the requester never chooses the name the prompt shows.
     func createServicePayment(
-        account: String, amountMinor: Int64, currency: String, payeeID: String, memo: String?, idempotencyKey: String,
+        account: String,
+        amountMinor: Int64,
+        currency: String,
+        payeeID: String,
+        memo: String?,
+        idempotencyKey: String,
         client: AuthenticatedService
     ) async throws -> PaymentInfo {
         guard (1...64).contains(account.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
         let request = try PaymentRequest(
-            amountMinor: amountMinor, currency: currency, payeeID: payeeID, payeeName: nil, memo: memo, idempotencyKey: idempotencyKey)
+            amountMinor: amountMinor,
+            currency: currency,
+            payeeID: payeeID,
+            payeeName: nil,
+            memo: memo,
+            idempotencyKey: idempotencyKey
+        )
         let known = try await database.transaction { db in try await db.accounts.exists(id: account) }
         guard known else { throw APIError(.accountNotFound, "There is no such account.") }
         return try await createPayment(account: account, session: nil, client: client.clientID, request)
@@ -112,7 +145,10 @@ extension BioAuthService {
             throw APIError(.payeeNotRegistered, "The payee \(payeeID) is not registered: the bank registers payees (POST /v1/service/payees).")
         }
         if let expected, expected != name {
-            throw APIError(.payeeNameMismatch, "payeeName is not the name the bank registered for \(payeeID); leave it out to use the registered name.")
+            throw APIError(
+                .payeeNameMismatch,
+                "payeeName is not the name the bank registered for \(payeeID); leave it out to use the registered name."
+            )
         }
         return name
     }

@@ -37,7 +37,10 @@ extension BioAuthService {
             let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
             return try await issueChallenge(
                 ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id),
-                lifetime: configuration.loginChallengeLifetime, keyID: keyID, on: db)
+                lifetime: configuration.loginChallengeLifetime,
+                keyID: keyID,
+                on: db
+            )
         }
     }
 
@@ -55,8 +58,21 @@ extension BioAuthService {
                 let device = try await accountDevice(keyID: biometric.keyID, account: session.accountID, on: db)
                 let binding = ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id)
                 let challenge = try await consumeChallenge(biometric.challengeID, for: binding, on: db)
-                if let error = try checkSignature(biometric.signature, by: device.publicKey, purpose: .paymentPIN, challenge: challenge, counter: biometric.counter) {
-                    try await audit(.paymentPINSet, succeeded: false, account: session.accountID, device: device.id, code: error.code.rawValue, on: db)
+                if let error = try checkSignature(
+                    biometric.signature,
+                    by: device.publicKey,
+                    purpose: .paymentPIN,
+                    challenge: challenge,
+                    counter: biometric.counter
+                ) {
+                    try await audit(
+                        .paymentPINSet,
+                        succeeded: false,
+                        account: session.accountID,
+                        device: device.id,
+                        code: error.code.rawValue,
+                        on: db
+                    )
                     throw Refusal(error)
                 }
                 if let error = try await advanceCounter(of: device, to: biometric.counter, on: db) { throw Refusal(error) }
@@ -72,7 +88,10 @@ extension BioAuthService {
     func authorizeWithPIN(_ paymentID: String, pin: String, session: AuthenticatedSession) async throws -> PaymentInfo {
         let policy = configuration.appAttest
         guard policy.mode != .require || policy.allowsPINPaymentsUnderRequire else {
-            throw APIError(.pinPaymentsDisabled, "This service requires the secure environment check, which PIN payments do not carry. Pay with biometrics.")
+            throw APIError(
+                .pinPaymentsDisabled,
+                "This service requires the secure environment check, which PIN payments do not carry. Pay with biometrics."
+            )
         }
         guard pin.utf8.count == 6, pin.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw APIError(.invalidPIN, "A payment PIN is exactly 6 digits.")
@@ -126,10 +145,10 @@ extension BioAuthService {
         let sealed = try await commit { db -> Int in
             // One sealed hash tells whether this key sealed them (all are sealed under the key the file holds), so
             // start-up reads one row, plus the legacy ones only while they exist.
-            if let sealed = try await db.paymentPINs.anySealedHash(legacyPattern: Self.legacyPINHashPattern), !pins.sealedWithThisKey(sealed)
-            {
+            if let sealed = try await db.paymentPINs.anySealedHash(legacyPattern: Self.legacyPINHashPattern), !pins.sealedWithThisKey(sealed) {
                 throw ConfigurationError(
-                    message: "the PIN key file does not match this database: its PIN hashes were sealed under another key (use that file)")
+                    message: "the PIN key file does not match this database: its PIN hashes were sealed under another key (use that file)"
+                )
             }
             let legacy = try await db.paymentPINs.legacyHashes(pattern: Self.legacyPINHashPattern)
             for (account, stored) in legacy {

@@ -30,7 +30,11 @@ struct PaymentInfo: Codable, Sendable, Equatable {
         guard let currency = Currency(code: currency) else { throw APIError.internalError }
         do {
             return try CanonicalTransaction(
-                paymentID: id, amount: Money(minorUnits: amountMinor, currency: currency), payeeID: payeeID, payeeName: payeeName)
+                paymentID: id,
+                amount: Money(minorUnits: amountMinor, currency: currency),
+                payeeID: payeeID,
+                payeeName: payeeName
+            )
         } catch {
             throw APIError.internalError
         }
@@ -112,12 +116,26 @@ extension BioAuthService {
             }
             let payeeName = try await registeredPayeeName(request.payeeID, expected: request.payeeName, on: db)
             let payment = PaymentInfo(
-                id: newID(), accountID: account, amountMinor: request.amount.minorUnits,
-                currency: request.amount.currency.code, payeeID: request.payeeID, payeeName: payeeName, memo: request.memo,
-                status: .pending, failedAttempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(configuration.paymentLifetime))
+                id: newID(),
+                accountID: account,
+                amountMinor: request.amount.minorUnits,
+                currency: request.amount.currency.code,
+                payeeID: request.payeeID,
+                payeeName: payeeName,
+                memo: request.memo,
+                status: .pending,
+                failedAttempts: 0,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(configuration.paymentLifetime)
+            )
             try await db.payments.insert(payment)
             try await db.idempotencyKeys.insert(
-                account: account, key: idempotencyKey, requestHash: request.fingerprint, response: payment, at: now.millisecondsSince1970)
+                account: account,
+                key: idempotencyKey,
+                requestHash: request.fingerprint,
+                response: payment,
+                at: now.millisecondsSince1970
+            )
             try await audit(.paymentCreated, succeeded: true, account: account, session: session, client: client, on: db)
             return payment
         }
@@ -136,7 +154,8 @@ extension BioAuthService {
     /// The account's payments, newest first; only those in `status` (as the client sees it: a pending payment past its
     /// expiry is expired) when given.
     func payments(session: AuthenticatedSession, limit: Int, status: PaymentInfo.Status? = nil) async throws -> [PaymentInfo] {
-        let at = now, now = at.millisecondsSince1970
+        let at = now
+        let now = at.millisecondsSince1970
         return try await database.transaction { db in
             try await db.payments.list(account: session.accountID, status: status, now: now, limit: limit).map { $0.effective(at: at) }
         }
@@ -152,15 +171,24 @@ extension BioAuthService {
             let lifetime = min(configuration.paymentLifetime, payment.expiresAt.timeIntervalSince(now))
             return try await issueChallenge(
                 ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id),
-                lifetime: lifetime, keyID: keyID, on: db)
+                lifetime: lifetime,
+                keyID: keyID,
+                on: db
+            )
         }
     }
 
     /// Authorizes with the device key: the transaction hash the device signed must be the server's own, the
     /// signature must verify over the payment payload, and the counter must increase.
     func authorizeWithBiometrics(
-        _ paymentID: String, challengeID: String, keyID rawKeyID: String, counter rawCounter: Int64, transactionHash rawHash: String,
-        signature rawSignature: String, appAttestAssertion: String? = nil, session: AuthenticatedSession
+        _ paymentID: String,
+        challengeID: String,
+        keyID rawKeyID: String,
+        counter rawCounter: Int64,
+        transactionHash rawHash: String,
+        signature rawSignature: String,
+        appAttestAssertion: String? = nil,
+        session: AuthenticatedSession
     ) async throws -> PaymentInfo {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let counter = try Validation.counter(rawCounter)
@@ -175,21 +203,39 @@ extension BioAuthService {
             let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
             let transactionHash = try payment.transaction().hash
             guard signedHash == transactionHash else {
-                throw Refusal(try await recordFailedAuthorization(
-                    payment, APIError(.transactionMismatch, "The device signed a different amount, currency, payee or payment than this one."),
-                    device: device.id, on: db))
+                throw Refusal(
+                    try await recordFailedAuthorization(
+                        payment,
+                        APIError(.transactionMismatch, "The device signed a different amount, currency, payee or payment than this one."),
+                        device: device.id,
+                        on: db
+                    )
+                )
             }
             if let error = try checkSignature(
-                signature, by: device.publicKey, purpose: .payment, challenge: challenge, counter: counter, transactionHash: transactionHash,
-                early: early)
-            {
+                signature,
+                by: device.publicKey,
+                purpose: .payment,
+                challenge: challenge,
+                counter: counter,
+                transactionHash: transactionHash,
+                early: early
+            ) {
                 throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }
             do {
                 try await verifyAssertion(
                     assertion,
-                    payload: try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash),
-                    device: device, on: db)
+                    payload: try signedPayload(
+                        .payment,
+                        by: device.publicKey,
+                        challenge: challenge,
+                        counter: counter,
+                        transactionHash: transactionHash
+                    ),
+                    device: device,
+                    on: db
+                )
             } catch let refusal as Refusal {
                 // A failed secure environment check is a failed authorization like a bad signature: it counts
                 // toward the payment's lock, so an attacker cannot try assertions without limit.
@@ -229,13 +275,28 @@ extension BioAuthService {
     }
 
     /// Moves the payment from pending to authorized, exactly once, with a signed receipt.
-    func authorize(_ payment: PaymentInfo, method: String, device: String?, session: AuthenticatedSession, on db: any SQLDatabase)
+    func authorize(
+        _ payment: PaymentInfo,
+        method: String,
+        device: String?,
+        session: AuthenticatedSession,
+        on db: any SQLDatabase
+    )
         async throws -> PaymentInfo
     {
         let transaction = try payment.transaction()
-        let receipt = try receipts.sign(PaymentReceipt(
-            paymentId: payment.id, accountId: payment.accountID, amount: transaction.amount, payeeId: payment.payeeID,
-            payeeName: payment.payeeName, method: method, authorizedAtMs: now.millisecondsSince1970, keyId: ""))
+        let receipt = try receipts.sign(
+            PaymentReceipt(
+                paymentId: payment.id,
+                accountId: payment.accountID,
+                amount: transaction.amount,
+                payeeId: payment.payeeID,
+                payeeName: payment.payeeName,
+                method: method,
+                authorizedAtMs: now.millisecondsSince1970,
+                keyId: ""
+            )
+        )
         // The status condition makes the move happen once even if two units of work got this far.
         let moved = try await db.payments.markAuthorized(payment.id, at: receipt.authorizedAtMs, method: method, device: device, receipt: receipt)
         guard moved else {

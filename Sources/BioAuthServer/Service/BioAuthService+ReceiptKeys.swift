@@ -18,13 +18,16 @@ extension BioAuthService {
     /// Records the key this server signs with, at start-up; refuses a key a rotation has retired (an instance still
     /// holding the old file would sign new receipts with it).
     func registerReceiptKey(path: String) async throws {
-        let key = receipts.publicKey, now = self.now
+        let key = receipts.publicKey
+        let now = self.now
         try await database.transaction { db in
             if let retiredAt = try await ReceiptKeyRing.register(key, at: now, on: db) {
-                throw ConfigurationError(message: """
-                    the receipt key in \(path) (key id \(Base64URL.encode(key.keyID))) was retired by a rotation at \
-                    \((try? InternetDateTime().encode(retiredAt)) ?? "\(retiredAt)"); install the current key file
-                    """)
+                throw ConfigurationError(
+                    message: """
+                        the receipt key in \(path) (key id \(Base64URL.encode(key.keyID))) was retired by a rotation at \
+                        \((try? InternetDateTime().encode(retiredAt)) ?? "\(retiredAt)"); install the current key file
+                        """
+                )
             }
         }
     }

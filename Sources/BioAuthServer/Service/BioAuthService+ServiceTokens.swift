@@ -41,7 +41,11 @@ extension BioAuthService {
     /// `scope` (space-separated; all the client's scopes when absent). Every issue and every refusal of a known client
     /// is audited with its client id.
     func issueServiceToken(
-        clientID: String?, secret: String?, grantType: String, scope: String?, from address: String? = ClientAddress.current
+        clientID: String?,
+        secret: String?,
+        grantType: String,
+        scope: String?,
+        from address: String? = ClientAddress.current
     ) async throws -> IssuedServiceToken {
         guard let clientID, let secret, !clientID.isEmpty, clientID.utf8.count <= 64, !secret.isEmpty, secret.utf8.count <= 256 else {
             throw APIError(.invalidClient, "Send the service client's id and secret with HTTP Basic authentication.")
@@ -55,26 +59,48 @@ extension BioAuthService {
         return try await commit { db in
             // Counted whatever the outcome, per client address (as the sign-in challenges are).
             try await rateLimit(
-                "oauth-token:" + (address ?? "unknown"), name: "oauth_token", limit: configuration.serviceTokenRequestsPerClient,
-                window: configuration.rateLimitWindow, on: db)
+                "oauth-token:" + (address ?? "unknown"),
+                name: "oauth_token",
+                limit: configuration.serviceTokenRequestsPerClient,
+                window: configuration.rateLimitWindow,
+                on: db
+            )
             let client = try await db.serviceClients.credentials(id: clientID, secretHash: ServiceClients.secretHash(secret))
             // A refusal, not a rollback: the request still counts toward the address's limit. (No audit event: an
             // unknown id is no client's.)
             guard let client else { throw Refusal(APIError(.invalidClient, "The client id or secret is wrong.")) }
             guard client.secretMatches, !client.disabled else {
-                try await audit(.serviceTokenIssued, succeeded: false, account: nil, client: clientID, code: ProblemCode.invalidClient.rawValue, on: db)
+                try await audit(
+                    .serviceTokenIssued,
+                    succeeded: false,
+                    account: nil,
+                    client: clientID,
+                    code: ProblemCode.invalidClient.rawValue,
+                    on: db
+                )
                 throw Refusal(APIError(.invalidClient, "The client id or secret is wrong, or the client is disabled."))
             }
             let held = client.scopes
             let granted = asked.map(Set.init) ?? held
             guard !granted.isEmpty, granted.isSubset(of: held) else {
-                try await audit(.serviceTokenIssued, succeeded: false, account: nil, client: clientID, code: ProblemCode.invalidScope.rawValue, on: db)
+                try await audit(
+                    .serviceTokenIssued,
+                    succeeded: false,
+                    account: nil,
+                    client: clientID,
+                    code: ProblemCode.invalidScope.rawValue,
+                    on: db
+                )
                 throw Refusal(APIError(.invalidScope, "Ask only for scopes the client holds: \(held.sorted().joined(separator: " "))."))
             }
             let scopes = granted.sorted()
             try await db.serviceClients.insertToken(
-                hash: Self.tokenHash(token), client: clientID, scopes: scopes, issuedAt: now.millisecondsSince1970,
-                expiresAt: now.addingTimeInterval(lifetime).millisecondsSince1970)
+                hash: Self.tokenHash(token),
+                client: clientID,
+                scopes: scopes,
+                issuedAt: now.millisecondsSince1970,
+                expiresAt: now.addingTimeInterval(lifetime).millisecondsSince1970
+            )
             try await audit(.serviceTokenIssued, succeeded: true, account: nil, client: clientID, on: db)
             return IssuedServiceToken(accessToken: token, expiresIn: Int(lifetime), scopes: scopes)
         }
@@ -113,16 +139,29 @@ extension BioAuthService {
                     case .passkey: [found.passkeyBackupEligible == false ? "hwk" : "swk", "user"]
                     }
                 return TokenIntrospection(
-                    active: true, subject: found.session.accountID, username: found.session.username, sessionID: found.session.sessionID,
-                    expiresAt: found.expiresAt, issuedAt: found.issuedAt, tokenType: "access_token", methods: methods,
-                    deviceID: found.session.deviceID, appAttested: method == .biometric ? found.deviceAttested : nil,
-                    passkeyID: found.session.passkeyID)
+                    active: true,
+                    subject: found.session.accountID,
+                    username: found.session.username,
+                    sessionID: found.session.sessionID,
+                    expiresAt: found.expiresAt,
+                    issuedAt: found.issuedAt,
+                    tokenType: "access_token",
+                    methods: methods,
+                    deviceID: found.session.deviceID,
+                    appAttested: method == .biometric ? found.deviceAttested : nil,
+                    passkeyID: found.session.passkeyID
+                )
             }
             if let found = try await db.serviceClients.token(hash: hash) {
                 guard !found.clientDisabled, found.expiresAt > now else { return .inactive }
                 return TokenIntrospection(
-                    active: true, expiresAt: found.expiresAt, issuedAt: found.issuedAt, clientID: found.clientID,
-                    scope: found.scopes.joined(separator: " "), tokenType: "service_token")
+                    active: true,
+                    expiresAt: found.expiresAt,
+                    issuedAt: found.issuedAt,
+                    clientID: found.clientID,
+                    scope: found.scopes.joined(separator: " "),
+                    tokenType: "service_token"
+                )
             }
             return .inactive
         }

@@ -55,14 +55,18 @@ extension BioAuthService {
             guard let token = try await db.sessions.find(refreshTokenHash: hash) else {
                 throw Refusal(APIError(.invalidRefreshToken, "The refresh token is not valid."))
             }
-            let sessionID = token.sessionID, accountID = token.accountID
+            let sessionID = token.sessionID
+            let accountID = token.accountID
             if token.rotated {
                 let wasLive = !token.sessionEnded
                 try await endSession(sessionID, reason: "refresh_token_reuse", on: db)
                 try await audit(.refreshTokenReuse, succeeded: false, account: accountID, session: sessionID, code: "refresh_token_reused", on: db)
-                throw Refusal(APIError(
-                    .refreshTokenReused,
-                    wasLive ? "This refresh token was already used; the session has been ended." : "This refresh token was already used."))
+                throw Refusal(
+                    APIError(
+                        .refreshTokenReused,
+                        wasLive ? "This refresh token was already used; the session has been ended." : "This refresh token was already used."
+                    )
+                )
             }
             guard !token.sessionEnded else { throw Refusal(APIError(.sessionEnded, "The session has ended. Sign in again.")) }
             guard token.expiresAt > now else { throw Refusal(APIError(.invalidRefreshToken, "The refresh token expired. Sign in again.")) }
@@ -85,25 +89,47 @@ extension BioAuthService {
 
     /// Starts a session for `account` on `installationID`, ending the account's previous session there.
     func startSession(
-        account: String, installationID: String, method: SignInMethod, device: String?, passkey: String? = nil, on db: any SQLDatabase
+        account: String,
+        installationID: String,
+        method: SignInMethod,
+        device: String?,
+        passkey: String? = nil,
+        on db: any SQLDatabase
     ) async throws -> IssuedTokens {
         try await endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
         let sessionID = newID()
         try await db.sessions.insert(
-            sessionID, account: account, installationID: installationID, device: device, method: method, passkey: passkey, at: now.millisecondsSince1970)
+            sessionID,
+            account: account,
+            installationID: installationID,
+            device: device,
+            method: method,
+            passkey: passkey,
+            at: now.millisecondsSince1970
+        )
         return try await issueTokens(session: sessionID, account: account, on: db)
     }
 
     private func issueTokens(session: String, account: String, on db: any SQLDatabase) async throws -> IssuedTokens {
         let tokens = IssuedTokens(
-            sessionID: session, accountID: account,
-            accessToken: newSecret(), accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime),
-            refreshToken: newSecret(), refreshTokenExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
+            sessionID: session,
+            accountID: account,
+            accessToken: newSecret(),
+            accessTokenExpiresAt: now.addingTimeInterval(configuration.accessTokenLifetime),
+            refreshToken: newSecret(),
+            refreshTokenExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)
+        )
         try await db.sessions.insertAccessToken(
-            hash: Self.tokenHash(tokens.accessToken), session: session, expiresAt: tokens.accessTokenExpiresAt.millisecondsSince1970,
-            issuedAt: now.millisecondsSince1970)
+            hash: Self.tokenHash(tokens.accessToken),
+            session: session,
+            expiresAt: tokens.accessTokenExpiresAt.millisecondsSince1970,
+            issuedAt: now.millisecondsSince1970
+        )
         try await db.sessions.insertRefreshToken(
-            hash: Self.tokenHash(tokens.refreshToken), session: session, expiresAt: tokens.refreshTokenExpiresAt.millisecondsSince1970)
+            hash: Self.tokenHash(tokens.refreshToken),
+            session: session,
+            expiresAt: tokens.refreshTokenExpiresAt.millisecondsSince1970
+        )
         return tokens
     }
 
@@ -116,7 +142,11 @@ extension BioAuthService {
     /// Ends the account's live sessions, all of them or those of one installation or one device, except
     /// `keeping`.
     func endSessions(
-        account: String, installationID: String? = nil, device: String? = nil, keeping: String? = nil, reason: String,
+        account: String,
+        installationID: String? = nil,
+        device: String? = nil,
+        keeping: String? = nil,
+        reason: String,
         on db: any SQLDatabase
     ) async throws {
         try await recorder.endSessions(account: account, installationID: installationID, device: device, keeping: keeping, reason: reason, on: db)

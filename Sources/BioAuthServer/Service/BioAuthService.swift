@@ -48,7 +48,13 @@ struct BioAuthService: Sendable {
 
     /// Writes audit and outbox events, and the changes the customer and the support desk share.
     var recorder: ChangeRecorder {
-        ChangeRecorder(clock: clock, random: random, dialect: database.dialect, webhookRetryWindow: configuration.webhooks.retryWindow, logger: logger)
+        ChangeRecorder(
+            clock: clock,
+            random: random,
+            dialect: database.dialect,
+            webhookRetryWindow: configuration.webhooks.retryWindow,
+            logger: logger
+        )
     }
 
     /// A new row identifier (``ChangeRecorder/newID()``).

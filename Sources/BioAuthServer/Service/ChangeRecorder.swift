@@ -33,20 +33,40 @@ struct ChangeRecorder: Sendable {
 
     /// Appends an audit event in the current transaction. Events carry ids and codes, never secrets.
     func audit(
-        _ kind: AuditKind, succeeded: Bool, account: String?, device: String? = nil, session: String? = nil,
-        client: String? = nil, code: String? = nil, operator: SupportAction? = nil, passkey: String? = nil, on db: any SQLDatabase
+        _ kind: AuditKind,
+        succeeded: Bool,
+        account: String?,
+        device: String? = nil,
+        session: String? = nil,
+        client: String? = nil,
+        code: String? = nil,
+        operator: SupportAction? = nil,
+        passkey: String? = nil,
+        on db: any SQLDatabase
     ) async throws {
         try await db.auditEvents.insert(
             AuditEvent(
-                id: newID(), occurredAt: now, kind: kind.rawValue, succeeded: succeeded, accountID: account, deviceID: device, sessionID: session,
-                code: code, operatorID: `operator`?.operatorID, reason: `operator`?.reason, passkeyID: passkey),
-            clientID: client)
+                id: newID(),
+                occurredAt: now,
+                kind: kind.rawValue,
+                succeeded: succeeded,
+                accountID: account,
+                deviceID: device,
+                sessionID: session,
+                code: code,
+                operatorID: `operator`?.operatorID,
+                reason: `operator`?.reason,
+                passkeyID: passkey
+            ),
+            clientID: client
+        )
         logger.info(
             "audit",
             metadata: [
                 "kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")", "account": "\(account ?? "-")",
                 "client": "\(client ?? "-")", "code": "\(code ?? "-")", "operator": "\(`operator`?.operatorID ?? "-")",
-            ])
+            ]
+        )
     }
 
     /// Writes `type` into the outbox in the caller's transaction, with one delivery for each live endpoint that asked for
@@ -60,17 +80,35 @@ struct ChangeRecorder: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = String(decoding: try encoder.encode(event), as: UTF8.self)
         let giveUp = at.addingTimeInterval(webhookRetryWindow).millisecondsSince1970
-        try await db.webhooks.enqueue(eventID: event.id, type: type.rawValue, body: body, endpoints: endpoints, at: at.millisecondsSince1970, giveUpAt: giveUp)
+        try await db.webhooks.enqueue(
+            eventID: event.id,
+            type: type.rawValue,
+            body: body,
+            endpoints: endpoints,
+            at: at.millisecondsSince1970,
+            giveUpAt: giveUp
+        )
     }
 
     // MARK: Changes the customer and the support desk share
 
     /// Ends the account's live sessions, all of them or those of one installation or one device, except `keeping`.
     func endSessions(
-        account: String, installationID: String? = nil, device: String? = nil, keeping: String? = nil, reason: String, on db: any SQLDatabase
+        account: String,
+        installationID: String? = nil,
+        device: String? = nil,
+        keeping: String? = nil,
+        reason: String,
+        on db: any SQLDatabase
     ) async throws {
         try await db.sessions.endLive(
-            account: account, installationID: installationID, device: device, keeping: keeping, reason: reason, at: now.millisecondsSince1970)
+            account: account,
+            installationID: installationID,
+            device: device,
+            keeping: keeping,
+            reason: reason,
+            at: now.millisecondsSince1970
+        )
     }
 
     /// Revokes `device`: its key is refused from now on, its sessions end except `keeping` (the customer's own session
@@ -78,7 +116,13 @@ struct ChangeRecorder: Sendable {
     func revoke(_ device: DeviceInfo, keeping session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws {
         try await db.devices.markRevoked(device.id, at: now.millisecondsSince1970)
         try await endSessions(
-            account: device.accountID, installationID: device.installationID, device: device.id, keeping: session, reason: "device_revoked", on: db)
+            account: device.accountID,
+            installationID: device.installationID,
+            device: device.id,
+            keeping: session,
+            reason: "device_revoked",
+            on: db
+        )
         try await audit(.deviceRevoked, succeeded: true, account: device.accountID, device: device.id, session: session, operator: action, on: db)
         try await emit(.deviceRevoked, .init(device: device), on: db)
     }

@@ -1,6 +1,8 @@
 import HummingbirdBcrypt
 import NIOPosix
 
+import struct Foundation.UUID
+
 /// bcrypt on its own threads, so hashing at production cost neither blocks an event loop nor starves the
 /// database's threads.
 final class PasswordHasher: Sendable {
@@ -66,5 +68,3 @@ final class PasswordHasher: Sendable {
     /// Stops the threads.
     func shutdown() async throws { try await pool.shutdownGracefully() }
 }
-
-import struct Foundation.UUID

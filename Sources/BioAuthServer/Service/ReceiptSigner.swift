@@ -15,12 +15,14 @@ struct ReceiptSigner: Sendable {
     static func load(path: String) throws -> ReceiptSigner {
         if path == ":memory:" { return ReceiptSigner(P256.Signing.PrivateKey()) }
         let key = try SecretFile.loadOrCreate(
-            path: path, what: "receipt key (a P-256 private key in PEM form)",
+            path: path,
+            what: "receipt key (a P-256 private key in PEM form)",
             parse: { try? P256.Signing.PrivateKey(pemRepresentation: $0) },
             make: {
                 let key = P256.Signing.PrivateKey()
                 return (key, key.pemRepresentation)
-            })
+            }
+        )
         return ReceiptSigner(key)
     }
 

@@ -36,14 +36,16 @@ struct SecretSealer: Sendable {
     static func load(path: String) throws -> SecretSealer {
         if path == ":memory:" { return SecretSealer(key: processKey) }
         let key = try SecretFile.loadOrCreate(
-            path: path, what: "PIN key (32 bytes of base64url)",
+            path: path,
+            what: "PIN key (32 bytes of base64url)",
             parse: { text in
                 Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.count == 32 ? SymmetricKey(data: $0) : nil }
             },
             make: {
                 let key = SymmetricKey(size: .bits256)
                 return (key, key.withUnsafeBytes { Base64URL.encode(Data($0)) } + "\n")
-            })
+            }
+        )
         return SecretSealer(key: key)
     }
 

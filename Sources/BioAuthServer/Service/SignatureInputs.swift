@@ -82,7 +82,12 @@ struct EarlySignatureCheck: Sendable {
 
     /// Whether this check was made over exactly these inputs.
     func covers(
-        signature: Data, by key: DevicePublicKey, purpose: SignedPayload.Purpose, challenge: Data, counter: UInt64, transactionHash: Data
+        signature: Data,
+        by key: DevicePublicKey,
+        purpose: SignedPayload.Purpose,
+        challenge: Data,
+        counter: UInt64,
+        transactionHash: Data
     ) -> Bool {
         self.purpose == purpose && self.counter == counter && self.signature == signature && self.challenge == challenge
             && self.transactionHash == transactionHash && publicKey == key.x963Representation

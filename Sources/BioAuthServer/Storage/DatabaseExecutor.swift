@@ -18,7 +18,9 @@ public protocol DatabaseExecutor: Sendable {
 /// Runs `body` between `begin` and `COMMIT` on `database`, rolling back when it throws. The executors call
 /// this once they hold their connection.
 func inTransaction<R: Sendable>(
-    _ database: any SQLDatabase, begin: String = "BEGIN", _ body: @Sendable (any SQLDatabase) async throws -> R
+    _ database: any SQLDatabase,
+    begin: String = "BEGIN",
+    _ body: @Sendable (any SQLDatabase) async throws -> R
 ) async throws -> R {
     try await database.raw(SQLQueryString(begin)).run()
     do {

@@ -9,10 +9,12 @@ struct MeasuredDatabaseExecutor: DatabaseExecutor {
     var dialect: DatabaseDialect { base.dialect }
 
     func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        let metrics = self.metrics, engine = base.dialect
+        let metrics = self.metrics
+        let engine = base.dialect
         let start = ContinuousClock.now
         do {
-            let result = try await UnitOfWorkEvents.$retried.withValue({ metrics.unitOfWorkRetried(engine: engine) }) {
+            let retried: @Sendable () -> Void = { metrics.unitOfWorkRetried(engine: engine) }
+            let result = try await UnitOfWorkEvents.$retried.withValue(retried) {
                 try await base.transaction(body)
             }
             metrics.unitOfWork(engine: engine, outcome: "committed", duration: ContinuousClock.now - start)

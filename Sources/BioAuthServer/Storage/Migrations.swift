@@ -158,7 +158,7 @@ enum Migrations {
                     receipt TEXT NOT NULL,
                     created_at BIGINT NOT NULL
                 )
-                """,
+                """
             ]
         ),
         (
@@ -170,7 +170,7 @@ enum Migrations {
                     window_start BIGINT NOT NULL,
                     hits INTEGER NOT NULL
                 )
-                """,
+                """
             ]
         ),
         (5, "audit sequence on PostgreSQL", []),
@@ -207,7 +207,7 @@ enum Migrations {
             8, "receipt keys, published with their validity so receipts verify after a rotation",
             [
                 // Public halves only: the signing key stays in its file, outside the database.
-                "CREATE TABLE receipt_keys (key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, not_before BIGINT NOT NULL, retired_at BIGINT)",
+                "CREATE TABLE receipt_keys (key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, not_before BIGINT NOT NULL, retired_at BIGINT)"
             ]
         ),
         (
@@ -238,7 +238,7 @@ enum Migrations {
                 CREATE TABLE payees (
                     id TEXT PRIMARY KEY, name TEXT NOT NULL, verification TEXT NOT NULL, registered_by TEXT NOT NULL,
                     created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL)
-                """,
+                """
             ]
         ),
         (

@@ -57,8 +57,13 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         default: throw ConfigurationError(message: "sslmode must be disable, prefer or require, not \(mode)")
         }
         return PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password, database: database.isEmpty ? nil : database, tls: tls)
+            host: host,
+            port: components.port ?? 5432,
+            username: components.user ?? "postgres",
+            password: components.password,
+            database: database.isEmpty ? nil : database,
+            tls: tls
+        )
     }
 
     public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {

@@ -153,7 +153,10 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
             // SQLite ended the group's transaction itself (it does after some I/O errors): nothing of the
             // group was kept, and every unit of it must say so.
             state.withLockedValue { $0.group = nil }
-            group?.complete(.failure(SQLiteStorageError(status: 4 /* SQLITE_ABORT */, message: "the transaction was rolled back; nothing in it was kept")))
+            // 4 is SQLITE_ABORT.
+            group?.complete(
+                .failure(SQLiteStorageError(status: 4, message: "the transaction was rolled back; nothing in it was kept"))
+            )
             release()
             return (outcome, group)
         }
@@ -168,7 +171,8 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
             defer { state.nextUnit += 1 }
             return (state.closed, state.group, state.nextUnit)
         }
-        guard !closed else { throw SQLiteStorageError(status: 21 /* SQLITE_MISUSE */, message: "the database is closed") }
+        // 21 is SQLITE_MISUSE.
+        guard !closed else { throw SQLiteStorageError(status: 21, message: "the database is closed") }
         if group == nil {
             try handle.execute("BEGIN IMMEDIATE")
             state.withLockedValue { $0.group = CommitGroup() }

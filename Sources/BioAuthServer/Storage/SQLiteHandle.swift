@@ -30,7 +30,10 @@ final class SQLiteHandle: @unchecked Sendable {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
         let status = sqlite_nio_sqlite3_open_v2(path, &connection, flags, nil)
         guard status == SQLITE_OK, let connection else {
-            let error = SQLiteStorageError(status: status, message: connection.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "out of memory")
+            let error = SQLiteStorageError(
+                status: status,
+                message: connection.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "out of memory"
+            )
             sqlite_nio_sqlite3_close_v2(connection)
             throw error
         }
@@ -71,8 +74,10 @@ final class SQLiteHandle: @unchecked Sendable {
     func statementStatistics() -> [String: (runs: Int, recompilations: Int)] {
         mutex.withLock {
             statements.mapValues { statement in
-                (Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_RUN, 0)),
-                 Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0)))
+                (
+                    Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_RUN, 0)),
+                    Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 0))
+                )
             }
         }
     }
@@ -131,7 +136,13 @@ final class SQLiteHandle: @unchecked Sendable {
         var tail: UnsafePointer<CChar>?
         let status = sql.withCString { text in
             let status = sqlite_nio_sqlite3_prepare_v3(
-                connection, text, -1, cache ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &statement, &tail)
+                connection,
+                text,
+                -1,
+                cache ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0,
+                &statement,
+                &tail
+            )
             if status == SQLITE_OK, let tail, !String(cString: tail).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
                 return SQLITE_MISUSE
             }
@@ -227,7 +238,9 @@ struct SQLiteResultRow: SQLRow {
     func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
         guard let index = columns.index[column] else {
             throw DecodingError.keyNotFound(
-                SQLiteColumnKey(stringValue: column), .init(codingPath: [], debugDescription: "No column \(column) in the result."))
+                SQLiteColumnKey(stringValue: column),
+                .init(codingPath: [], debugDescription: "No column \(column) in the result.")
+            )
         }
         return try Self.decode(values[index], as: D.self)
     }

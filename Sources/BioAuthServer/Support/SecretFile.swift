@@ -13,7 +13,10 @@ enum SecretFile {
     /// The contents of the file at `path` parsed by `parse`, or — when there is no file — `make()`'s secret,
     /// written there first (mode 0600, created exclusively). `what` names the secret in errors.
     static func loadOrCreate<Secret>(
-        path: String, what: String, parse: (String) -> Secret?, make: () -> (secret: Secret, text: String)
+        path: String,
+        what: String,
+        parse: (String) -> Secret?,
+        make: () -> (secret: Secret, text: String)
     ) throws -> Secret {
         if FileManager.default.fileExists(atPath: path) {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8), let secret = parse(text) else {

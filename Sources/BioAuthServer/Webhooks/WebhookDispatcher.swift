@@ -32,7 +32,9 @@ struct WebhookDispatcher: Service {
         // of the pool backing off on its own schedule and failing later attempts after the receiver is back.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout = .init(
-            connect: .milliseconds(Int64(policy.timeout * 1000)), read: .milliseconds(Int64(policy.timeout * 1000)))
+            connect: .milliseconds(Int64(policy.timeout * 1000)),
+            read: .milliseconds(Int64(policy.timeout * 1000))
+        )
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -121,7 +123,14 @@ struct WebhookDispatcher: Service {
             let due = try await db.webhooks.dueDeliveries(now: now, limit: limit)
             var claims: [Claim] = []
             for (eventID, endpointID) in due {
-                guard let claimed = try await db.webhooks.claim(eventID: eventID, endpointID: endpointID, instance: instance, now: now, leaseEnd: leaseEnd)
+                guard
+                    let claimed = try await db.webhooks.claim(
+                        eventID: eventID,
+                        endpointID: endpointID,
+                        instance: instance,
+                        now: now,
+                        leaseEnd: leaseEnd
+                    )
                 else { continue }
                 guard let target = try await db.webhooks.target(eventID: eventID, endpointID: endpointID) else { continue }
                 let secrets = try await db.webhooks.liveSecrets(endpoint: endpointID, now: now)
@@ -130,9 +139,18 @@ struct WebhookDispatcher: Service {
                     // Sealed for another endpoint or damaged: the database was changed behind the server's back.
                     service.logger.error("a webhook secret does not open with the PIN key", metadata: ["endpoint": "\(endpointID)"])
                 }
-                claims.append(Claim(
-                    eventID: eventID, eventType: target.type, endpointID: endpointID, url: target.url, body: target.body, attempt: claimed.attempt,
-                    giveUpAt: claimed.giveUpAt, secrets: opened))
+                claims.append(
+                    Claim(
+                        eventID: eventID,
+                        eventType: target.type,
+                        endpointID: endpointID,
+                        url: target.url,
+                        body: target.body,
+                        attempt: claimed.attempt,
+                        giveUpAt: claimed.giveUpAt,
+                        secrets: opened
+                    )
+                )
             }
             return claims
         }
@@ -158,7 +176,8 @@ struct WebhookDispatcher: Service {
             request.headers.add(name: "BioAuth-Delivery-Attempt", value: String(claim.attempt))
             request.headers.add(
                 name: WebhookSignature.headerName,
-                value: WebhookSignature.header(body: body, timestamp: Int64(started.timeIntervalSince1970), secrets: claim.secrets))
+                value: WebhookSignature.header(body: body, timestamp: Int64(started.timeIntervalSince1970), secrets: claim.secrets)
+            )
             request.body = .bytes(ByteBuffer(bytes: body))
             let response = try await http.execute(request, timeout: .milliseconds(Int64(policy.timeout * 1000)))
             statusCode = Int(response.status.code)
@@ -193,15 +212,25 @@ struct WebhookDispatcher: Service {
             try await service.database.transaction { db in
                 try await db.webhooks.recordAttempt(
                     .init(
-                        eventID: claim.eventID, endpointID: claim.endpointID, number: claim.attempt, startedAt: started.millisecondsSince1970,
-                        statusCode: statusCode, latencyMilliseconds: latency, error: failure, instance: instance),
-                    status: outcome == "retry" ? "pending" : outcome, nextAttemptAt: nextAttempt,
-                    deliveredAt: outcome == "delivered" ? now.millisecondsSince1970 : nil)
+                        eventID: claim.eventID,
+                        endpointID: claim.endpointID,
+                        number: claim.attempt,
+                        startedAt: started.millisecondsSince1970,
+                        statusCode: statusCode,
+                        latencyMilliseconds: latency,
+                        error: failure,
+                        instance: instance
+                    ),
+                    status: outcome == "retry" ? "pending" : outcome,
+                    nextAttemptAt: nextAttempt,
+                    deliveredAt: outcome == "delivered" ? now.millisecondsSince1970 : nil
+                )
             }
         } catch {
             logger.error(
                 "webhook attempt not recorded; the delivery is retried when its lease ends",
-                metadata: ["event": "\(claim.eventID)", "endpoint": "\(claim.endpointID)", "error": "\(String(reflecting: error))"])
+                metadata: ["event": "\(claim.eventID)", "endpoint": "\(claim.endpointID)", "error": "\(String(reflecting: error))"]
+            )
         }
         service.metrics.webhookAttempt(outcome: outcome, duration: elapsed)
         var metadata: Logger.Metadata = [
@@ -230,7 +259,8 @@ struct WebhookDispatcher: Service {
         }
         if error is NIOConnectionError { return "connection refused" }
         if let error = error as? IOError {
-            return error.errnoCode == ECONNREFUSED ? "connection refused" : error.errnoCode == ECONNRESET ? "connection reset" : "I/O error \(error.errnoCode)"
+            return error.errnoCode == ECONNREFUSED
+                ? "connection refused" : error.errnoCode == ECONNRESET ? "connection reset" : "I/O error \(error.errnoCode)"
         }
         let text = "\(error)"
         return String(text.prefix(200))

@@ -31,7 +31,11 @@ extension BioAuthService {
     static let maxWebhookEndpoints = 20
 
     /// Registers an endpoint of `client` for `events`; returns it and its first secret (shown once).
-    func createWebhookEndpoint(url rawURL: String, events rawEvents: [String], client: AuthenticatedService) async throws
+    func createWebhookEndpoint(
+        url rawURL: String,
+        events rawEvents: [String],
+        client: AuthenticatedService
+    ) async throws
         -> (endpoint: WebhookEndpoint, secret: String)
     {
         let url = try Self.webhookURL(rawURL)
@@ -63,7 +67,8 @@ extension BioAuthService {
     func rotateWebhookSecret(_ endpointID: String, client: AuthenticatedService) async throws -> (secret: String, previousExpiresAt: Date) {
         let secret = "whsec_" + newSecret()
         let sealed = try webhookSecrets.seal(secret, for: endpointID)
-        let at = now, overlapEnds = at.addingTimeInterval(configuration.webhooks.rotationOverlap)
+        let at = now
+        let overlapEnds = at.addingTimeInterval(configuration.webhooks.rotationOverlap)
         return try await commit { db in
             try await ownedEndpoint(endpointID, client: client, on: db)
             // Secrets whose overlap has ended sign nothing more: they go.
@@ -97,14 +102,18 @@ extension BioAuthService {
 
     /// Throws `webhook_endpoint_not_found` unless `endpointID` is a live endpoint of `client`.
     private func ownedEndpoint(_ endpointID: String, client: AuthenticatedService, on db: any SQLDatabase) async throws {
-        guard endpointID.utf8.count <= 64, try await db.webhooks.isLiveEndpoint(endpointID, client: client.clientID) else { throw APIError(.webhookEndpointNotFound, "This service client has no such webhook endpoint.") }
+        guard endpointID.utf8.count <= 64, try await db.webhooks.isLiveEndpoint(endpointID, client: client.clientID) else {
+            throw APIError(.webhookEndpointNotFound, "This service client has no such webhook endpoint.")
+        }
     }
 
     /// An endpoint URL: `https://`, or `http://` to a loopback address (for testing on one machine); a host; no user
     /// name, password or fragment; at most 2048 bytes of visible ASCII.
     static func webhookURL(_ text: String) throws -> String {
         let invalid = APIError(
-            .invalidWebhookURL, "url must be https:// (http:// only to 127.0.0.1, ::1 or localhost), without credentials or fragment, at most 2048 bytes.")
+            .invalidWebhookURL,
+            "url must be https:// (http:// only to 127.0.0.1, ::1 or localhost), without credentials or fragment, at most 2048 bytes."
+        )
         guard (1...2048).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
             let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             let host = components.host?.lowercased(), !host.isEmpty,
@@ -120,12 +129,18 @@ extension BioAuthService {
     /// The events asked for: at least one, each known, each once (in the order given).
     static func webhookEvents(_ events: [String]) throws -> [String] {
         guard !events.isEmpty, events.count <= WebhookEventType.allCases.count else {
-            throw APIError(.invalidEventType, "events lists 1-\(WebhookEventType.allCases.count) of: \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", ")).")
+            throw APIError(
+                .invalidEventType,
+                "events lists 1-\(WebhookEventType.allCases.count) of: \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", "))."
+            )
         }
         var seen: [String] = []
         for event in events {
             guard WebhookEventType(rawValue: event) != nil else {
-                throw APIError(.invalidEventType, "Unknown event type; events are: \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", ")).")
+                throw APIError(
+                    .invalidEventType,
+                    "Unknown event type; events are: \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
             }
             if !seen.contains(event) { seen.append(event) }
         }
@@ -153,7 +168,8 @@ extension BioAuthService {
         let sealed = try await commit { db -> Int in
             if let stored = try await db.webhooks.anySealedSecret(), !sealer.sealedWithThisKey(stored) {
                 throw ConfigurationError(
-                    message: "the PIN key file does not match this database: its webhook secrets were sealed under another key (use that file)")
+                    message: "the PIN key file does not match this database: its webhook secrets were sealed under another key (use that file)"
+                )
             }
             let legacy = try await db.webhooks.unsealedSecrets().filter { Self.isLegacyWebhookSecret($0.stored) }
             for secret in legacy {

@@ -52,10 +52,19 @@ extension WebhookEventBody.EventData {
     init(payment: PaymentInfo) {
         let time = InternetDateTime()
         self.init(
-            accountId: payment.accountID, paymentId: payment.id, status: payment.status.rawValue, amountMinor: payment.amountMinor,
-            currency: payment.currency, payeeId: payment.payeeID, payeeName: payment.payeeName, memo: payment.memo,
-            authorizationMethod: payment.authorizationMethod, authorizedAt: payment.authorizedAt.flatMap { try? time.encode($0) },
-            receipt: payment.receipt, deviceId: payment.deviceID)
+            accountId: payment.accountID,
+            paymentId: payment.id,
+            status: payment.status.rawValue,
+            amountMinor: payment.amountMinor,
+            currency: payment.currency,
+            payeeId: payment.payeeID,
+            payeeName: payment.payeeName,
+            memo: payment.memo,
+            authorizationMethod: payment.authorizationMethod,
+            authorizedAt: payment.authorizedAt.flatMap { try? time.encode($0) },
+            receipt: payment.receipt,
+            deviceId: payment.deviceID
+        )
     }
 
     /// A device event's data.

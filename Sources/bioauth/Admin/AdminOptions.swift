@@ -15,7 +15,8 @@ struct AdminOptions: ParsableArguments {
     /// Runs `body` with the open database and the configuration (`flags`, by setting key, on top of `--database`),
     /// closing the database afterwards. A refused setting or operation is a usage error naming it.
     func withDatabase<R>(
-        flags: [String: String] = [:], environment: [String: String],
+        flags: [String: String] = [:],
+        environment: [String: String],
         _ body: (any DatabaseExecutor, ServerConfiguration) async throws -> R
     ) async throws -> R {
         var flags = flags

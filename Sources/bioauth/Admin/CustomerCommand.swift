@@ -9,7 +9,8 @@ import Foundation
 struct CustomerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "customer",
-        abstract: "Look up a customer; revoke a device or passkey, end sessions, unlock, clear a PIN lock, cancel a pending payment (audited with a reason).",
+        abstract:
+            "Look up a customer; revoke a device or passkey, end sessions, unlock, clear a PIN lock, cancel a pending payment (audited with a reason).",
         subcommands: [Show.self, RevokeDevice.self, RevokePasskey.self, EndSessions.self, Unlock.self, ClearPINLock.self, CancelPayment.self]
     )
 
@@ -21,7 +22,8 @@ struct CustomerCommand: AsyncParsableCommand {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The customer's account and locks, devices, passkeys, live sessions, recent payments and security timeline.")
+            abstract: "The customer's account and locks, devices, passkeys, live sessions, recent payments and security timeline."
+        )
         @Argument(help: "A username or an account id.") var customer: String
         @OptionGroup var admin: AdminOptions
 
@@ -34,7 +36,9 @@ struct CustomerCommand: AsyncParsableCommand {
 
     struct RevokeDevice: SupportActionCommand {
         static let configuration = CommandConfiguration(
-            commandName: "revoke-device", abstract: "Revokes a device: its key is refused and its sessions end.")
+            commandName: "revoke-device",
+            abstract: "Revokes a device: its key is refused and its sessions end."
+        )
         @Argument(help: "The customer: a username or an account id.") var customer: String
         @Argument(help: "The device id (one of the customer's).") var deviceID: String
         @OptionGroup var who: Accountability
@@ -48,7 +52,9 @@ struct CustomerCommand: AsyncParsableCommand {
 
     struct RevokePasskey: SupportActionCommand {
         static let configuration = CommandConfiguration(
-            commandName: "revoke-passkey", abstract: "Revokes a passkey: it signs in no more and the sessions it started end.")
+            commandName: "revoke-passkey",
+            abstract: "Revokes a passkey: it signs in no more and the sessions it started end."
+        )
         @Argument(help: "The customer: a username or an account id.") var customer: String
         @Argument(help: "The passkey id (one of the customer's).") var passkeyID: String
         @OptionGroup var who: Accountability
@@ -62,7 +68,9 @@ struct CustomerCommand: AsyncParsableCommand {
 
     struct EndSessions: SupportActionCommand {
         static let configuration = CommandConfiguration(
-            commandName: "end-sessions", abstract: "Ends all the customer's sessions; they sign in again.")
+            commandName: "end-sessions",
+            abstract: "Ends all the customer's sessions; they sign in again."
+        )
         @Argument(help: "A username or an account id.") var customer: String
         @OptionGroup var who: Accountability
         @OptionGroup var admin: AdminOptions
@@ -119,12 +127,16 @@ struct CustomerCommand: AsyncParsableCommand {
         lines.append("devices (\(record.devices.count)):")
         for device in record.devices {
             let state = device.revokedAt.map { "revoked \(time($0))" } ?? "active"
-            lines.append("  \(device.id)  \(device.biometryKind)  \"\(device.name)\"  App Attest: \(device.attestation == "apple-appattest" ? "yes" : "no")  registered \(time(device.createdAt))  last used \(device.lastUsedAt.map(time) ?? "never")  \(state)")
+            lines.append(
+                "  \(device.id)  \(device.biometryKind)  \"\(device.name)\"  App Attest: \(device.attestation == "apple-appattest" ? "yes" : "no")  registered \(time(device.createdAt))  last used \(device.lastUsedAt.map(time) ?? "never")  \(state)"
+            )
         }
         lines.append("passkeys (\(record.passkeys.count)):")
         for passkey in record.passkeys {
             let state = passkey.revokedAt.map { "revoked \(time($0))" } ?? "active"
-            lines.append("  \(passkey.id)  \(passkey.backupEligible ? "synced" : "device-bound")  \"\(passkey.name)\"  attestation: \(passkey.attestationFormat)\(passkey.attestationTrusted ? " (trusted)" : "")  registered \(time(passkey.createdAt))  last used \(passkey.lastUsedAt.map(time) ?? "never")  \(state)")
+            lines.append(
+                "  \(passkey.id)  \(passkey.backupEligible ? "synced" : "device-bound")  \"\(passkey.name)\"  attestation: \(passkey.attestationFormat)\(passkey.attestationTrusted ? " (trusted)" : "")  registered \(time(passkey.createdAt))  last used \(passkey.lastUsedAt.map(time) ?? "never")  \(state)"
+            )
         }
         lines.append("live sessions (\(record.sessions.count)):")
         for session in record.sessions {

@@ -16,7 +16,8 @@ struct OperatorCommand: AsyncParsableCommand {
             discussion: """
                 The TOTP second factor is enrolled at the operator's first sign-in. Example:
                   printf '%s\\n' "$PASSWORD" | bioauth admin operator create alice --role admin
-                """)
+                """
+        )
         @Argument(help: "The sign-in name: 1-64 of A-Z a-z 0-9 . _ -") var name: String
         @Option(help: "viewer (read only), support (also the support actions) or admin (also operators and the bank's backend).")
         var role: String

@@ -12,7 +12,8 @@ struct PayeeCommand: AsyncParsableCommand {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Registers a payee, or changes a registered one's name or verification state (as POST /v1/service/payees does).")
+            abstract: "Registers a payee, or changes a registered one's name or verification state (as POST /v1/service/payees does)."
+        )
         @Argument(help: "The payee id: 1-64 of A-Z a-z 0-9 . _ : -") var payeeID: String
         @Option(help: "The name prompts show (checked as every such name is: NFC, no invisible characters, one script).") var name: String
         @Flag(help: "Record the payee as not verified by the bank.") var unverified = false

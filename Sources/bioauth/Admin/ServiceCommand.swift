@@ -13,7 +13,8 @@ struct ServiceCommand: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Makes a service client; prints its id and secret, once (the database keeps only a hash).")
+            abstract: "Makes a service client; prints its id and secret, once (the database keeps only a hash)."
+        )
         @Argument(help: "A name: 1-64 of A-Z a-z 0-9 . _ -") var name: String
         @Option(help: "A scope to grant (repeat): sessions:introspect, payments:write, payees:write, webhooks:write.") var scope: [String] = []
         @OptionGroup var admin: AdminOptions
@@ -46,7 +47,8 @@ struct ServiceCommand: AsyncParsableCommand {
 
     struct RotateSecret: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Adds a second secret; both work until finish-rotation. Prints the new secret, once.")
+            abstract: "Adds a second secret; both work until finish-rotation. Prints the new secret, once."
+        )
         @Argument(help: "The client id.") var clientID: String
         @OptionGroup var admin: AdminOptions
 

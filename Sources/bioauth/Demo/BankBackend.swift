@@ -20,8 +20,12 @@ struct BankBackend {
     /// `POST /oauth/token` with the client's id and secret in HTTP Basic: a service token.
     func token() async throws -> String {
         let answer = try await call(
-            "POST", "oauth/token", body: Data("grant_type=client_credentials".utf8), contentType: "application/x-www-form-urlencoded",
-            authorization: "Basic " + Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString())
+            "POST",
+            "oauth/token",
+            body: Data("grant_type=client_credentials".utf8),
+            contentType: "application/x-www-form-urlencoded",
+            authorization: "Basic " + Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
+        )
         guard let token = answer["access_token"] as? String else { throw Failure(status: 200, body: "no access_token") }
         return token
     }
@@ -39,12 +43,23 @@ struct BankBackend {
     }
 
     /// `POST /v1/service/payments`: asks `account` to pay a registered payee; returns the payment id.
-    func requestPayment(account: String, amountMinor: Int, currency: String, payee: String, idempotencyKey: String, token: String)
+    func requestPayment(
+        account: String,
+        amountMinor: Int,
+        currency: String,
+        payee: String,
+        idempotencyKey: String,
+        token: String
+    )
         async throws -> String
     {
         let answer = try await json(
-            "POST", "v1/service/payments", ["accountId": account, "amountMinor": amountMinor, "currency": currency, "payeeId": payee],
-            token: token, idempotencyKey: idempotencyKey)
+            "POST",
+            "v1/service/payments",
+            ["accountId": account, "amountMinor": amountMinor, "currency": currency, "payeeId": payee],
+            token: token,
+            idempotencyKey: idempotencyKey
+        )
         guard let id = answer["paymentId"] as? String else { throw Failure(status: 201, body: "no paymentId") }
         return id
     }
@@ -52,19 +67,41 @@ struct BankBackend {
     /// `POST /oauth/introspect`: what the bank's API gateway learns about a customer's access token.
     func introspect(_ accessToken: String, token: String) async throws -> [String: Any] {
         let form = "token=" + (accessToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-        return try await call("POST", "oauth/introspect", body: Data(form.utf8), contentType: "application/x-www-form-urlencoded", authorization: "Bearer \(token)")
+        return try await call(
+            "POST",
+            "oauth/introspect",
+            body: Data(form.utf8),
+            contentType: "application/x-www-form-urlencoded",
+            authorization: "Bearer \(token)"
+        )
     }
 
-    private func json(_ method: String, _ path: String, _ body: [String: any Sendable], token: String, idempotencyKey: String? = nil)
+    private func json(
+        _ method: String,
+        _ path: String,
+        _ body: [String: any Sendable],
+        token: String,
+        idempotencyKey: String? = nil
+    )
         async throws -> [String: Any]
     {
         try await call(
-            method, path, body: try JSONSerialization.data(withJSONObject: body), contentType: "application/json", authorization: "Bearer \(token)",
-            idempotencyKey: idempotencyKey)
+            method,
+            path,
+            body: try JSONSerialization.data(withJSONObject: body),
+            contentType: "application/json",
+            authorization: "Bearer \(token)",
+            idempotencyKey: idempotencyKey
+        )
     }
 
     private func call(
-        _ method: String, _ path: String, body: Data, contentType: String, authorization: String, idempotencyKey: String? = nil
+        _ method: String,
+        _ path: String,
+        body: Data,
+        contentType: String,
+        authorization: String,
+        idempotencyKey: String? = nil
     ) async throws -> [String: Any] {
         var request = HTTPClientRequest(url: server.appendingPathComponent(path).absoluteString)
         request.method = .init(rawValue: method)

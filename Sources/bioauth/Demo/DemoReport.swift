@@ -32,7 +32,8 @@ struct DemoReport {
         lines.append(
             failed == 0
                 ? (zh ? "全部 \(steps.count) 步符合预期。" : "All \(steps.count) steps behaved as expected.")
-                : (zh ? "\(failed) 步与预期不符。" : "\(failed) of \(steps.count) steps did not behave as expected."))
+                : (zh ? "\(failed) 步与预期不符。" : "\(failed) of \(steps.count) steps did not behave as expected.")
+        )
         return lines.joined(separator: "\n")
     }
 

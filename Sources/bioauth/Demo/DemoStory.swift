@@ -1,7 +1,7 @@
+import AsyncHTTPClient
 import BioAuthClient
 import BioAuthCore
 import BioAuthServer
-import AsyncHTTPClient
 import BioAuthTesting
 import Foundation
 import Logging
@@ -51,17 +51,28 @@ struct DemoStory {
             let signed = self.signed
             let verbose = self.verbose
             flows = try await BioAuthFlows(
-                api: api, authenticator: sensor, keyStore: keys, store: store, clock: clock,
+                api: api,
+                authenticator: sensor,
+                keyStore: keys,
+                store: store,
+                clock: clock,
                 configuration: .init(
-                    language: language, deviceName: name, gracePeriod: 30, expectedRelyingPartyID: DemoStory.relyingPartyID,
+                    language: language,
+                    deviceName: name,
+                    gracePeriod: 30,
+                    expectedRelyingPartyID: DemoStory.relyingPartyID,
                     observer: { event in
                         signed.record(event)
                         if verbose, case .signed(_, let payload, let signature) = event {
-                            print("    ✎ \(payload.purpose) payload \(payload.bytes.count) bytes, counter \(payload.counter): \(payload.bytes.hex.prefix(48))…")
+                            print(
+                                "    ✎ \(payload.purpose) payload \(payload.bytes.count) bytes, counter \(payload.counter): \(payload.bytes.hex.prefix(48))…"
+                            )
                             print("      signature \(signature.hex.prefix(32))…")
                         }
-                    }),
-                isActive: active)
+                    }
+                ),
+                isActive: active
+            )
         }
     }
 
@@ -102,21 +113,39 @@ struct DemoStory {
             server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
                 // The operator makes the backend's credentials (what `bioauth admin service create` does).
                 credentials = try await ServiceClients(database: database).create(
-                    name: "core-banking", scopes: ["payees:write", "payments:write", "webhooks:write", "sessions:introspect"])
+                    name: "core-banking",
+                    scopes: ["payees:write", "payments:write", "webhooks:write", "sessions:introspect"]
+                )
             }
         } catch {
             print(t("The server could not start: \(error)", "服务器无法启动：\(error)"))
             report.record(t("Start the server", "启动服务器"), passed: false, detail: "\(error)")
             return report
         }
-        print(t("BioAuth server on \(server.url) (temporary SQLite database, relying party \(Self.relyingPartyID)).",
-                "BioAuth 服务器运行于 \(server.url)（临时 SQLite 数据库，依赖方 \(Self.relyingPartyID)）。"))
+        print(
+            t(
+                "BioAuth server on \(server.url) (temporary SQLite database, relying party \(Self.relyingPartyID)).",
+                "BioAuth 服务器运行于 \(server.url)（临时 SQLite 数据库，依赖方 \(Self.relyingPartyID)）。"
+            )
+        )
 
         let bank = BankBackend(server: server.url, credentials: credentials!, http: .shared)
         var bankToken = ""
 
-        let face = Phone(name: t("Alice's iPhone (Face ID)", "Alice 的 iPhone（面容 ID）"), kind: .faceID, server: server.url, language: language, verbose: verbose)
-        let touch = Phone(name: t("Alice's iPad (Touch ID)", "Alice 的 iPad（触控 ID）"), kind: .touchID, server: server.url, language: language, verbose: verbose)
+        let face = Phone(
+            name: t("Alice's iPhone (Face ID)", "Alice 的 iPhone（面容 ID）"),
+            kind: .faceID,
+            server: server.url,
+            language: language,
+            verbose: verbose
+        )
+        let touch = Phone(
+            name: t("Alice's iPad (Touch ID)", "Alice 的 iPad（触控 ID）"),
+            kind: .touchID,
+            server: server.url,
+            language: language,
+            verbose: verbose
+        )
         let password = "correct horse battery"
         let pin = "258046"
 
@@ -156,8 +185,10 @@ struct DemoStory {
             try await face.flows.enableBiometricSignIn()
             await prompted(face)
             let binding = try await face.flows.snapshot.biometricSignIn.binding.orThrow("no binding")
-            say("P-256 key \(binding.publicKey.keyID.hex.prefix(16))… registered as device \(binding.deviceID?.prefix(8) ?? "?")…; the server checked its signature.",
-                "P-256 密钥 \(binding.publicKey.keyID.hex.prefix(16))… 已登记为设备 \(binding.deviceID?.prefix(8) ?? "?")…；服务器已验证其签名。")
+            say(
+                "P-256 key \(binding.publicKey.keyID.hex.prefix(16))… registered as device \(binding.deviceID?.prefix(8) ?? "?")…; the server checked its signature.",
+                "P-256 密钥 \(binding.publicKey.keyID.hex.prefix(16))… 已登记为设备 \(binding.deviceID?.prefix(8) ?? "?")…；服务器已验证其签名。"
+            )
             let flags = await face.flows.snapshot.legacyFlags.description
             try expect(flags == "YES | YES | YES", "flags \(flags)")
             return t("Face ID sign-in on", "面容 ID 登录已开启")
@@ -211,18 +242,29 @@ struct DemoStory {
             let captured = try face.signed.latest.orThrow("no signature to replay")
             do {
                 _ = try await face.api.signInWithBiometrics(
-                    challengeID: captured.challengeID, keyID: captured.payload.keyID, counter: captured.payload.counter, signature: captured.signature)
+                    challengeID: captured.challengeID,
+                    keyID: captured.payload.keyID,
+                    counter: captured.payload.counter,
+                    signature: captured.signature
+                )
                 throw Deviation(detail: "the replay was accepted")
             } catch let problem as APIProblem {
-                say("Sent the same signed login again: \(problem.code) (\(problem.status ?? 0)).", "再次发送同一签名：\(problem.code)（\(problem.status ?? 0)）。")
+                say(
+                    "Sent the same signed login again: \(problem.code) (\(problem.status ?? 0)).",
+                    "再次发送同一签名：\(problem.code)（\(problem.status ?? 0)）。"
+                )
                 try expect(problem.code == .challengeUsed, "refused with \(problem.code)")
             }
             return "challenge_used"
         }
 
         var coffeeID = ""
-        await step(t("The bank's backend registers Coffee Shop, subscribes to webhooks and asks Alice for ¥88.00",
-                     "银行后端登记 Coffee Shop、订阅 Webhook，并请求 Alice 支付 ¥88.00")) {
+        await step(
+            t(
+                "The bank's backend registers Coffee Shop, subscribes to webhooks and asks Alice for ¥88.00",
+                "银行后端登记 Coffee Shop、订阅 Webhook，并请求 Alice 支付 ¥88.00"
+            )
+        ) {
             bankToken = try await bank.token()
             try await bank.registerPayee("merchant-coffee-042", name: "Coffee Shop", token: bankToken)
             try await bank.registerPayee("merchant-tea-7", name: "Tea House", token: bankToken)
@@ -231,23 +273,40 @@ struct DemoStory {
             let account = try (session["sub"] as? String).orThrow("introspection gave no account")
             let methods = (session["amr"] as? [String]) ?? []
             try expect(session["active"] as? Bool == true && methods == ["hwk", "face"], "introspection \(session)")
-            say("Service token from POST /oauth/token; Alice's session introspected: signed in with \(methods.joined(separator: " + ")).",
-                "通过 POST /oauth/token 获取服务令牌；内省 Alice 的会话：登录方式 \(methods.joined(separator: " + "))。")
+            say(
+                "Service token from POST /oauth/token; Alice's session introspected: signed in with \(methods.joined(separator: " + ")).",
+                "通过 POST /oauth/token 获取服务令牌；内省 Alice 的会话：登录方式 \(methods.joined(separator: " + "))。"
+            )
             coffeeID = try await bank.requestPayment(
-                account: account, amountMinor: 8800, currency: "CNY", payee: "merchant-coffee-042", idempotencyKey: "invoice-8800", token: bankToken)
-            say("Payee registered as “Coffee Shop”; payment \(coffeeID.prefix(8))… requested (the backend names only the payee's id).",
-                "收款方登记为“Coffee Shop”；已请求支付 \(coffeeID.prefix(8))…（后端只给出收款方编号）。")
+                account: account,
+                amountMinor: 8800,
+                currency: "CNY",
+                payee: "merchant-coffee-042",
+                idempotencyKey: "invoice-8800",
+                token: bankToken
+            )
+            say(
+                "Payee registered as “Coffee Shop”; payment \(coffeeID.prefix(8))… requested (the backend names only the payee's id).",
+                "收款方登记为“Coffee Shop”；已请求支付 \(coffeeID.prefix(8))…（后端只给出收款方编号）。"
+            )
             return t("payee registered, webhook subscribed, payment requested", "已登记收款方、已订阅 Webhook、已请求支付")
         }
 
         var paymentToken = ""
-        await step(t("Pay ¥88.00 to Coffee Shop with Face ID; the receipt verifies; the bank's webhook arrives", "用面容 ID 向 Coffee Shop 支付 ¥88.00；回执验证通过；银行收到 Webhook")) {
+        await step(
+            t(
+                "Pay ¥88.00 to Coffee Shop with Face ID; the receipt verifies; the bank's webhook arrives",
+                "用面容 ID 向 Coffee Shop 支付 ¥88.00；回执验证通过；银行收到 Webhook"
+            )
+        ) {
             paymentToken = try await face.flows.accessToken()
             try await face.api.setPaymentPIN(pin, currentPassword: password, accessToken: paymentToken)
             let pending = try await face.api.payments(status: "pending", accessToken: paymentToken)
             let coffee = try pending.first { $0.id == coffeeID }.orThrow("the bank's request is not pending on the phone")
-            say("The phone lists \(pending.count) pending request: \(PromptCopy(language: language).amount(coffee.amount)) to \(coffee.payeeName).",
-                "手机列出 \(pending.count) 笔待支付请求：向 \(coffee.payeeName) 支付 \(PromptCopy(language: language).amount(coffee.amount))。")
+            say(
+                "The phone lists \(pending.count) pending request: \(PromptCopy(language: language).amount(coffee.amount)) to \(coffee.payeeName).",
+                "手机列出 \(pending.count) 笔待支付请求：向 \(coffee.payeeName) 支付 \(PromptCopy(language: language).amount(coffee.amount))。"
+            )
             await face.sensor.script(.match)
             let paid = try await face.flows.pay(coffee.id)
             await prompted(face)
@@ -260,38 +319,61 @@ struct DemoStory {
             let data = event.json["data"] as? [String: Any] ?? [:]
             try expect(event.verified, "the webhook's signature did not verify")
             try expect(event.eventType == "payment.authorized" && data["paymentId"] as? String == coffee.id, "webhook \(event.eventType)")
-            say("🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…: BioAuth-Signature verified; \(data["amountMinor"] ?? "?") \(data["currency"] ?? "?") to \(data["payeeName"] ?? "?").",
-                "🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…：BioAuth-Signature 验证通过；\(data["amountMinor"] ?? "?") \(data["currency"] ?? "?")，收款方 \(data["payeeName"] ?? "?")。")
+            say(
+                "🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…: BioAuth-Signature verified; \(data["amountMinor"] ?? "?") \(data["currency"] ?? "?") to \(data["payeeName"] ?? "?").",
+                "🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…：BioAuth-Signature 验证通过；\(data["amountMinor"] ?? "?") \(data["currency"] ?? "?")，收款方 \(data["payeeName"] ?? "?")。"
+            )
             return t("authorized once, receipt verified, webhook verified", "已授权，回执已验证，Webhook 已验证")
         }
 
-        await step(t("On the web: a passkey made after a password sign-in signs in with no username; it pays nothing",
-                     "网页端：密码登录后创建通行密钥，之后无需用户名即可登录；通行密钥不能付款")) {
+        await step(
+            t(
+                "On the web: a passkey made after a password sign-in signs in with no username; it pays nothing",
+                "网页端：密码登录后创建通行密钥，之后无需用户名即可登录；通行密钥不能付款"
+            )
+        ) {
             // Alice's laptop browser; the passkey lives in her password manager (synced, like iCloud Keychain).
             let laptop = SimulatedPasskeyProvider()
             let web = BioAuthAPI(serverURL: server.url)
             let session = try await web.signIn(username: "alice", password: password, installationID: "alice-laptop-browser")
             let creation = try await web.passkeyCreationChallenge(accessToken: session.accessToken)
             let passkey = try await web.registerPasskey(
-                challengeID: creation.id, try await laptop.register(creation.request), name: "Alice's MacBook", accessToken: session.accessToken)
+                challengeID: creation.id,
+                try await laptop.register(creation.request),
+                name: "Alice's MacBook",
+                accessToken: session.accessToken
+            )
             try expect(passkey.backupEligible, "the passkey is not a synced one")
-            say("Passkey \(passkey.id.prefix(8))… registered; its user handle is \(creation.request.userID.count) random bytes, not the account id.",
-                "通行密钥 \(passkey.id.prefix(8))… 已登记；其用户句柄是 \(creation.request.userID.count) 个随机字节，而非账户编号。")
+            say(
+                "Passkey \(passkey.id.prefix(8))… registered; its user handle is \(creation.request.userID.count) random bytes, not the account id.",
+                "通行密钥 \(passkey.id.prefix(8))… 已登记；其用户句柄是 \(creation.request.userID.count) 个随机字节，而非账户编号。"
+            )
             try await web.signOut(accessToken: session.accessToken)
             let challenge = try await web.passkeySignInChallenge()
             try expect(challenge.request.allowedCredentialIDs.isEmpty, "the sign-in named credentials")
             let tokens = try await web.signInWithPasskey(
-                challengeID: challenge.id, try await laptop.assert(challenge.request), installationID: "alice-laptop-browser")
+                challengeID: challenge.id,
+                try await laptop.assert(challenge.request),
+                installationID: "alice-laptop-browser"
+            )
             let introspected = try await bank.introspect(tokens.accessToken, token: bankToken)
             let methods = (introspected["amr"] as? [String]) ?? []
             try expect(methods == ["swk", "user"], "introspection \(introspected)")
-            say("Signed in with the passkey, no username typed; the bank sees \(methods.joined(separator: " + ")) (a synced key, user verified).",
-                "凭通行密钥登录，无需输入用户名；银行看到 \(methods.joined(separator: " + "))（已同步的密钥，已验证用户）。")
+            say(
+                "Signed in with the passkey, no username typed; the bank sees \(methods.joined(separator: " + ")) (a synced key, user verified).",
+                "凭通行密钥登录，无需输入用户名；银行看到 \(methods.joined(separator: " + "))（已同步的密钥，已验证用户）。"
+            )
             let tea = try await web.createPayment(
-                amount: Money(minorUnits: 600, currency: .cny), payeeID: "merchant-tea-7", idempotencyKey: "web-600", accessToken: tokens.accessToken)
+                amount: Money(minorUnits: 600, currency: .cny),
+                payeeID: "merchant-tea-7",
+                idempotencyKey: "web-600",
+                accessToken: tokens.accessToken
+            )
             try expect(tea.status == "pending", "the web's payment is \(tea.status)")
-            say("A ¥6.00 payment started on the web waits for the phone: only its Face ID key (or the PIN) authorizes it.",
-                "网页端发起的 ¥6.00 付款等待手机确认：只有手机的面容 ID 密钥（或支付密码）能授权。")
+            say(
+                "A ¥6.00 payment started on the web waits for the phone: only its Face ID key (or the PIN) authorizes it.",
+                "网页端发起的 ¥6.00 付款等待手机确认：只有手机的面容 ID 密钥（或支付密码）能授权。"
+            )
             return t("passkey sign-in, amr swk + user; payments stay on the phone", "通行密钥登录，amr 为 swk + user；付款仍在手机上确认")
         }
 
@@ -320,8 +402,11 @@ struct DemoStory {
         await step(t("Face ID fails at the till: the payment PIN pays", "付款时面容 ID 失败：使用支付密码付款")) {
             let token = try await face.flows.accessToken()
             let tea = try await face.api.createPayment(
-                amount: Money(minorUnits: 1200, currency: .cny), payeeID: "merchant-tea-7", idempotencyKey: "order-1200",
-                accessToken: token)
+                amount: Money(minorUnits: 1200, currency: .cny),
+                payeeID: "merchant-tea-7",
+                idempotencyKey: "order-1200",
+                accessToken: token
+            )
             await face.sensor.script(.fallback)
             do {
                 _ = try await face.flows.pay(tea.id)

@@ -42,17 +42,24 @@ struct DeviceCommand: AsyncParsableCommand {
         let phone: SimulatedPhone
         do {
             phone = try SimulatedPhone(
-                folder: URL(fileURLWithPath: state), kind: kind.flatMap(BiometryKind.init(rawValue:)),
-                server: server ?? ProcessInfo.processInfo.environment["BIOAUTH_SERVER"], language: Language(matching: language) ?? .english)
+                folder: URL(fileURLWithPath: state),
+                kind: kind.flatMap(BiometryKind.init(rawValue:)),
+                server: server ?? ProcessInfo.processInfo.environment["BIOAUTH_SERVER"],
+                language: Language(matching: language) ?? .english
+            )
             try await phone.launch()
         } catch {
             print("✗ the phone could not start: \(error)")
             throw ExitCode(2)
         }
-        let session = DeviceSession(phone: phone, write: { print($0) }, ask: { question in
-            print(question, terminator: "")
-            return readLine()
-        })
+        let session = DeviceSession(
+            phone: phone,
+            write: { print($0) },
+            ask: { question in
+                print(question, terminator: "")
+                return readLine()
+            }
+        )
         if !command.isEmpty {
             let status = await session.run(command)
             if status != 0 { throw ExitCode(status) }

@@ -76,7 +76,9 @@ final class DeviceSession: @unchecked Sendable {
         case "signin":
             try require(2, "signin USER PASSWORD")
             if let offer = try await flows.signIn(username: arguments[0], password: arguments[1]) {
-                write("✓ signed in\n💬 \(offer.title) \(offer.message)\n   → enable-biometrics [\(offer.enableButton)] or later [\(offer.laterButton)]")
+                write(
+                    "✓ signed in\n💬 \(offer.title) \(offer.message)\n   → enable-biometrics [\(offer.enableButton)] or later [\(offer.laterButton)]"
+                )
             } else {
                 write("✓ signed in")
             }
@@ -134,9 +136,14 @@ final class DeviceSession: @unchecked Sendable {
                 throw DeviceCommandError.usage("new-payment AMOUNT_MINOR CURRENCY PAYEE_ID (e.g. 8800 CNY coffee-1)")
             }
             let payment = try await phone.api.createPayment(
-                amount: Money(minorUnits: minor, currency: currency), payeeID: arguments[2], idempotencyKey: UUID().uuidString,
-                accessToken: try await flows.accessToken())
-            write("✓ payment \(payment.id): \(PromptCopy(language: language).amount(payment.amount)) to \(payment.payeeName), pending until \(payment.expiresAt)")
+                amount: Money(minorUnits: minor, currency: currency),
+                payeeID: arguments[2],
+                idempotencyKey: UUID().uuidString,
+                accessToken: try await flows.accessToken()
+            )
+            write(
+                "✓ payment \(payment.id): \(PromptCopy(language: language).amount(payment.amount)) to \(payment.payeeName), pending until \(payment.expiresAt)"
+            )
         case "pending":
             let pending = try await phone.api.payments(status: "pending", accessToken: try await flows.accessToken())
             if pending.isEmpty { write("no payments waiting") }
@@ -187,7 +194,8 @@ final class DeviceSession: @unchecked Sendable {
         let queued = await sensor.queuedOutcomes.map(\.rawValue)
         lines.append(
             "sensor: \(kind), \(await sensor.isLockedOut ? "locked out" : "\(await sensor.consecutiveFailures) failures in a row")"
-                + (queued.isEmpty ? "" : ", next touches: \(queued.joined(separator: " "))"))
+                + (queued.isEmpty ? "" : ", next touches: \(queued.joined(separator: " "))")
+        )
         lines.append("server: \(phone.settings.server)")
         write(lines.joined(separator: "\n"))
     }

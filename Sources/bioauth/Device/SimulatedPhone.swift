@@ -52,8 +52,13 @@ final class SimulatedPhone: @unchecked Sendable {
     func launch() async throws {
         clock.set(Date())
         flows = try await BioAuthFlows(
-            api: api, authenticator: sensor, keyStore: keys, store: store, clock: clock,
-            configuration: .init(language: language, deviceName: "Simulated \(await sensor.kind == .touchID ? "iPad" : "iPhone")"))
+            api: api,
+            authenticator: sensor,
+            keyStore: keys,
+            store: store,
+            clock: clock,
+            configuration: .init(language: language, deviceName: "Simulated \(await sensor.kind == .touchID ? "iPad" : "iPhone")")
+        )
     }
 
     /// Writes the sensor and settings back to the folder.

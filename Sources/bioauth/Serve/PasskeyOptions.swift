@@ -12,7 +12,9 @@ struct PasskeyOptions: ParsableArguments {
     @Option(name: .customLong("passkey-rp-name"), help: "The name browsers show beside a passkey (default BioAuth).")
     var passkeyRPName: String?
 
-    @Option(help: "Which passkey attestation is accepted: none (any that verifies) or require (a chain to --passkey-attestation-roots) (default none).")
+    @Option(
+        help: "Which passkey attestation is accepted: none (any that verifies) or require (a chain to --passkey-attestation-roots) (default none)."
+    )
     var passkeyAttestation: String?
 
     @Option(help: "Attestation roots by format, FORMAT=PEM-FILE, comma-separated, e.g. packed=/etc/bioauth/yubico.pem.")

@@ -47,29 +47,36 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The receipt-signing key's PEM file, created (0600) if missing (default ./bioauth-receipt-key.pem).")
     var receiptKey: String?
 
-    @Option(help: "The key file that seals payment PIN hashes (a pepper outside the database), created (0600) if missing (default ./bioauth-pin-key).")
+    @Option(
+        help: "The key file that seals payment PIN hashes (a pepper outside the database), created (0600) if missing (default ./bioauth-pin-key)."
+    )
     var pinKey: String?
 
     @Option(
         name: .customLong("signin-challenge-limit"),
-        help: "Biometric sign-in challenges one key may get per minute (default 20; raise it only for load tests).")
+        help: "Biometric sign-in challenges one key may get per minute (default 20; raise it only for load tests)."
+    )
     var signInChallengeLimit: String?
 
     @Option(
         name: .customLong("signin-client-limit"),
-        help: "Biometric sign-in challenges one client address may get per minute, whatever the keys (default 60).")
+        help: "Biometric sign-in challenges one client address may get per minute, whatever the keys (default 60)."
+    )
     var signInClientLimit: String?
 
     @Option(
         name: .customLong("trusted-proxy"),
-        help: "A reverse proxy's IP address whose X-Forwarded-For names the client (repeat for several; default none).")
+        help: "A reverse proxy's IP address whose X-Forwarded-For names the client (repeat for several; default none)."
+    )
     var trustedProxies: [String] = []
 
     @Option(help: "Seconds a graceful shutdown (SIGTERM, SIGINT) waits for requests in flight before cancelling them (default 30).")
     var shutdownTimeout: String?
 
     @Option(
-        help: "Seconds after SIGTERM (or SIGINT) during which /readyz answers 503 and requests are still served, before the listener closes (default 0; 5-10 behind a load balancer).")
+        help:
+            "Seconds after SIGTERM (or SIGINT) during which /readyz answers 503 and requests are still served, before the listener closes (default 0; 5-10 behind a load balancer)."
+    )
     var shutdownDrain: String?
 
     @Option(help: "Seconds an access token lives (default 900).")
@@ -146,7 +153,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(
         name: .customLong("app-attest-allow-pin"),
-        help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused).")
+        help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused)."
+    )
     var appAttestAllowPIN = false
 
     /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database, receipt key,
@@ -179,7 +187,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("signinChallengeLimit", signInChallengeLimit), ("signinClientLimit", signInClientLimit),
             ("serviceTokenRequestLimit", serviceTokenRequestLimit), ("rateLimitWindow", rateLimitWindow),
             ("trustedProxies", trustedProxies.isEmpty ? nil : trustedProxies.joined(separator: ",")),
-            ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("shutdownDrain", shutdownDrain), ("retentionInterval", retentionInterval),
+            ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("shutdownDrain", shutdownDrain),
+            ("retentionInterval", retentionInterval),
             ("appAttest", appAttest), ("appAttestAppIds", appAttestAppIDs.isEmpty ? nil : appAttestAppIDs.joined(separator: ",")),
             ("appAttestEnvironment", appAttestEnvironment), ("appAttestAllowPin", appAttestAllowPIN ? "true" : nil),
             ("console", console ? "true" : nil),
@@ -200,7 +209,9 @@ struct ServeCommand: AsyncParsableCommand {
             return
         }
         let logger = configuration.logFormat.logger(label: "bioauth", level: configuration.logLevel)
-        logger.info("BioAuth starting on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))")
+        logger.info(
+            "BioAuth starting on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))"
+        )
         if let metricsPort = configuration.metricsPort {
             logger.info("metrics at http://\(configuration.metricsHost):\(metricsPort)/metrics")
         }

@@ -12,7 +12,11 @@ enum ServerSettings {
     /// Where a setting's value came from.
     enum Source: Equatable, CustomStringConvertible {
         /// `derived`: a default that follows from other settings, with the reason (`"default: …"`).
-        case defaultValue, derived(String), file(path: String, key: String), environment(String), flag(String)
+        case defaultValue
+        case derived(String)
+        case file(path: String, key: String)
+        case environment(String)
+        case flag(String)
         var description: String {
             switch self {
             case .defaultValue: "default"
@@ -57,18 +61,26 @@ enum ServerSettings {
     // MARK: Kinds of value
 
     private static func integer(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Int>) -> Setting {
-        Setting(key: key, apply: { configuration, text throws(Reason) in
-            guard let value = Int(text) else { throw Reason(text: "must be a whole number") }
-            configuration[keyPath: path] = value
-        }, show: { String($0[keyPath: path]) })
+        Setting(
+            key: key,
+            apply: { configuration, text throws(Reason) in
+                guard let value = Int(text) else { throw Reason(text: "must be a whole number") }
+                configuration[keyPath: path] = value
+            },
+            show: { String($0[keyPath: path]) }
+        )
     }
 
     /// Seconds, or with `scale` another unit (86 400 for days).
     private static func seconds(_ key: String, _ path: WritableKeyPath<ServerConfiguration, TimeInterval>, scale: Double = 1) -> Setting {
-        Setting(key: key, apply: { configuration, text throws(Reason) in
-            guard let value = Double(text), value.isFinite else { throw Reason(text: "must be a number") }
-            configuration[keyPath: path] = value * scale
-        }, show: { formatted($0[keyPath: path] / scale) })
+        Setting(
+            key: key,
+            apply: { configuration, text throws(Reason) in
+                guard let value = Double(text), value.isFinite else { throw Reason(text: "must be a number") }
+                configuration[keyPath: path] = value * scale
+            },
+            show: { formatted($0[keyPath: path] / scale) }
+        )
     }
 
     private static func text(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String>) -> Setting {
@@ -77,21 +89,30 @@ enum ServerSettings {
 
     /// A comma-separated list; blanks around items and empty items are dropped.
     private static func list(_ key: String, _ path: WritableKeyPath<ServerConfiguration, [String]>) -> Setting {
-        Setting(key: key, apply: { configuration, text throws(Reason) in
-            configuration[keyPath: path] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }, show: { $0[keyPath: path].joined(separator: ",") })
+        Setting(
+            key: key,
+            apply: { configuration, text throws(Reason) in
+                configuration[keyPath: path] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            },
+            show: { $0[keyPath: path].joined(separator: ",") }
+        )
     }
 
     private static func choice<Value: RawRepresentable & CaseIterable>(
-        _ key: String, _ path: WritableKeyPath<ServerConfiguration, Value>
+        _ key: String,
+        _ path: WritableKeyPath<ServerConfiguration, Value>
     ) -> Setting where Value.RawValue == String {
-        Setting(key: key, apply: { configuration, text throws(Reason) in
-            guard let value = Value(rawValue: text.lowercased()) else {
-                let names = Value.allCases.map(\.rawValue)
-                throw Reason(text: "must be " + names.dropLast().joined(separator: ", ") + " or " + (names.last ?? ""))
-            }
-            configuration[keyPath: path] = value
-        }, show: { $0[keyPath: path].rawValue })
+        Setting(
+            key: key,
+            apply: { configuration, text throws(Reason) in
+                guard let value = Value(rawValue: text.lowercased()) else {
+                    let names = Value.allCases.map(\.rawValue)
+                    throw Reason(text: "must be " + names.dropLast().joined(separator: ", ") + " or " + (names.last ?? ""))
+                }
+                configuration[keyPath: path] = value
+            },
+            show: { $0[keyPath: path].rawValue }
+        )
     }
 
     private static func formatted(_ value: Double) -> String {
@@ -103,100 +124,144 @@ enum ServerSettings {
     /// Every setting, in the order `--print-config` shows them.
     static var all: [Setting] {
         [
-        text("host", \.host),
-        integer("port", \.port),
-        Setting(key: "database", secret: true, apply: { configuration, text throws(Reason) in configuration.databasePath = text },
-                show: { redactedDatabaseLocation($0.databasePath) }),
-        Setting(key: "logLevel", apply: { configuration, text throws(Reason) in
-            guard let level = Logger.Level(rawValue: text.lowercased()) else {
-                throw Reason(text: "must be trace, debug, info, notice, warning, error or critical")
-            }
-            configuration.logLevel = level
-        }, show: { $0.logLevel.rawValue }),
-        choice("logFormat", \.logFormat),
-        Setting(key: "metricsPort", apply: { configuration, text throws(Reason) in
-            guard let port = Int(text) else { throw Reason(text: "must be a whole number") }
-            configuration.metricsPort = port
-        }, show: { $0.metricsPort.map(String.init) ?? "off" }),
-        text("metricsHost", \.metricsHost),
-        text("rpId", \.relyingPartyID),
-        integer("bcryptCost", \.bcryptCost),
-        integer("passwordHashingThreads", \.passwordHashingThreads),
-        text("receiptKey", \.receiptKeyPath),
-        text("pinKey", \.pinKeyPath),
-        seconds("accessTokenLifetime", \.accessTokenLifetime),
-        seconds("refreshTokenLifetime", \.refreshTokenLifetime),
-        seconds("loginChallengeLifetime", \.loginChallengeLifetime),
-        seconds("registrationChallengeLifetime", \.registrationChallengeLifetime),
-        seconds("paymentLifetime", \.paymentLifetime),
-        seconds("serviceTokenLifetime", \.serviceTokenLifetime),
-        integer("maxFailedPasswordAttempts", \.maxFailedPasswordAttempts),
-        seconds("accountLockDuration", \.accountLockDuration),
-        integer("maxFailedPaymentAttempts", \.maxFailedPaymentAttempts),
-        integer("maxFailedPinAttempts", \.maxFailedPINAttempts),
-        seconds("pinLockDuration", \.pinLockDuration),
-        integer("signinChallengeLimit", \.signInChallengesPerWindow),
-        integer("signinClientLimit", \.signInChallengesPerClient),
-        integer("serviceTokenRequestLimit", \.serviceTokenRequestsPerClient),
-        seconds("rateLimitWindow", \.rateLimitWindow),
-        list("trustedProxies", \.trustedProxies),
-        integer("maxRequestBodySize", \.maxRequestBodySize),
-        seconds("shutdownTimeout", \.shutdownTimeout),
-        seconds("shutdownDrain", \.shutdownDrain),
-        seconds("retentionInterval", \.retention.interval),
-        seconds("tokenRetentionDays", \.retention.tokens, scale: 86_400),
-        seconds("auditRetentionDays", \.retention.auditEvents, scale: 86_400),
-        seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
-        seconds("webhookRetentionDays", \.retention.webhookEvents, scale: 86_400),
-        seconds("webhookPollInterval", \.webhooks.pollInterval),
-        seconds("webhookTimeout", \.webhooks.timeout),
-        seconds("webhookRetryBase", \.webhooks.retryBase),
-        seconds("webhookRetryWindowHours", \.webhooks.retryWindow, scale: 3600),
-        seconds("webhookRotationOverlapHours", \.webhooks.rotationOverlap, scale: 3600),
-        choice("appAttest", \.appAttest.mode),
-        list("appAttestAppIds", \.appAttest.allowedAppIDs),
-        Setting(key: "appAttestEnvironment", apply: { configuration, text throws(Reason) in
-            switch text.lowercased() {
-            case "production": configuration.appAttest.environments = [.production]
-            case "development": configuration.appAttest.environments = [.development]
-            case "both": configuration.appAttest.environments = [.production, .development]
-            default: throw Reason(text: "must be production, development or both")
-            }
-        }, show: { $0.appAttest.environments.count == 2 ? "both" : $0.appAttest.environments.first == .development ? "development" : "production" }),
-        Setting(key: "console", apply: { configuration, text throws(Reason) in
-            guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
-            configuration.consoleEnabled = value
-        }, show: { String($0.consoleEnabled) }),
-        list("passkeyOrigins", \.passkeys.origins),
-        Setting(key: "passkeyRpId", apply: { configuration, text throws(Reason) in
-            configuration.passkeys.relyingPartyID = text.isEmpty ? nil : text
-        }, show: { $0.passkeys.resolvedRelyingPartyID }),
-        text("passkeyRpName", \.passkeys.relyingPartyName),
-        Setting(key: "passkeyAttestation", apply: { configuration, text throws(Reason) in
-            switch text.lowercased() {
-            case "none": configuration.passkeys.requireTrustedAttestation = false
-            case "require": configuration.passkeys.requireTrustedAttestation = true
-            default: throw Reason(text: "must be none or require")
-            }
-        }, show: { $0.passkeys.requireTrustedAttestation ? "require" : "none" }),
-        Setting(key: "passkeyAttestationRoots", apply: { configuration, text throws(Reason) in
-            do { configuration.passkeys.attestationRoots = try PasskeyPolicy.attestationRoots(parsing: text) } catch let error as ConfigurationError {
-                throw Reason(text: error.message)
-            } catch {
-                throw Reason(text: "could not be read")
-            }
-        }, show: { policy in
-            policy.passkeys.attestationRoots.keys.sorted().map { "\($0)=\(policy.passkeys.attestationRoots[$0]?.count ?? 0) certificates" }
-                .joined(separator: ",")
-        }),
-        Setting(key: "passkeyWeb", apply: { configuration, text throws(Reason) in
-            guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
-            configuration.passkeys.webPageEnabled = value
-        }, show: { String($0.passkeys.webPageEnabled) }),
-        Setting(key: "appAttestAllowPin", apply: { configuration, text throws(Reason) in
-            guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
-            configuration.appAttest.allowsPINPaymentsUnderRequire = value
-        }, show: { String($0.appAttest.allowsPINPaymentsUnderRequire) }),
+            text("host", \.host),
+            integer("port", \.port),
+            Setting(
+                key: "database",
+                secret: true,
+                apply: { configuration, text throws(Reason) in configuration.databasePath = text },
+                show: { redactedDatabaseLocation($0.databasePath) }
+            ),
+            Setting(
+                key: "logLevel",
+                apply: { configuration, text throws(Reason) in
+                    guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                        throw Reason(text: "must be trace, debug, info, notice, warning, error or critical")
+                    }
+                    configuration.logLevel = level
+                },
+                show: { $0.logLevel.rawValue }
+            ),
+            choice("logFormat", \.logFormat),
+            Setting(
+                key: "metricsPort",
+                apply: { configuration, text throws(Reason) in
+                    guard let port = Int(text) else { throw Reason(text: "must be a whole number") }
+                    configuration.metricsPort = port
+                },
+                show: { $0.metricsPort.map(String.init) ?? "off" }
+            ),
+            text("metricsHost", \.metricsHost),
+            text("rpId", \.relyingPartyID),
+            integer("bcryptCost", \.bcryptCost),
+            integer("passwordHashingThreads", \.passwordHashingThreads),
+            text("receiptKey", \.receiptKeyPath),
+            text("pinKey", \.pinKeyPath),
+            seconds("accessTokenLifetime", \.accessTokenLifetime),
+            seconds("refreshTokenLifetime", \.refreshTokenLifetime),
+            seconds("loginChallengeLifetime", \.loginChallengeLifetime),
+            seconds("registrationChallengeLifetime", \.registrationChallengeLifetime),
+            seconds("paymentLifetime", \.paymentLifetime),
+            seconds("serviceTokenLifetime", \.serviceTokenLifetime),
+            integer("maxFailedPasswordAttempts", \.maxFailedPasswordAttempts),
+            seconds("accountLockDuration", \.accountLockDuration),
+            integer("maxFailedPaymentAttempts", \.maxFailedPaymentAttempts),
+            integer("maxFailedPinAttempts", \.maxFailedPINAttempts),
+            seconds("pinLockDuration", \.pinLockDuration),
+            integer("signinChallengeLimit", \.signInChallengesPerWindow),
+            integer("signinClientLimit", \.signInChallengesPerClient),
+            integer("serviceTokenRequestLimit", \.serviceTokenRequestsPerClient),
+            seconds("rateLimitWindow", \.rateLimitWindow),
+            list("trustedProxies", \.trustedProxies),
+            integer("maxRequestBodySize", \.maxRequestBodySize),
+            seconds("shutdownTimeout", \.shutdownTimeout),
+            seconds("shutdownDrain", \.shutdownDrain),
+            seconds("retentionInterval", \.retention.interval),
+            seconds("tokenRetentionDays", \.retention.tokens, scale: 86_400),
+            seconds("auditRetentionDays", \.retention.auditEvents, scale: 86_400),
+            seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
+            seconds("webhookRetentionDays", \.retention.webhookEvents, scale: 86_400),
+            seconds("webhookPollInterval", \.webhooks.pollInterval),
+            seconds("webhookTimeout", \.webhooks.timeout),
+            seconds("webhookRetryBase", \.webhooks.retryBase),
+            seconds("webhookRetryWindowHours", \.webhooks.retryWindow, scale: 3600),
+            seconds("webhookRotationOverlapHours", \.webhooks.rotationOverlap, scale: 3600),
+            choice("appAttest", \.appAttest.mode),
+            list("appAttestAppIds", \.appAttest.allowedAppIDs),
+            Setting(
+                key: "appAttestEnvironment",
+                apply: { configuration, text throws(Reason) in
+                    switch text.lowercased() {
+                    case "production": configuration.appAttest.environments = [.production]
+                    case "development": configuration.appAttest.environments = [.development]
+                    case "both": configuration.appAttest.environments = [.production, .development]
+                    default: throw Reason(text: "must be production, development or both")
+                    }
+                },
+                show: {
+                    $0.appAttest.environments.count == 2 ? "both" : $0.appAttest.environments.first == .development ? "development" : "production"
+                }
+            ),
+            Setting(
+                key: "console",
+                apply: { configuration, text throws(Reason) in
+                    guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
+                    configuration.consoleEnabled = value
+                },
+                show: { String($0.consoleEnabled) }
+            ),
+            list("passkeyOrigins", \.passkeys.origins),
+            Setting(
+                key: "passkeyRpId",
+                apply: { configuration, text throws(Reason) in
+                    configuration.passkeys.relyingPartyID = text.isEmpty ? nil : text
+                },
+                show: { $0.passkeys.resolvedRelyingPartyID }
+            ),
+            text("passkeyRpName", \.passkeys.relyingPartyName),
+            Setting(
+                key: "passkeyAttestation",
+                apply: { configuration, text throws(Reason) in
+                    switch text.lowercased() {
+                    case "none": configuration.passkeys.requireTrustedAttestation = false
+                    case "require": configuration.passkeys.requireTrustedAttestation = true
+                    default: throw Reason(text: "must be none or require")
+                    }
+                },
+                show: { $0.passkeys.requireTrustedAttestation ? "require" : "none" }
+            ),
+            Setting(
+                key: "passkeyAttestationRoots",
+                apply: { configuration, text throws(Reason) in
+                    do { configuration.passkeys.attestationRoots = try PasskeyPolicy.attestationRoots(parsing: text) } catch let error
+                        as ConfigurationError
+                    {
+                        throw Reason(text: error.message)
+                    } catch {
+                        throw Reason(text: "could not be read")
+                    }
+                },
+                show: { policy in
+                    policy.passkeys.attestationRoots.keys.sorted().map { "\($0)=\(policy.passkeys.attestationRoots[$0]?.count ?? 0) certificates" }
+                        .joined(separator: ",")
+                }
+            ),
+            Setting(
+                key: "passkeyWeb",
+                apply: { configuration, text throws(Reason) in
+                    guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
+                    configuration.passkeys.webPageEnabled = value
+                },
+                show: { String($0.passkeys.webPageEnabled) }
+            ),
+            Setting(
+                key: "appAttestAllowPin",
+                apply: { configuration, text throws(Reason) in
+                    guard let value = ["true": true, "false": false][text.lowercased()] else { throw Reason(text: "must be true or false") }
+                    configuration.appAttest.allowsPINPaymentsUnderRequire = value
+                },
+                show: { String($0.appAttest.allowsPINPaymentsUnderRequire) }
+            ),
         ]
     }
 
@@ -206,7 +271,9 @@ enum ServerSettings {
     /// from `--config` or `BIOAUTH_CONFIG`), then the defaults; checked with ``ServerConfiguration/validate()``. Also
     /// says where each value came from.
     static func resolve(
-        flags: [String: String], configFile: String?, environment: [String: String]
+        flags: [String: String],
+        configFile: String?,
+        environment: [String: String]
     ) throws -> (configuration: ServerConfiguration, sources: [String: Source]) {
         var file: [String: String] = [:]
         let path = configFile ?? environment["BIOAUTH_CONFIG"]
@@ -286,7 +353,8 @@ enum ServerSettings {
         let width = all.map(\.key.count).max() ?? 0
         return all.map { setting in
             let value = setting.show(configuration)
-            return "\(setting.key.padding(toLength: width, withPad: " ", startingAt: 0))  \(value.isEmpty ? "-" : value)  (\(sources[setting.key] ?? .defaultValue))"
+            return
+                "\(setting.key.padding(toLength: width, withPad: " ", startingAt: 0))  \(value.isEmpty ? "-" : value)  (\(sources[setting.key] ?? .defaultValue))"
         }.joined(separator: "\n")
     }
 }

@@ -26,8 +26,13 @@ func readPassword(account: String) -> Data? {
 
 func makeEnclaveKey() throws -> Data {
     var error: Unmanaged<CFError>?
-    guard let access = SecAccessControlCreateWithFlags(
-        kCFAllocatorDefault, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, [.privateKeyUsage, .biometryCurrentSet], &error)
+    guard
+        let access = SecAccessControlCreateWithFlags(
+            kCFAllocatorDefault,
+            kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly,
+            [.privateKeyUsage, .biometryCurrentSet],
+            &error
+        )
     else { throw error!.takeRetainedValue() as Error }
     let key = try SecureEnclave.P256.Signing.PrivateKey(accessControl: access)
     return key.publicKey.x963Representation

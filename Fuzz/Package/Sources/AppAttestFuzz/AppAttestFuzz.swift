@@ -1,8 +1,8 @@
 import AppAttestVerification
 import BioAuthCore
-import FuzzDriver
 import Dispatch
 import Foundation
+import FuzzDriver
 
 // libFuzzer entry: the App Attest verifier, on hostile attestations and assertions. The first input byte chooses
 // which (even: attestation, odd: assertion); the rest is the object. The context is a real device's, from
@@ -17,10 +17,13 @@ private let appID = "35MFYY2JY5.co.chiff.attestation-test"
 private let publicKeyHex =
     "0437c404fa2bbf8fbcf4ee7080573d5fa80c4f6cc3a22f7db43af92c394e7cd1c880c95ab422972625e8e673af1bda2b096654e9b602895601f925bb5941c53082"
 private let publicKey = try! DevicePublicKey(
-    x963Representation: Data(stride(from: 0, to: publicKeyHex.count, by: 2).map { offset in
-        let start = publicKeyHex.index(publicKeyHex.startIndex, offsetBy: offset)
-        return UInt8(publicKeyHex[start..<publicKeyHex.index(start, offsetBy: 2)], radix: 16)!
-    }))
+    x963Representation: Data(
+        stride(from: 0, to: publicKeyHex.count, by: 2).map { offset in
+            let start = publicKeyHex.index(publicKeyHex.startIndex, offsetBy: offset)
+            return UInt8(publicKeyHex[start..<publicKeyHex.index(start, offsetBy: 2)], radix: 16)!
+        }
+    )
+)
 /// 2021-04-14T09:55:20Z, when the vector's credential certificate became valid.
 private let verificationTime = Date(timeIntervalSince1970: 1_618_394_120)
 private let verifier = AppAttestVerifier(allowedAppIDs: [appID], environments: [.development, .production])

@@ -1,6 +1,6 @@
 import BioAuthCore
-import FuzzDriver
 import Foundation
+import FuzzDriver
 
 // libFuzzer entry: the signed-payload and canonical-transaction encoders, on any field values. The input is read as
 // fields (a one-byte length, then that many bytes; a missing field is empty). Whatever the fields, the initializer
@@ -47,8 +47,13 @@ public func fuzzEncoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let relyingPartyID = String(decoding: fields.next(), as: UTF8.self)
     let (challenge, keyID, counter, hash) = (Data(fields.next()), Data(fields.next()), fields.uint64(), Data(fields.next()))
     if let payload = try? SignedPayload(
-        purpose: purpose, relyingPartyID: relyingPartyID, challenge: challenge, keyID: keyID, counter: counter, transactionHash: hash)
-    {
+        purpose: purpose,
+        relyingPartyID: relyingPartyID,
+        challenge: challenge,
+        keyID: keyID,
+        counter: counter,
+        transactionHash: hash
+    ) {
         var reader = Canonical(payload.bytes)
         precondition(reader.field() == Array(purpose.rawValue.utf8), "purpose")
         precondition(reader.field() == Array(relyingPartyID.utf8), "relying-party id")
@@ -63,7 +68,11 @@ public func fuzzEncoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let (payeeID, payeeName) = (String(decoding: fields.next(), as: UTF8.self), String(decoding: fields.next(), as: UTF8.self))
     if let currency = Currency(code: code),
         let transaction = try? CanonicalTransaction(
-            paymentID: paymentID, amount: Money(minorUnits: minor, currency: currency), payeeID: payeeID, payeeName: payeeName)
+            paymentID: paymentID,
+            amount: Money(minorUnits: minor, currency: currency),
+            payeeID: payeeID,
+            payeeName: payeeName
+        )
     {
         var reader = Canonical(transaction.bytes)
         precondition(reader.field() == Array("transaction".utf8), "kind")

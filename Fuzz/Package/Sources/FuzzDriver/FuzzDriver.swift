@@ -3,7 +3,8 @@ public typealias FuzzTarget = @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
 
 @_silgen_name("LLVMFuzzerRunDriver")
 private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
     _ callback: FuzzTarget
 ) -> CInt
 

@@ -39,14 +39,34 @@ public enum AttestationStatementVerifier {
     /// Verifies `statement` of `format` over the authenticator data `authData` and `clientDataHash`. `time` is when
     /// the statement is judged (only `android-safetynet` carries a timestamp). An unknown format is refused before
     /// anything else is read.
-    public static func verify(format: String, statement: CBOR, authData: Data, clientDataHash: Data, at time: Date) throws(WebAuthnError)
+    public static func verify(
+        format: String,
+        statement: CBOR,
+        authData: Data,
+        clientDataHash: Data,
+        at time: Date
+    ) throws(WebAuthnError)
         -> VerifiedAttestation
     {
-        guard formats.contains(format) else { throw WebAuthnError(.passkeyAttestationFormat, "attestation format \(format.prefix(40)) is not supported") }
-        return try verify(format: format, statement: statement, authData: try WebAuthnAuthenticatorData(authData), clientDataHash: clientDataHash, at: time)
+        guard formats.contains(format) else {
+            throw WebAuthnError(.passkeyAttestationFormat, "attestation format \(format.prefix(40)) is not supported")
+        }
+        return try verify(
+            format: format,
+            statement: statement,
+            authData: try WebAuthnAuthenticatorData(authData),
+            clientDataHash: clientDataHash,
+            at: time
+        )
     }
 
-    static func verify(format: String, statement: CBOR, authData: WebAuthnAuthenticatorData, clientDataHash: Data, at time: Date)
+    static func verify(
+        format: String,
+        statement: CBOR,
+        authData: WebAuthnAuthenticatorData,
+        clientDataHash: Data,
+        at time: Date
+    )
         throws(WebAuthnError) -> VerifiedAttestation
     {
         guard case .map(let pairs) = statement else { throw .attestation("attStmt is not a map") }
@@ -77,14 +97,20 @@ public enum AttestationStatementVerifier {
     // MARK: Formats
 
     /// §8.2 Packed: self attestation with the credential key, or basic attestation with `x5c`.
-    static func packed(_ statement: CBOR, credential: WebAuthnAuthenticatorData.AttestedCredential, signed: Data) throws(WebAuthnError) -> VerifiedAttestation {
+    static func packed(
+        _ statement: CBOR,
+        credential: WebAuthnAuthenticatorData.AttestedCredential,
+        signed: Data
+    ) throws(WebAuthnError) -> VerifiedAttestation {
         guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue else {
             throw .attestation("packed needs alg and sig")
         }
         guard let x5c = statement["x5c"] else {
             // Self attestation: alg is the credential's, and the credential key signed.
             guard alg == credential.publicKey.algorithm.rawValue else { throw .attestation("self attestation's alg is not the credential's") }
-            guard credential.publicKey.isValidSignature(signature, for: signed) else { throw .attestation("the self attestation signature does not verify") }
+            guard credential.publicKey.isValidSignature(signature, for: signed) else {
+                throw .attestation("the self attestation signature does not verify")
+            }
             return VerifiedAttestation(format: "packed", type: .self, chain: [])
         }
         if let algorithm = COSEAlgorithm(rawValue: alg), algorithm.isMLDSA {
@@ -107,7 +133,10 @@ public enum AttestationStatementVerifier {
     /// §8.2.1: version 3; subject C, O, OU "Authenticator Attestation", CN; not a CA; the aaguid extension, when
     /// present, equals the authenticator data's.
     static func checkPackedCertificate(
-        version3: Bool, subject name: DistinguishedName, extensions: Certificate.Extensions, credential: WebAuthnAuthenticatorData.AttestedCredential
+        version3: Bool,
+        subject name: DistinguishedName,
+        extensions: Certificate.Extensions,
+        credential: WebAuthnAuthenticatorData.AttestedCredential
     ) throws(WebAuthnError) {
         guard version3 else { throw .attestation("the attestation certificate is not version 3") }
         let subject = attributes(of: name)
@@ -121,7 +150,12 @@ public enum AttestationStatementVerifier {
 
     /// §8.6 FIDO U2F: one P-256 certificate; the signature covers 0x00 ‖ rpIdHash ‖ clientDataHash ‖ credentialId ‖
     /// the credential's uncompressed point.
-    static func fidoU2F(_ statement: CBOR, authData: WebAuthnAuthenticatorData, credential: WebAuthnAuthenticatorData.AttestedCredential, clientDataHash: Data)
+    static func fidoU2F(
+        _ statement: CBOR,
+        authData: WebAuthnAuthenticatorData,
+        credential: WebAuthnAuthenticatorData.AttestedCredential,
+        clientDataHash: Data
+    )
         throws(WebAuthnError) -> VerifiedAttestation
     {
         guard let x5c = statement["x5c"], let signature = statement["sig"]?.bytesValue else { throw .attestation("fido-u2f needs x5c and sig") }
@@ -143,7 +177,11 @@ public enum AttestationStatementVerifier {
 
     /// §8.8 Apple anonymous: the credential certificate carries SHA-256(authData ‖ clientDataHash) as a nonce and
     /// certifies the credential key.
-    static func apple(_ statement: CBOR, credential: WebAuthnAuthenticatorData.AttestedCredential, signed: Data) throws(WebAuthnError) -> VerifiedAttestation {
+    static func apple(
+        _ statement: CBOR,
+        credential: WebAuthnAuthenticatorData.AttestedCredential,
+        signed: Data
+    ) throws(WebAuthnError) -> VerifiedAttestation {
         guard let x5c = statement["x5c"] else { throw .attestation("apple needs x5c") }
         let chain = try certificates(x5c)
         let nonce = Data(SHA256.hash(data: signed))
@@ -159,7 +197,12 @@ public enum AttestationStatementVerifier {
 
     /// §8.4 Android Key: the credential certificate certifies the credential key, and its key description says the
     /// key was generated in the keystore for this challenge, for signing, and not for all applications.
-    static func androidKey(_ statement: CBOR, credential: WebAuthnAuthenticatorData.AttestedCredential, signed: Data, clientDataHash: Data)
+    static func androidKey(
+        _ statement: CBOR,
+        credential: WebAuthnAuthenticatorData.AttestedCredential,
+        signed: Data,
+        clientDataHash: Data
+    )
         throws(WebAuthnError) -> VerifiedAttestation
     {
         guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"] else {
@@ -228,7 +271,8 @@ public enum AttestationStatementVerifier {
         let chain = try certificates(.array(x5c.map { .bytes(Data(base64Encoded: $0) ?? Data()) }))
         let names = chain[0].subject.flatMap { $0 }.filter { $0.type == .RDNAttributeType.commonName }.map { String(describing: $0.value) }
         guard names.contains("attest.android.com") else { throw .attestation("the SafetyNet certificate is not for attest.android.com") }
-        guard chain[0].publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8), signatureAlgorithm: .sha256WithRSAEncryption) else {
+        guard chain[0].publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8), signatureAlgorithm: .sha256WithRSAEncryption)
+        else {
             throw .attestation("the SafetyNet JWS signature does not verify")
         }
         guard payload["nonce"] as? String == Data(SHA256.hash(data: signed)).base64EncodedString() else {
@@ -275,7 +319,9 @@ public enum AttestationStatementVerifier {
 
     /// Verifies an attestation signature made with the certificate's key.
     static func verify(_ signature: Data, over data: Data, alg: Int, with certificate: Certificate) throws(WebAuthnError) {
-        guard let algorithm = signatureAlgorithm(alg) else { throw WebAuthnError(.passkeyUnsupportedAlgorithm, "attestation algorithm \(alg) is not supported") }
+        guard let algorithm = signatureAlgorithm(alg) else {
+            throw WebAuthnError(.passkeyUnsupportedAlgorithm, "attestation algorithm \(alg) is not supported")
+        }
         guard certificate.publicKey.isValidSignature(signature, for: data, signatureAlgorithm: algorithm) else {
             throw .attestation("the attestation signature does not verify with the certificate's key")
         }
@@ -317,7 +363,10 @@ public enum AttestationStatementVerifier {
     private static let aaguidExtension: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4]
 
     /// id-fido-gen-ce-aaguid, when present and not critical, holds the authenticator data's aaguid (an OCTET STRING).
-    static func checkAAGUIDExtension(_ extensions: Certificate.Extensions, credential: WebAuthnAuthenticatorData.AttestedCredential) throws(WebAuthnError) {
+    static func checkAAGUIDExtension(
+        _ extensions: Certificate.Extensions,
+        credential: WebAuthnAuthenticatorData.AttestedCredential
+    ) throws(WebAuthnError) {
         guard let ext = extensions[oid: aaguidExtension] else { return }
         guard !ext.critical, Data(ext.value) == Data([0x04, 0x10]) + credential.aaguid else {
             throw .attestation("the certificate's aaguid extension does not match the authenticator data")

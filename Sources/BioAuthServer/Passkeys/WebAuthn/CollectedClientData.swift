@@ -43,8 +43,12 @@ struct CollectedClientData {
 
     /// The checks WebAuthn §7.1 steps 7–11 and §7.2 steps 10–14 make on collected client data.
     func verify(type expectedType: String, challenge expectedChallenge: Data, origins: [String]) throws(WebAuthnError) {
-        guard type == expectedType else { throw WebAuthnError(.passkeyTypeMismatch, "clientDataJSON.type is \(type.prefix(32)), not \(expectedType)") }
-        guard !challenge.isEmpty, Validation.constantTimeEqual(challenge, expectedChallenge) else { throw WebAuthnError(.passkeyChallengeMismatch, "clientDataJSON.challenge is not the challenge issued") }
+        guard type == expectedType else {
+            throw WebAuthnError(.passkeyTypeMismatch, "clientDataJSON.type is \(type.prefix(32)), not \(expectedType)")
+        }
+        guard !challenge.isEmpty, Validation.constantTimeEqual(challenge, expectedChallenge) else {
+            throw WebAuthnError(.passkeyChallengeMismatch, "clientDataJSON.challenge is not the challenge issued")
+        }
         guard origins.contains(origin) else { throw WebAuthnError(.passkeyOriginMismatch, "origin \(origin.prefix(100)) is not configured") }
         // BioAuth's pages are never framed by another site, so a cross-origin ceremony is refused.
         guard !crossOrigin, topOrigin == nil || topOrigin == origin else {

@@ -40,7 +40,8 @@ struct MLDSAAttestationCertificate {
                 throw WebAuthnError.attestation("the subject public key info is malformed")
             }
             let spkiValues = Array(spki)
-            guard case .constructed(let algorithmIdentifier) = spkiValues[0].content, let oidNode = algorithmIdentifier.first(where: { _ in true }) else {
+            guard case .constructed(let algorithmIdentifier) = spkiValues[0].content, let oidNode = algorithmIdentifier.first(where: { _ in true })
+            else {
                 throw WebAuthnError.attestation("the key's algorithm identifier is malformed")
             }
             guard let algorithm = Self.algorithms[try ASN1ObjectIdentifier(derEncoded: oidNode)] else {

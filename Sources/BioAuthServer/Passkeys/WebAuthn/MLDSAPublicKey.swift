@@ -92,8 +92,14 @@ struct MLDSAPublicKey: Sendable {
         return signature.withUnsafeBytes { (signatureBytes: UnsafeRawBufferPointer) in
             data.withUnsafeBytes { (dataBytes: UnsafeRawBufferPointer) in
                 CCryptoBoringSSL_MLDSA44_verify(
-                    &key, signatureBytes.bindMemory(to: UInt8.self).baseAddress, signatureBytes.count,
-                    dataBytes.bindMemory(to: UInt8.self).baseAddress, dataBytes.count, nil, 0) == 1
+                    &key,
+                    signatureBytes.bindMemory(to: UInt8.self).baseAddress,
+                    signatureBytes.count,
+                    dataBytes.bindMemory(to: UInt8.self).baseAddress,
+                    dataBytes.count,
+                    nil,
+                    0
+                ) == 1
             }
         }
     }

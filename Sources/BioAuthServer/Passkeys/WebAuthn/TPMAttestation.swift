@@ -9,7 +9,11 @@ import X509
 enum TPMAttestation {
     private static let aikCertificateUsage = ExtendedKeyUsage.Usage(oid: [2, 23, 133, 8, 3])
 
-    static func verify(_ statement: CBOR, credential: WebAuthnAuthenticatorData.AttestedCredential, signed: Data) throws(WebAuthnError) -> VerifiedAttestation {
+    static func verify(
+        _ statement: CBOR,
+        credential: WebAuthnAuthenticatorData.AttestedCredential,
+        signed: Data
+    ) throws(WebAuthnError) -> VerifiedAttestation {
         // ver must be "2.0" when present; some Windows Hello statements omit it, and it protects nothing.
         if let version = statement["ver"], version.textValue != "2.0" { throw .attestation("tpm's ver is not 2.0") }
         guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"],
@@ -31,7 +35,9 @@ enum TPMAttestation {
         let name = try reader.sized()
         _ = try reader.sized()  // qualifiedName
         guard reader.atEnd else { throw .attestation("certInfo has bytes left over") }
-        guard let expected = digest(signed, cose: alg), extraData == expected else { throw .attestation("certInfo.extraData is not the hash of the signed data") }
+        guard let expected = digest(signed, cose: alg), extraData == expected else {
+            throw .attestation("certInfo.extraData is not the hash of the signed data")
+        }
         guard name.count >= 2, let nameDigest = digest(pubArea, tpm: UInt16(name[name.startIndex]) << 8 | UInt16(name[name.startIndex + 1])),
             name.dropFirst(2) == nameDigest
         else { throw .attestation("certInfo does not name pubArea") }

@@ -41,8 +41,11 @@ struct WebAuthnAuthenticatorData {
             }
             let publicKey = try COSEKey(item)
             attested = AttestedCredential(
-                aaguid: credential.aaguid, credentialID: credential.credentialID,
-                publicKeyCBOR: Data(bytes[position..<position + used]), publicKey: publicKey)
+                aaguid: credential.aaguid,
+                credentialID: credential.credentialID,
+                publicKeyCBOR: Data(bytes[position..<position + used]),
+                publicKey: publicKey
+            )
             position += used
         } else {
             attested = nil

@@ -95,8 +95,12 @@ public struct WebAuthnRelyingParty: Sendable {
     public var requireUserPresence: Bool
 
     public init(
-        rpID: String, origins: [String], algorithms: [COSEAlgorithm] = COSEAlgorithm.credentialDefaults,
-        attestationPolicy: PasskeyAttestationPolicy = .acceptAny, requireUserVerification: Bool = true, requireUserPresence: Bool = true
+        rpID: String,
+        origins: [String],
+        algorithms: [COSEAlgorithm] = COSEAlgorithm.credentialDefaults,
+        attestationPolicy: PasskeyAttestationPolicy = .acceptAny,
+        requireUserVerification: Bool = true,
+        requireUserPresence: Bool = true
     ) {
         self.rpID = rpID
         self.origins = origins
@@ -112,7 +116,12 @@ public struct WebAuthnRelyingParty: Sendable {
 
     /// §7.1: verifies a registration whose `clientDataJSON` and `attestationObject` the browser returned for
     /// `challenge`, judged at `time`.
-    public func verifyRegistration(clientDataJSON: Data, attestationObject: Data, challenge: Data, at time: Date) async throws(WebAuthnError)
+    public func verifyRegistration(
+        clientDataJSON: Data,
+        attestationObject: Data,
+        challenge: Data,
+        at time: Date
+    ) async throws(WebAuthnError)
         -> VerifiedRegistration
     {
         // Steps 5–11: the client data.
@@ -139,21 +148,41 @@ public struct WebAuthnRelyingParty: Sendable {
             throw WebAuthnError(.passkeyUnsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm.rawValue) was not offered")
         }
         // Steps 22–23: the statement of a known format verifies.
-        let attestation = try AttestationStatementVerifier.verify(format: format, statement: statement, authData: authData, clientDataHash: clientDataHash, at: time)
+        let attestation = try AttestationStatementVerifier.verify(
+            format: format,
+            statement: statement,
+            authData: authData,
+            clientDataHash: clientDataHash,
+            at: time
+        )
         // Steps 24–25: the trust policy.
         let trusted = await isTrusted(attestation, at: time)
         if attestationPolicy.requireTrustedAttestation && !trusted {
             throw WebAuthnError(.passkeyAttestationUntrusted, "the \(format) attestation does not lead to a trusted root")
         }
         return VerifiedRegistration(
-            credentialID: credential.credentialID, publicKey: credential.publicKeyCBOR, algorithm: credential.publicKey.algorithm,
-            signCount: authData.signCount, aaguid: credential.aaguid.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }, backupEligible: authData.backupEligible,
-            backedUp: authData.backedUp, userVerified: authData.userVerified, attestation: attestation, attestationTrusted: trusted)
+            credentialID: credential.credentialID,
+            publicKey: credential.publicKeyCBOR,
+            algorithm: credential.publicKey.algorithm,
+            signCount: authData.signCount,
+            aaguid: credential.aaguid.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) },
+            backupEligible: authData.backupEligible,
+            backedUp: authData.backedUp,
+            userVerified: authData.userVerified,
+            attestation: attestation,
+            attestationTrusted: trusted
+        )
     }
 
     /// §7.2: verifies an assertion for `stored` (the credential the caller looked up by its id and checked
     /// belongs to the user), made over `challenge`.
-    public func verifyAuthentication(clientDataJSON: Data, authenticatorData: Data, signature: Data, challenge: Data, stored: StoredPasskeyCredential)
+    public func verifyAuthentication(
+        clientDataJSON: Data,
+        authenticatorData: Data,
+        signature: Data,
+        challenge: Data,
+        stored: StoredPasskeyCredential
+    )
         throws(WebAuthnError) -> VerifiedAssertion
     {
         let key = try COSEKey(cbor: stored.publicKey)
@@ -169,7 +198,9 @@ public struct WebAuthnRelyingParty: Sendable {
         }
         // Steps 20–21: the signature over authenticatorData ‖ SHA-256(clientDataJSON).
         let signed = authenticatorData + Data(SHA256.hash(data: clientDataJSON))
-        guard key.isValidSignature(signature, for: signed) else { throw WebAuthnError(.passkeyInvalidSignature, "the assertion signature does not verify") }
+        guard key.isValidSignature(signature, for: signed) else {
+            throw WebAuthnError(.passkeyInvalidSignature, "the assertion signature does not verify")
+        }
         // Step 22: a counter in use must grow; synced passkeys keep 0.
         if authData.signCount != 0 || stored.signCount != 0 {
             guard authData.signCount > stored.signCount else {

@@ -47,8 +47,14 @@ struct AccountsTable: Table {
         try await db.insert(into: "accounts")
             .columns("id", "username", "password_hash", "failed_password_attempts", "locked_until", "created_at", "password_changed_at")
             .values(
-                SQLBind(account.id), SQLBind(account.username), SQLBind(passwordHash), SQLBind(0), SQLBind(Int64?.none),
-                SQLBind(account.createdAt.millisecondsSince1970), SQLBind(account.createdAt.millisecondsSince1970))
+                SQLBind(account.id),
+                SQLBind(account.username),
+                SQLBind(passwordHash),
+                SQLBind(0),
+                SQLBind(Int64?.none),
+                SQLBind(account.createdAt.millisecondsSince1970),
+                SQLBind(account.createdAt.millisecondsSince1970)
+            )
             .run()
     }
 
@@ -64,13 +70,16 @@ struct AccountsTable: Table {
 
     /// The account with this id or username, for support.
     func find(idOrUsername query: String) async throws -> Summary? {
-        guard let row = try await db.select().columns("id", "username", "created_at", "locked_until").from("accounts")
-            .where("id", .equal, query).orWhere("username", .equal, query).first()
+        guard
+            let row = try await db.select().columns("id", "username", "created_at", "locked_until").from("accounts")
+                .where("id", .equal, query).orWhere("username", .equal, query).first()
         else { return nil }
         return Summary(
-            id: try row.decode(column: "id", as: String.self), username: try row.decode(column: "username", as: String.self),
+            id: try row.decode(column: "id", as: String.self),
+            username: try row.decode(column: "username", as: String.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)))
+            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self))
+        )
     }
 
     /// The usernames of the accounts `ids`, by id.
@@ -106,8 +115,10 @@ struct AccountsTable: Table {
 
     /// Until when password sign-in of the account is locked, if a lock was ever set (it may have passed).
     func lockedUntil(_ id: String) async throws -> Date? {
-        Date(storedMilliseconds: try await db.select().column("locked_until").from("accounts").where("id", .equal, id).first()?
-            .decode(column: "locked_until", as: Int64?.self))
+        Date(
+            storedMilliseconds: try await db.select().column("locked_until").from("accounts").where("id", .equal, id).first()?
+                .decode(column: "locked_until", as: Int64?.self)
+        )
     }
 
     /// The account's passkey user handle, once made.
@@ -131,6 +142,7 @@ struct AccountsTable: Table {
             id: try row.decode(column: "id", as: String.self),
             passwordHash: try row.decode(column: "password_hash", as: String.self),
             failedAttempts: try row.decode(column: "failed_password_attempts", as: Int.self),
-            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)))
+            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self))
+        )
     }
 }

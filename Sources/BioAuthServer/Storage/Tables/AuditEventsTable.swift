@@ -15,15 +15,40 @@ struct AuditEventsTable: Table {
         let insert = db.isPostgres ? Self.insertPostgres : Self.insertSQLite
         try await db.run(
             insert(
-                event.id, event.occurredAt.millisecondsSince1970, event.kind, event.succeeded ? "success" : "failure", event.accountID, event.deviceID,
-                event.sessionID, event.code, clientID, event.operatorID, event.reason, event.passkeyID))
+                event.id,
+                event.occurredAt.millisecondsSince1970,
+                event.kind,
+                event.succeeded ? "success" : "failure",
+                event.accountID,
+                event.deviceID,
+                event.sessionID,
+                event.code,
+                clientID,
+                event.operatorID,
+                event.reason,
+                event.passkeyID
+            )
+        )
     }
 
     /// A page of the account's events, newest first: at most `limit`, older than `before` when given, and the cursor of
     /// the next page when there may be one.
     func page(account: String, limit: Int, before: AuditCursor?) async throws -> (events: [AuditEvent], next: AuditCursor?) {
         var query = db.select()
-            .columns("id", "occurred_at", "sequence", "kind", "outcome", "account_id", "device_id", "session_id", "code", "operator_id", "reason", "passkey_id")
+            .columns(
+                "id",
+                "occurred_at",
+                "sequence",
+                "kind",
+                "outcome",
+                "account_id",
+                "device_id",
+                "session_id",
+                "code",
+                "operator_id",
+                "reason",
+                "passkey_id"
+            )
             .from("audit_events")
             .where("account_id", .equal, account)
         if let before {
@@ -46,11 +71,14 @@ struct AuditEventsTable: Table {
                 code: try row.decode(column: "code", as: String?.self),
                 operatorID: try row.decode(column: "operator_id", as: String?.self),
                 reason: try row.decode(column: "reason", as: String?.self),
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self))
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
+            )
         }
         guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
         let next = AuditCursor(
-            occurredAt: try last.decode(column: "occurred_at", as: Int64.self), sequence: try last.decode(column: "sequence", as: Int64.self))
+            occurredAt: try last.decode(column: "occurred_at", as: Int64.self),
+            sequence: try last.decode(column: "sequence", as: Int64.self)
+        )
         return (events, next)
     }
 
@@ -85,16 +113,31 @@ struct AuditEventsTable: Table {
         """
         INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
         VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """)
+        """
+    )
     static let insertPostgres = FixedSQL(
         """
         INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
         VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """)
+        """
+    )
 
     /// Run on every sign-in and payment (SQLite's form; PostgreSQL's takes a sequence): `QueryPlanTests` checks that its
     /// `MAX(sequence)` reads the sequence index, not the table.
     static let hotStatements: [FixedStatement] = [
-        insertSQLite("e", Int64(1), "biometric_sign_in", "success", "a", "d", "s", nil as String?, nil as String?, nil as String?, nil as String?, nil as String?)
+        insertSQLite(
+            "e",
+            Int64(1),
+            "biometric_sign_in",
+            "success",
+            "a",
+            "d",
+            "s",
+            nil as String?,
+            nil as String?,
+            nil as String?,
+            nil as String?,
+            nil as String?
+        )
     ]
 }

@@ -32,8 +32,17 @@ struct ChallengesTable: Table {
     func insert(_ challenge: IssuedChallenge, binding: ChallengeBinding, at: Int64) async throws {
         try await db.run(
             Self.insertChallenge(
-                challenge.id, binding.purpose.rawValue, Base64URL.encode(challenge.challenge), binding.account, binding.session, binding.device,
-                binding.payment, at, challenge.expiresAt.millisecondsSince1970))
+                challenge.id,
+                binding.purpose.rawValue,
+                Base64URL.encode(challenge.challenge),
+                binding.account,
+                binding.session,
+                binding.device,
+                binding.payment,
+                at,
+                challenge.expiresAt.millisecondsSince1970
+            )
+        )
     }
 
     /// The device-key challenge `id`.
@@ -42,11 +51,15 @@ struct ChallengesTable: Table {
         return Stored(
             purpose: try row.decode(column: "purpose", as: String.self),
             challenge: Base64URL.decode(try row.decode(column: "challenge", as: String.self)),
-            accountID: try row.decode(column: "account_id", as: String.self), sessionID: try row.decode(column: "session_id", as: String?.self),
-            deviceID: try row.decode(column: "device_id", as: String?.self), paymentID: try row.decode(column: "payment_id", as: String?.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            sessionID: try row.decode(column: "session_id", as: String?.self),
+            deviceID: try row.decode(column: "device_id", as: String?.self),
+            paymentID: try row.decode(column: "payment_id", as: String?.self),
             use: ChallengeUse(
                 consumed: try row.decode(column: "consumed_at", as: Int64?.self) != nil,
-                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))))
+                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))
+            )
+        )
     }
 
     /// Marks the device-key challenge used at `at`, if it was not.
@@ -71,23 +84,34 @@ struct ChallengesTable: Table {
         try await db.insert(into: "passkey_challenges")
             .columns("id", "ceremony", "challenge", "account_id", "session_id", "created_at", "expires_at", "consumed_at")
             .values(
-                SQLBind(id), SQLBind(ceremony), SQLBind(Base64URL.encode(challenge)), SQLBind(account), SQLBind(session), SQLBind(at),
-                SQLBind(expiresAt), SQLBind(Int64?.none))
+                SQLBind(id),
+                SQLBind(ceremony),
+                SQLBind(Base64URL.encode(challenge)),
+                SQLBind(account),
+                SQLBind(session),
+                SQLBind(at),
+                SQLBind(expiresAt),
+                SQLBind(Int64?.none)
+            )
             .run()
     }
 
     /// The passkey ceremony challenge `id`.
     func findPasskey(_ id: String) async throws -> StoredPasskey? {
-        guard let row = try await db.select().columns("ceremony", "challenge", "account_id", "session_id", "expires_at", "consumed_at")
-            .from("passkey_challenges").where("id", .equal, id).first()
+        guard
+            let row = try await db.select().columns("ceremony", "challenge", "account_id", "session_id", "expires_at", "consumed_at")
+                .from("passkey_challenges").where("id", .equal, id).first()
         else { return nil }
         return StoredPasskey(
             ceremony: try row.decode(column: "ceremony", as: String.self),
             challenge: Base64URL.decode(try row.decode(column: "challenge", as: String.self)),
-            accountID: try row.decode(column: "account_id", as: String?.self), sessionID: try row.decode(column: "session_id", as: String?.self),
+            accountID: try row.decode(column: "account_id", as: String?.self),
+            sessionID: try row.decode(column: "session_id", as: String?.self),
             use: ChallengeUse(
                 consumed: try row.decode(column: "consumed_at", as: Int64?.self) != nil,
-                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))))
+                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))
+            )
+        )
     }
 
     /// Marks the passkey challenge used at `at`; false when it was used already (by a concurrent request).
@@ -101,9 +125,11 @@ struct ChallengesTable: Table {
         """
         INSERT INTO challenges (id, purpose, challenge, account_id, session_id, device_id, payment_id, created_at, expires_at, consumed_at) \
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-        """)
+        """
+    )
     static let byID = FixedSQL(
-        "SELECT purpose, challenge, account_id, session_id, device_id, payment_id, expires_at, consumed_at FROM challenges WHERE id = ? LIMIT 1")
+        "SELECT purpose, challenge, account_id, session_id, device_id, payment_id, expires_at, consumed_at FROM challenges WHERE id = ? LIMIT 1"
+    )
     static let consume = FixedSQL("UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL")
 
     /// Run on every sign-in and payment: `QueryPlanTests` checks each finds its row through an index.

@@ -47,14 +47,33 @@ struct DevicesTable: Table {
     func insert(_ device: DeviceInfo) async throws {
         try await db.insert(into: "devices")
             .columns(
-                "id", "account_id", "key_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at",
-                "last_used_at", "revoked_at"
+                "id",
+                "account_id",
+                "key_id",
+                "public_key",
+                "biometry_kind",
+                "name",
+                "installation_id",
+                "counter",
+                "attestation",
+                "created_at",
+                "last_used_at",
+                "revoked_at"
             )
             .values(
-                SQLBind(device.id), SQLBind(device.accountID), SQLBind(Base64URL.encode(device.publicKey.keyID)),
-                SQLBind(Base64URL.encode(device.publicKey.x963Representation)), SQLBind(device.biometryKind.rawValue),
-                SQLBind(device.name), SQLBind(device.installationID), SQLBind(device.counter), SQLBind(device.attestation),
-                SQLBind(device.createdAt.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
+                SQLBind(device.id),
+                SQLBind(device.accountID),
+                SQLBind(Base64URL.encode(device.publicKey.keyID)),
+                SQLBind(Base64URL.encode(device.publicKey.x963Representation)),
+                SQLBind(device.biometryKind.rawValue),
+                SQLBind(device.name),
+                SQLBind(device.installationID),
+                SQLBind(device.counter),
+                SQLBind(device.attestation),
+                SQLBind(device.createdAt.millisecondsSince1970),
+                SQLBind(Int64?.none),
+                SQLBind(Int64?.none)
+            )
             .run()
     }
 
@@ -81,14 +100,16 @@ struct DevicesTable: Table {
         return DeviceInfo(
             id: try row.decode(column: "id", as: String.self),
             accountID: try row.decode(column: "account_id", as: String.self),
-            publicKey: publicKey, biometryKind: kind,
+            publicKey: publicKey,
+            biometryKind: kind,
             name: try row.decode(column: "name", as: String.self),
             installationID: try row.decode(column: "installation_id", as: String.self),
             counter: try row.decode(column: "counter", as: Int64.self),
             attestation: try row.decode(column: "attestation", as: String.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             lastUsedAt: Date(storedMilliseconds: try row.decode(column: "last_used_at", as: Int64?.self)),
-            revokedAt: Date(storedMilliseconds: try row.decode(column: "revoked_at", as: Int64?.self)))
+            revokedAt: Date(storedMilliseconds: try row.decode(column: "revoked_at", as: Int64?.self))
+        )
     }
 
     /// The device of a key id, on every sign-in and payment.
@@ -121,19 +142,29 @@ struct AppAttestKeysTable: Table {
         try await db.insert(into: "app_attest_keys")
             .columns("device_id", "key_id", "public_key", "app_id", "environment", "counter", "receipt", "created_at")
             .values(
-                SQLBind(device), SQLBind(Base64URL.encode(key.keyID)), SQLBind(Base64URL.encode(key.publicKey.x963Representation)),
-                SQLBind(key.appID), SQLBind(key.environment.rawValue), SQLBind(Int64(0)), SQLBind(Base64URL.encode(key.receipt)), SQLBind(at))
+                SQLBind(device),
+                SQLBind(Base64URL.encode(key.keyID)),
+                SQLBind(Base64URL.encode(key.publicKey.x963Representation)),
+                SQLBind(key.appID),
+                SQLBind(key.environment.rawValue),
+                SQLBind(Int64(0)),
+                SQLBind(Base64URL.encode(key.receipt)),
+                SQLBind(at)
+            )
             .run()
     }
 
     /// The device's attested key, if it has one.
     func find(device: String) async throws -> Stored? {
-        guard let row = try await db.select().columns("public_key", "app_id", "counter").from("app_attest_keys")
-            .where("device_id", .equal, device).first()
+        guard
+            let row = try await db.select().columns("public_key", "app_id", "counter").from("app_attest_keys")
+                .where("device_id", .equal, device).first()
         else { return nil }
         return Stored(
-            publicKey: Base64URL.decode(try row.decode(column: "public_key", as: String.self)), appID: try row.decode(column: "app_id", as: String.self),
-            counter: try row.decode(column: "counter", as: Int64.self))
+            publicKey: Base64URL.decode(try row.decode(column: "public_key", as: String.self)),
+            appID: try row.decode(column: "app_id", as: String.self),
+            counter: try row.decode(column: "counter", as: Int64.self)
+        )
     }
 
     /// Moves the key's counter to `counter` if it is still below it; false when another request got there first.

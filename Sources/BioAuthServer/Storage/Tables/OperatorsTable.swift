@@ -29,13 +29,33 @@ struct OperatorsTable: Table {
     func insert(_ new: Operators.NewOperator, createdBy: String?) async throws {
         try await db.insert(into: "operators")
             .columns(
-                "id", "name", "role", "password_hash", "totp_secret", "totp_pending_secret", "totp_last_step", "failed_attempts", "locked_until",
-                "created_at", "created_by", "disabled_at"
+                "id",
+                "name",
+                "role",
+                "password_hash",
+                "totp_secret",
+                "totp_pending_secret",
+                "totp_last_step",
+                "failed_attempts",
+                "locked_until",
+                "created_at",
+                "created_by",
+                "disabled_at"
             )
             .values(
-                SQLBind(new.id), SQLBind(new.name), SQLBind(new.role.rawValue), SQLBind(new.hash), SQLBind(String?.none), SQLBind(String?.none),
-                SQLBind(Int64?.none), SQLBind(0), SQLBind(Int64?.none), SQLBind(new.createdAt.millisecondsSince1970), SQLBind(createdBy),
-                SQLBind(Int64?.none))
+                SQLBind(new.id),
+                SQLBind(new.name),
+                SQLBind(new.role.rawValue),
+                SQLBind(new.hash),
+                SQLBind(String?.none),
+                SQLBind(String?.none),
+                SQLBind(Int64?.none),
+                SQLBind(0),
+                SQLBind(Int64?.none),
+                SQLBind(new.createdAt.millisecondsSince1970),
+                SQLBind(createdBy),
+                SQLBind(Int64?.none)
+            )
             .run()
     }
 
@@ -46,14 +66,18 @@ struct OperatorsTable: Table {
 
     /// The operator `name` with their credentials, enabled or not.
     func credentials(name: String) async throws -> Credentials? {
-        guard let row = try await db.raw(
-            "SELECT \(unsafeRaw: Self.columns), password_hash, totp_secret, totp_pending_secret, totp_last_step FROM operators WHERE name = \(bind: name)"
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                "SELECT \(unsafeRaw: Self.columns), password_hash, totp_secret, totp_pending_secret, totp_last_step FROM operators WHERE name = \(bind: name)"
+            ).first()
+        else { return nil }
         return Credentials(
-            operator: try Self.operator(row), passwordHash: try row.decode(column: "password_hash", as: String.self),
+            operator: try Self.operator(row),
+            passwordHash: try row.decode(column: "password_hash", as: String.self),
             totpSecret: try row.decode(column: "totp_secret", as: String?.self),
             pendingTOTPSecret: try row.decode(column: "totp_pending_secret", as: String?.self),
-            lastStep: try row.decode(column: "totp_last_step", as: Int64?.self))
+            lastStep: try row.decode(column: "totp_last_step", as: Int64?.self)
+        )
     }
 
     /// The enabled operator `id`.
@@ -109,32 +133,41 @@ struct OperatorsTable: Table {
     /// Moves the live session's last-seen time to `now`, if it was seen after `idleSince` and started after `startedSince`;
     /// returns its operator and CSRF token.
     func touchSession(tokenHash: String, now: Int64, idleSince: Int64, startedSince: Int64) async throws -> (operatorID: String, csrfToken: String)? {
-        guard let row = try await db.raw(
-            """
-            UPDATE operator_sessions SET last_seen_at = \(bind: now)
-            WHERE token_hash = \(bind: tokenHash) AND ended_at IS NULL AND last_seen_at > \(bind: idleSince) AND created_at > \(bind: startedSince)
-            RETURNING operator_id, csrf_token
-            """
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                """
+                UPDATE operator_sessions SET last_seen_at = \(bind: now)
+                WHERE token_hash = \(bind: tokenHash) AND ended_at IS NULL AND last_seen_at > \(bind: idleSince) AND created_at > \(bind: startedSince)
+                RETURNING operator_id, csrf_token
+                """
+            ).first()
+        else { return nil }
         return (try row.decode(column: "operator_id", as: String.self), try row.decode(column: "csrf_token", as: String.self))
     }
 
     /// Ends the live session whose token's hash is `tokenHash`.
     func endSession(tokenHash: String, at: Int64) async throws {
-        try await db.update("operator_sessions").set("ended_at", to: at).where("token_hash", .equal, tokenHash).where("ended_at", .is, SQLLiteral.null)
-            .run()
+        try await db.update("operator_sessions").set("ended_at", to: at).where("token_hash", .equal, tokenHash).where(
+            "ended_at",
+            .is,
+            SQLLiteral.null
+        )
+        .run()
     }
 
-    private static let columns = "id, name, role, failed_attempts, locked_until, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
+    private static let columns =
+        "id, name, role, failed_attempts, locked_until, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
 
     private static func `operator`(_ row: any SQLRow) throws -> Operator {
         Operator(
-            id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+            id: try row.decode(column: "id", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
             role: OperatorRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .viewer,
             totpEnrolled: try row.decode(column: "enrolled", as: Bool.self),
             lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             createdBy: try row.decode(column: "created_by", as: String?.self),
-            disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self)))
+            disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self))
+        )
     }
 }

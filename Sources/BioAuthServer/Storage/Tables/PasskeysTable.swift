@@ -42,16 +42,45 @@ struct PasskeysTable: Table {
     func insert(_ info: PasskeyInfo, userVerified: Bool) async throws {
         try await db.insert(into: "passkeys")
             .columns(
-                "id", "account_id", "credential_id", "public_key", "algorithm", "sign_count", "aaguid", "backup_eligible", "backed_up",
-                "user_verified", "attestation_format", "attestation_type", "attestation_trusted", "transports", "name", "created_at",
-                "last_used_at", "revoked_at"
+                "id",
+                "account_id",
+                "credential_id",
+                "public_key",
+                "algorithm",
+                "sign_count",
+                "aaguid",
+                "backup_eligible",
+                "backed_up",
+                "user_verified",
+                "attestation_format",
+                "attestation_type",
+                "attestation_trusted",
+                "transports",
+                "name",
+                "created_at",
+                "last_used_at",
+                "revoked_at"
             )
             .values(
-                SQLBind(info.id), SQLBind(info.accountID), SQLBind(Base64URL.encode(info.credentialID)), SQLBind(Base64URL.encode(info.publicKey)),
-                SQLBind(info.algorithm), SQLBind(info.signCount), SQLBind(info.aaguid), SQLBind(info.backupEligible ? 1 : 0),
-                SQLBind(info.backedUp ? 1 : 0), SQLBind(userVerified ? 1 : 0), SQLBind(info.attestationFormat),
-                SQLBind(info.attestationType), SQLBind(info.attestationTrusted ? 1 : 0), SQLBind(info.transports.joined(separator: ",")),
-                SQLBind(info.name), SQLBind(info.createdAt.millisecondsSince1970), SQLBind(Int64?.none), SQLBind(Int64?.none))
+                SQLBind(info.id),
+                SQLBind(info.accountID),
+                SQLBind(Base64URL.encode(info.credentialID)),
+                SQLBind(Base64URL.encode(info.publicKey)),
+                SQLBind(info.algorithm),
+                SQLBind(info.signCount),
+                SQLBind(info.aaguid),
+                SQLBind(info.backupEligible ? 1 : 0),
+                SQLBind(info.backedUp ? 1 : 0),
+                SQLBind(userVerified ? 1 : 0),
+                SQLBind(info.attestationFormat),
+                SQLBind(info.attestationType),
+                SQLBind(info.attestationTrusted ? 1 : 0),
+                SQLBind(info.transports.joined(separator: ",")),
+                SQLBind(info.name),
+                SQLBind(info.createdAt.millisecondsSince1970),
+                SQLBind(Int64?.none),
+                SQLBind(Int64?.none)
+            )
             .run()
     }
 
@@ -82,16 +111,23 @@ extension PasskeyInfo {
         }
         let transports = try row.decode(column: "transports", as: String.self)
         self.init(
-            id: try row.decode(column: "id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
-            credentialID: credentialID, publicKey: publicKey, algorithm: try row.decode(column: "algorithm", as: Int.self),
-            signCount: try row.decode(column: "sign_count", as: Int64.self), aaguid: try row.decode(column: "aaguid", as: String.self),
-            backupEligible: try row.decode(column: "backup_eligible", as: Int.self) != 0, backedUp: try row.decode(column: "backed_up", as: Int.self) != 0,
+            id: try row.decode(column: "id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            credentialID: credentialID,
+            publicKey: publicKey,
+            algorithm: try row.decode(column: "algorithm", as: Int.self),
+            signCount: try row.decode(column: "sign_count", as: Int64.self),
+            aaguid: try row.decode(column: "aaguid", as: String.self),
+            backupEligible: try row.decode(column: "backup_eligible", as: Int.self) != 0,
+            backedUp: try row.decode(column: "backed_up", as: Int.self) != 0,
             attestationFormat: try row.decode(column: "attestation_format", as: String.self),
             attestationType: try row.decode(column: "attestation_type", as: String.self),
             attestationTrusted: try row.decode(column: "attestation_trusted", as: Int.self) != 0,
-            transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init), name: try row.decode(column: "name", as: String.self),
+            transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init),
+            name: try row.decode(column: "name", as: String.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             lastUsedAt: Date(storedMilliseconds: try row.decode(column: "last_used_at", as: Int64?.self)),
-            revokedAt: Date(storedMilliseconds: try row.decode(column: "revoked_at", as: Int64?.self)))
+            revokedAt: Date(storedMilliseconds: try row.decode(column: "revoked_at", as: Int64?.self))
+        )
     }
 }

@@ -24,8 +24,13 @@ struct PayeesTable: Table {
     func insert(_ payee: RegisteredPayee) async throws {
         try await db.insert(into: "payees").columns("id", "name", "verification", "registered_by", "created_at", "updated_at")
             .values(
-                SQLBind(payee.id), SQLBind(payee.name), SQLBind(payee.verification.rawValue), SQLBind(payee.registeredBy),
-                SQLBind(payee.createdAt.millisecondsSince1970), SQLBind(payee.updatedAt.millisecondsSince1970))
+                SQLBind(payee.id),
+                SQLBind(payee.name),
+                SQLBind(payee.verification.rawValue),
+                SQLBind(payee.registeredBy),
+                SQLBind(payee.createdAt.millisecondsSince1970),
+                SQLBind(payee.updatedAt.millisecondsSince1970)
+            )
             .run()
     }
 
@@ -45,10 +50,12 @@ extension RegisteredPayee {
     /// A `payees` row (a state this server does not know reads as unverified).
     init(row: any SQLRow) throws {
         self.init(
-            id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+            id: try row.decode(column: "id", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
             verification: Verification(rawValue: try row.decode(column: "verification", as: String.self)) ?? .unverified,
             registeredBy: try row.decode(column: "registered_by", as: String.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-            updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self)))
+            updatedAt: Date(millisecondsSince1970: try row.decode(column: "updated_at", as: Int64.self))
+        )
     }
 }

@@ -19,18 +19,23 @@ struct PaymentPINsTable: Table {
 
     /// The account's PIN, if one is set.
     func find(account: String) async throws -> Stored? {
-        guard let row = try await db.select().columns("pin_hash", "failed_attempts", "locked_until").from("payment_pins")
-            .where("account_id", .equal, account).first()
+        guard
+            let row = try await db.select().columns("pin_hash", "failed_attempts", "locked_until").from("payment_pins")
+                .where("account_id", .equal, account).first()
         else { return nil }
         return Stored(
-            hash: try row.decode(column: "pin_hash", as: String.self), failedAttempts: try row.decode(column: "failed_attempts", as: Int.self),
-            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)))
+            hash: try row.decode(column: "pin_hash", as: String.self),
+            failedAttempts: try row.decode(column: "failed_attempts", as: Int.self),
+            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self))
+        )
     }
 
     /// Until when the account's PIN payments are locked, if a lock was ever set (it may have passed).
     func lockedUntil(account: String) async throws -> Date? {
-        Date(storedMilliseconds: try await db.select().column("locked_until").from("payment_pins").where("account_id", .equal, account).first()?
-            .decode(column: "locked_until", as: Int64?.self))
+        Date(
+            storedMilliseconds: try await db.select().column("locked_until").from("payment_pins").where("account_id", .equal, account).first()?
+                .decode(column: "locked_until", as: Int64?.self)
+        )
     }
 
     /// Sets the account's PIN hash (replacing any), with no failure and no lock.
@@ -53,8 +58,12 @@ struct PaymentPINsTable: Table {
 
     /// Clears the count of wrong PINs and the lock.
     func clearLock(account: String) async throws {
-        try await db.update("payment_pins").set("failed_attempts", to: 0).set("locked_until", to: SQLLiteral.null).where("account_id", .equal, account)
-            .run()
+        try await db.update("payment_pins").set("failed_attempts", to: 0).set("locked_until", to: SQLLiteral.null).where(
+            "account_id",
+            .equal,
+            account
+        )
+        .run()
     }
 
     /// One stored hash that is not a legacy bcrypt hash (`legacyPattern`, a `LIKE` pattern), if any.

@@ -27,8 +27,18 @@ struct PaymentsTable: Table {
     func insert(_ payment: PaymentInfo) async throws {
         try await db.run(
             Self.insertPayment(
-                payment.id, payment.accountID, payment.amountMinor, payment.currency, payment.payeeID, payment.payeeName, payment.memo,
-                payment.status.rawValue, payment.createdAt.millisecondsSince1970, payment.expiresAt.millisecondsSince1970))
+                payment.id,
+                payment.accountID,
+                payment.amountMinor,
+                payment.currency,
+                payment.payeeID,
+                payment.payeeName,
+                payment.memo,
+                payment.status.rawValue,
+                payment.createdAt.millisecondsSince1970,
+                payment.expiresAt.millisecondsSince1970
+            )
+        )
     }
 
     /// Moves the payment from pending to authorized with its receipt; false when it was not pending any more (another unit
@@ -115,12 +125,14 @@ struct PaymentsTable: Table {
         """
         INSERT INTO payments (\(columns.joined(separator: ", "))) \
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL, NULL, NULL)
-        """)
+        """
+    )
     static let authorize = FixedSQL(
         """
         UPDATE payments SET status = '\(PaymentInfo.Status.authorized.rawValue)', authorized_at = ?, authorization_method = ?, device_id = ?, \
         receipt = ? WHERE id = ? AND status = '\(PaymentInfo.Status.pending.rawValue)' RETURNING id
-        """)
+        """
+    )
 
     /// The statements run on every payment, with sample values: `QueryPlanTests` checks that each finds its rows through
     /// an index.
@@ -151,7 +163,8 @@ extension PaymentInfo {
             authorizedAt: Date(storedMilliseconds: try row.decode(column: "authorized_at", as: Int64?.self)),
             authorizationMethod: try row.decode(column: "authorization_method", as: String?.self),
             deviceID: try row.decode(column: "device_id", as: String?.self),
-            receipt: try row.decode(column: "receipt", as: String?.self).map { try StoredJSON.decode(PaymentReceipt.self, $0) })
+            receipt: try row.decode(column: "receipt", as: String?.self).map { try StoredJSON.decode(PaymentReceipt.self, $0) }
+        )
     }
 }
 
@@ -170,7 +183,8 @@ struct IdempotencyKeysTable: Table {
         guard let row = try await db.first(Self.byKey(account, key)) else { return nil }
         return Stored(
             requestHash: try row.decode(column: "request_hash", as: String.self),
-            response: try StoredJSON.decode(PaymentInfo.self, try row.decode(column: "response", as: String.self)))
+            response: try StoredJSON.decode(PaymentInfo.self, try row.decode(column: "response", as: String.self))
+        )
     }
 
     /// Records the first use of `key` on `account` and the response it got.
@@ -179,9 +193,11 @@ struct IdempotencyKeysTable: Table {
     }
 
     static let byKey = FixedSQL(
-        "SELECT request_hash, response FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? LIMIT 1")
+        "SELECT request_hash, response FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? LIMIT 1"
+    )
     static let insertKey = FixedSQL(
-        "INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, payment_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+        "INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, payment_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+    )
 
     /// Run on every payment created: `QueryPlanTests` checks each finds its row through an index.
     static let hotStatements: [FixedStatement] = [byKey("a", "k")]

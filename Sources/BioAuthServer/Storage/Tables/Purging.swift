@@ -62,13 +62,15 @@ extension SessionsTable {
     /// audit log keeps its id.
     static func purgeSessions(before cutoff: Int64, now: Int64) -> PurgeRule {
         PurgeRule(
-            table: "sessions", key: "id",
+            table: "sessions",
+            key: "id",
             condition: """
                 (ended_at < \(bind: cutoff) OR (ended_at IS NULL AND created_at < \(bind: cutoff)
                     AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.session_id = sessions.id AND a.expires_at >= \(bind: cutoff))
                     AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = sessions.id AND r.expires_at >= \(bind: cutoff))))
                 AND NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: now))
-                """)
+                """
+        )
     }
 }
 
@@ -84,8 +86,10 @@ extension OperatorsTable {
     /// Nothing refers to them; the audit log names the operator.
     static func purgeSessions(endedBefore cutoff: Int64, idleSince idleCutoff: Int64, startedBefore absoluteCutoff: Int64) -> PurgeRule {
         PurgeRule(
-            table: "operator_sessions", key: "token_hash",
-            condition: "ended_at < \(bind: cutoff) OR last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: absoluteCutoff)")
+            table: "operator_sessions",
+            key: "token_hash",
+            condition: "ended_at < \(bind: cutoff) OR last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: absoluteCutoff)"
+        )
     }
 }
 
@@ -115,8 +119,10 @@ extension WebhooksTable {
     /// The attempts of deliveries that ended before `cutoff`; a pending delivery keeps all of them.
     static func purgeAttempts(before cutoff: Int64) -> PurgeRule {
         PurgeRule(
-            table: "webhook_attempts", key: "event_id, endpoint_id, attempt",
-            condition: "(event_id, endpoint_id) IN (SELECT event_id, endpoint_id FROM webhook_deliveries WHERE \(endedDeliveries(cutoff)))")
+            table: "webhook_attempts",
+            key: "event_id, endpoint_id, attempt",
+            condition: "(event_id, endpoint_id) IN (SELECT event_id, endpoint_id FROM webhook_deliveries WHERE \(endedDeliveries(cutoff)))"
+        )
     }
 
     /// Deliveries that ended before `cutoff`.
@@ -127,6 +133,9 @@ extension WebhooksTable {
     /// Events made before `cutoff` that no delivery refers to any more.
     static func purgeEvents(before cutoff: Int64) -> PurgeRule {
         PurgeRule(
-            table: "webhook_events", key: "id", condition: "created_at < \(bind: cutoff) AND id NOT IN (SELECT event_id FROM webhook_deliveries)")
+            table: "webhook_events",
+            key: "id",
+            condition: "created_at < \(bind: cutoff) AND id NOT IN (SELECT event_id FROM webhook_deliveries)"
+        )
     }
 }

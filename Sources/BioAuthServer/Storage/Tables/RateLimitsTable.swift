@@ -31,5 +31,6 @@ struct RateLimitsTable: Table {
             hits = CASE WHEN excluded.window_start - rate_limits.window_start >= ?
                 OR excluded.window_start < rate_limits.window_start THEN 1 ELSE rate_limits.hits + 1 END
         RETURNING window_start, hits
-        """)
+        """
+    )
 }

@@ -15,12 +15,15 @@ struct ReceiptKeysTable: Table {
     func all() async throws -> [PublishedReceiptKey] {
         try await db.select().columns("public_key", "not_before", "retired_at").from("receipt_keys").orderBy("not_before").orderBy("key_id").all()
             .map { row in
-                guard let key = Base64URL.decode(try row.decode(column: "public_key", as: String.self))
-                    .flatMap({ try? DevicePublicKey(x963Representation: $0) })
+                guard
+                    let key = Base64URL.decode(try row.decode(column: "public_key", as: String.self))
+                        .flatMap({ try? DevicePublicKey(x963Representation: $0) })
                 else { throw UnreadableRow(table: "receipt_keys", column: "public_key") }
                 return PublishedReceiptKey(
-                    publicKey: key, notBefore: Date(millisecondsSince1970: try row.decode(column: "not_before", as: Int64.self)),
-                    retiredAt: Date(storedMilliseconds: try row.decode(column: "retired_at", as: Int64?.self)))
+                    publicKey: key,
+                    notBefore: Date(millisecondsSince1970: try row.decode(column: "not_before", as: Int64.self)),
+                    retiredAt: Date(storedMilliseconds: try row.decode(column: "retired_at", as: Int64?.self))
+                )
             }
     }
 

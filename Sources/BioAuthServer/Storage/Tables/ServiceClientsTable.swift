@@ -37,11 +37,13 @@ struct ServiceClientsTable: Table {
             """
         ).all().map { row in
             ServiceClients.Client(
-                id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+                id: try row.decode(column: "id", as: String.self),
+                name: try row.decode(column: "name", as: String.self),
                 scopes: try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init),
                 createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
                 disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self)),
-                secrets: try row.decode(column: "secrets", as: Int.self))
+                secrets: try row.decode(column: "secrets", as: Int.self)
+            )
         }
     }
 
@@ -59,16 +61,20 @@ struct ServiceClientsTable: Table {
 
     /// The client `id` and whether `secretHash` is one of its secrets.
     func credentials(id: String, secretHash: String) async throws -> Credentials? {
-        guard let row = try await db.raw(
-            """
-            SELECT c.scopes, c.disabled_at,
-                (SELECT COUNT(*) FROM service_client_secrets s WHERE s.client_id = c.id AND s.secret_hash = \(bind: secretHash)) AS matches
-            FROM service_clients c WHERE c.id = \(bind: id)
-            """
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                """
+                SELECT c.scopes, c.disabled_at,
+                    (SELECT COUNT(*) FROM service_client_secrets s WHERE s.client_id = c.id AND s.secret_hash = \(bind: secretHash)) AS matches
+                FROM service_clients c WHERE c.id = \(bind: id)
+                """
+            ).first()
+        else { return nil }
         return Credentials(
             scopes: Set(try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init)),
-            disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil, secretMatches: try row.decode(column: "matches", as: Int.self) == 1)
+            disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil,
+            secretMatches: try row.decode(column: "matches", as: Int.self) == 1
+        )
     }
 
     // MARK: Secrets
@@ -121,17 +127,20 @@ struct ServiceClientsTable: Table {
 
     /// The service token whose hash is `hash`.
     func token(hash: String) async throws -> Token? {
-        guard let row = try await db.raw(
-            """
-            SELECT t.client_id, t.scopes, t.issued_at, t.expires_at, c.disabled_at FROM service_tokens t
-            JOIN service_clients c ON c.id = t.client_id WHERE t.token_hash = \(bind: hash)
-            """
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                """
+                SELECT t.client_id, t.scopes, t.issued_at, t.expires_at, c.disabled_at FROM service_tokens t
+                JOIN service_clients c ON c.id = t.client_id WHERE t.token_hash = \(bind: hash)
+                """
+            ).first()
+        else { return nil }
         return Token(
             clientID: try row.decode(column: "client_id", as: String.self),
             scopes: try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init),
             issuedAt: Date(storedMilliseconds: try row.decode(column: "issued_at", as: Int64?.self)),
             expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
-            clientDisabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil)
+            clientDisabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil
+        )
     }
 }

@@ -29,9 +29,11 @@ struct SessionsTable: Table {
                 installationID: try row.decode(column: "installation_id", as: String.self),
                 deviceID: try row.decode(column: "device_id", as: String?.self),
                 method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self)),
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
+            ),
             expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
-            ended: try row.decode(column: "ended_at", as: Int64?.self) != nil)
+            ended: try row.decode(column: "ended_at", as: Int64?.self) != nil
+        )
     }
 
     /// A refresh token with its session.
@@ -47,9 +49,12 @@ struct SessionsTable: Table {
     func find(refreshTokenHash tokenHash: String) async throws -> RefreshToken? {
         guard let row = try await db.first(Self.byRefreshToken(tokenHash)) else { return nil }
         return RefreshToken(
-            sessionID: try row.decode(column: "session_id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
+            sessionID: try row.decode(column: "session_id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
             expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
-            rotated: try row.decode(column: "rotated_at", as: Int64?.self) != nil, sessionEnded: try row.decode(column: "ended_at", as: Int64?.self) != nil)
+            rotated: try row.decode(column: "rotated_at", as: Int64?.self) != nil,
+            sessionEnded: try row.decode(column: "ended_at", as: Int64?.self) != nil
+        )
     }
 
     /// What introspection says of a user's access token: the session, how it was opened, and what vouched for it.
@@ -68,30 +73,35 @@ struct SessionsTable: Table {
 
     /// The access token whose hash is `tokenHash`, for introspection.
     func introspect(accessTokenHash tokenHash: String) async throws -> Introspected? {
-        guard let row = try await db.raw(
-            """
-            SELECT s.id, s.account_id, s.installation_id, s.method, s.device_id, s.passkey_id, s.ended_at, t.expires_at, t.issued_at, a.username,
-                d.biometry_kind, (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested,
-                p.backup_eligible
-            FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id
-            LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN passkeys p ON p.id = s.passkey_id
-            WHERE t.token_hash = \(bind: tokenHash)
-            """
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                """
+                SELECT s.id, s.account_id, s.installation_id, s.method, s.device_id, s.passkey_id, s.ended_at, t.expires_at, t.issued_at, a.username,
+                    d.biometry_kind, (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested,
+                    p.backup_eligible
+                FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id
+                LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN passkeys p ON p.id = s.passkey_id
+                WHERE t.token_hash = \(bind: tokenHash)
+                """
+            ).first()
+        else { return nil }
         return Introspected(
             session: AuthenticatedSession(
-                sessionID: try row.decode(column: "id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
+                sessionID: try row.decode(column: "id", as: String.self),
+                accountID: try row.decode(column: "account_id", as: String.self),
                 username: try row.decode(column: "username", as: String.self),
                 installationID: try row.decode(column: "installation_id", as: String.self),
                 deviceID: try row.decode(column: "device_id", as: String?.self),
                 method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self)),
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
+            ),
             expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
             issuedAt: Date(storedMilliseconds: try row.decode(column: "issued_at", as: Int64?.self)),
             ended: try row.decode(column: "ended_at", as: Int64?.self) != nil,
             biometryKind: try row.decode(column: "biometry_kind", as: String?.self).flatMap(BiometryKind.init(rawValue:)),
             deviceAttested: try row.decode(column: "attested", as: Int.self) > 0,
-            passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 })
+            passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 }
+        )
     }
 
     /// A live session as support sees it.
@@ -110,16 +120,25 @@ struct SessionsTable: Table {
             .where("account_id", .equal, account).where("ended_at", .is, SQLLiteral.null).orderBy("created_at", .descending).all()
             .map { row in
                 Live(
-                    id: try row.decode(column: "id", as: String.self), installationID: try row.decode(column: "installation_id", as: String.self),
-                    method: try row.decode(column: "method", as: String.self), deviceID: try row.decode(column: "device_id", as: String?.self),
+                    id: try row.decode(column: "id", as: String.self),
+                    installationID: try row.decode(column: "installation_id", as: String.self),
+                    method: try row.decode(column: "method", as: String.self),
+                    deviceID: try row.decode(column: "device_id", as: String?.self),
                     passkeyID: try row.decode(column: "passkey_id", as: String?.self),
-                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)))
+                    createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self))
+                )
             }
     }
 
     /// Stores a new session.
     func insert(
-        _ id: String, account: String, installationID: String, device: String?, method: SignInMethod, passkey: String?, at: Int64
+        _ id: String,
+        account: String,
+        installationID: String,
+        device: String?,
+        method: SignInMethod,
+        passkey: String?,
+        at: Int64
     ) async throws {
         try await db.run(Self.insertSession(id, account, installationID, device, method.rawValue, at, passkey))
     }
@@ -190,20 +209,24 @@ struct SessionsTable: Table {
         SELECT s.id, s.account_id, s.installation_id, s.device_id, s.method, s.passkey_id, s.ended_at, t.expires_at, a.username \
         FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id \
         WHERE t.token_hash = ?
-        """)
+        """
+    )
     static let byRefreshToken = FixedSQL(
         """
         SELECT r.session_id, r.expires_at, r.rotated_at, s.account_id, s.ended_at \
         FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?
-        """)
+        """
+    )
     static let insertSession = FixedSQL(
         """
         INSERT INTO sessions (id, account_id, installation_id, device_id, method, created_at, ended_at, end_reason, passkey_id) \
         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)
-        """)
+        """
+    )
     static let insertAccessTokenSQL = FixedSQL("INSERT INTO access_tokens (token_hash, session_id, expires_at, issued_at) VALUES (?, ?, ?, ?)")
     static let insertRefreshTokenSQL = FixedSQL(
-        "INSERT INTO refresh_tokens (token_hash, session_id, expires_at, rotated_at) VALUES (?, ?, ?, NULL)")
+        "INSERT INTO refresh_tokens (token_hash, session_id, expires_at, rotated_at) VALUES (?, ?, ?, NULL)"
+    )
     /// Ends live sessions now for a reason (binds: now, reason); the statements add which sessions.
     private static let endLiveSessions = "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE ended_at IS NULL"
     static let endByID = FixedSQL(endLiveSessions + " AND id = ?")
@@ -219,7 +242,8 @@ struct SessionsTable: Table {
         var statements = [byAccessToken("h"), byRefreshToken("h"), endByID(Int64(1), "signed_out", "s"), deleteAccessTokensSQL("s")]
         for which in whichSessions {
             statements.append(
-                ending(account: "a", installationID: which.installation, device: which.device, keeping: which.keeping, reason: "replaced", at: 1))
+                ending(account: "a", installationID: which.installation, device: which.device, keeping: which.keeping, reason: "replaced", at: 1)
+            )
         }
         return statements
     }

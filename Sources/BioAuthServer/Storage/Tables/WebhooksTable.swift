@@ -23,8 +23,13 @@ struct WebhooksTable: Table {
     func insertEndpoint(_ endpoint: WebhookEndpoint, client: String) async throws {
         try await db.insert(into: "webhook_endpoints").columns("id", "client_id", "url", "events", "created_at", "deleted_at")
             .values(
-                SQLBind(endpoint.id), SQLBind(client), SQLBind(endpoint.url), SQLBind(endpoint.events.joined(separator: " ")),
-                SQLBind(endpoint.createdAt.millisecondsSince1970), SQLBind(Int64?.none))
+                SQLBind(endpoint.id),
+                SQLBind(client),
+                SQLBind(endpoint.url),
+                SQLBind(endpoint.events.joined(separator: " ")),
+                SQLBind(endpoint.createdAt.millisecondsSince1970),
+                SQLBind(Int64?.none)
+            )
             .run()
     }
 
@@ -38,10 +43,12 @@ struct WebhooksTable: Table {
             """
         ).all().map { row in
             WebhookEndpoint(
-                id: try row.decode(column: "id", as: String.self), url: try row.decode(column: "url", as: String.self),
+                id: try row.decode(column: "id", as: String.self),
+                url: try row.decode(column: "url", as: String.self),
                 events: Self.events(try row.decode(column: "events", as: String.self)),
                 createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-                previousSecretExpiresAt: Date(storedMilliseconds: try row.decode(column: "rotating_until", as: Int64?.self)))
+                previousSecretExpiresAt: Date(storedMilliseconds: try row.decode(column: "rotating_until", as: Int64?.self))
+            )
         }
     }
 
@@ -58,8 +65,11 @@ struct WebhooksTable: Table {
         try await db.select().columns("id", "client_id", "url", "events").from("webhook_endpoints").where("deleted_at", .is, SQLLiteral.null)
             .orderBy("created_at").orderBy("id").all().map { row in
                 EndpointOwner(
-                    id: try row.decode(column: "id", as: String.self), clientID: try row.decode(column: "client_id", as: String.self),
-                    url: try row.decode(column: "url", as: String.self), events: Self.events(try row.decode(column: "events", as: String.self)))
+                    id: try row.decode(column: "id", as: String.self),
+                    clientID: try row.decode(column: "client_id", as: String.self),
+                    url: try row.decode(column: "url", as: String.self),
+                    events: Self.events(try row.decode(column: "events", as: String.self))
+                )
             }
     }
 
@@ -156,12 +166,16 @@ struct WebhooksTable: Table {
         ).all().map { row in
             let status = try row.decode(column: "status", as: String.self)
             return WebhookDelivery(
-                eventID: try row.decode(column: "event_id", as: String.self), eventType: try row.decode(column: "type", as: String.self),
-                status: status, attempts: try row.decode(column: "attempts", as: Int.self),
-                lastStatusCode: try row.decode(column: "last_status", as: Int?.self), lastError: try row.decode(column: "last_error", as: String?.self),
+                eventID: try row.decode(column: "event_id", as: String.self),
+                eventType: try row.decode(column: "type", as: String.self),
+                status: status,
+                attempts: try row.decode(column: "attempts", as: Int.self),
+                lastStatusCode: try row.decode(column: "last_status", as: Int?.self),
+                lastError: try row.decode(column: "last_error", as: String?.self),
                 createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
                 nextAttemptAt: status == "pending" ? Date(millisecondsSince1970: try row.decode(column: "next_attempt_at", as: Int64.self)) : nil,
-                deliveredAt: Date(storedMilliseconds: try row.decode(column: "delivered_at", as: Int64?.self)))
+                deliveredAt: Date(storedMilliseconds: try row.decode(column: "delivered_at", as: Int64?.self))
+            )
         }
     }
 
@@ -176,28 +190,33 @@ struct WebhooksTable: Table {
     /// Claims a delivery for `instance` until `leaseEnd` and counts the attempt, on the condition that it is still pending
     /// and due at `now` (of two instances, one gets it). Returns the attempt's number and when the delivery is given up.
     func claim(eventID: String, endpointID: String, instance: String, now: Int64, leaseEnd: Int64) async throws -> (attempt: Int, giveUpAt: Int64)? {
-        guard let row = try await db.raw(
-            """
-            UPDATE webhook_deliveries SET next_attempt_at = \(bind: leaseEnd), lease_owner = \(bind: instance),
-                lease_until = \(bind: leaseEnd), attempts = attempts + 1
-            WHERE event_id = \(bind: eventID) AND endpoint_id = \(bind: endpointID) AND status = 'pending'
-                AND next_attempt_at <= \(bind: now)
-            RETURNING attempts, give_up_at
-            """
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                """
+                UPDATE webhook_deliveries SET next_attempt_at = \(bind: leaseEnd), lease_owner = \(bind: instance),
+                    lease_until = \(bind: leaseEnd), attempts = attempts + 1
+                WHERE event_id = \(bind: eventID) AND endpoint_id = \(bind: endpointID) AND status = 'pending'
+                    AND next_attempt_at <= \(bind: now)
+                RETURNING attempts, give_up_at
+                """
+            ).first()
+        else { return nil }
         return (try row.decode(column: "attempts", as: Int.self), try row.decode(column: "give_up_at", as: Int64.self))
     }
 
     /// Where a delivery goes and what it carries: the live endpoint's URL and the event's type and body.
     func target(eventID: String, endpointID: String) async throws -> (url: String, type: String, body: String)? {
-        guard let row = try await db.raw(
-            """
-            SELECT e.url, v.type, v.body FROM webhook_endpoints e JOIN webhook_events v ON v.id = \(bind: eventID)
-            WHERE e.id = \(bind: endpointID) AND e.deleted_at IS NULL
-            """
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                """
+                SELECT e.url, v.type, v.body FROM webhook_endpoints e JOIN webhook_events v ON v.id = \(bind: eventID)
+                WHERE e.id = \(bind: endpointID) AND e.deleted_at IS NULL
+                """
+            ).first()
+        else { return nil }
         return (
-            try row.decode(column: "url", as: String.self), try row.decode(column: "type", as: String.self), try row.decode(column: "body", as: String.self)
+            try row.decode(column: "url", as: String.self), try row.decode(column: "type", as: String.self),
+            try row.decode(column: "body", as: String.self)
         )
     }
 
@@ -220,8 +239,15 @@ struct WebhooksTable: Table {
         try await db.insert(into: "webhook_attempts")
             .columns("event_id", "endpoint_id", "attempt", "started_at", "status_code", "latency_ms", "error", "instance")
             .values(
-                SQLBind(attempt.eventID), SQLBind(attempt.endpointID), SQLBind(attempt.number), SQLBind(attempt.startedAt), SQLBind(attempt.statusCode),
-                SQLBind(attempt.latencyMilliseconds), SQLBind(attempt.error), SQLBind(attempt.instance))
+                SQLBind(attempt.eventID),
+                SQLBind(attempt.endpointID),
+                SQLBind(attempt.number),
+                SQLBind(attempt.startedAt),
+                SQLBind(attempt.statusCode),
+                SQLBind(attempt.latencyMilliseconds),
+                SQLBind(attempt.error),
+                SQLBind(attempt.instance)
+            )
             .run()
         try await db.update("webhook_deliveries").set("status", to: status).set("next_attempt_at", to: nextAttemptAt)
             .set("lease_owner", to: SQLLiteral.null).set("lease_until", to: SQLLiteral.null).set("last_status", to: attempt.statusCode)

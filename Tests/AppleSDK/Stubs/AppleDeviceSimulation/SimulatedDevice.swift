@@ -11,7 +11,12 @@ public final class SimulatedDevice: @unchecked Sendable {
     public static let current = SimulatedDevice()
 
     /// The sensor, by `LABiometryType` raw value: 0 none, 1 Touch ID, 2 Face ID, 4 Optic ID.
-    public enum Biometry: Int, Sendable { case none = 0, touchID = 1, faceID = 2, opticID = 4 }
+    public enum Biometry: Int, Sendable {
+        case none = 0
+        case touchID = 1
+        case faceID = 2
+        case opticID = 4
+    }
     /// What the user does at the next biometric prompt.
     public enum Attempt: Sendable, Equatable { case match, noMatch, cancel, fallback, passcode }
 
@@ -99,16 +104,37 @@ public final class SimulatedDevice: @unchecked Sendable {
     /// Back to the default phone.
     public func reset() { withState { $0 = State() } }
 
-    public var biometry: Biometry { get { self[\.biometry] } set { self[\.biometry] = newValue } }
-    public var enrolled: Bool { get { self[\.enrolled] } set { self[\.enrolled] = newValue } }
-    public var passcodeSet: Bool { get { self[\.passcodeSet] } set { self[\.passcodeSet] = newValue } }
-    public var hasSecureEnclave: Bool { get { self[\.secureEnclave] } set { self[\.secureEnclave] = newValue } }
+    public var biometry: Biometry {
+        get { self[\.biometry] }
+        set { self[\.biometry] = newValue }
+    }
+    public var enrolled: Bool {
+        get { self[\.enrolled] }
+        set { self[\.enrolled] = newValue }
+    }
+    public var passcodeSet: Bool {
+        get { self[\.passcodeSet] }
+        set { self[\.passcodeSet] = newValue }
+    }
+    public var hasSecureEnclave: Bool {
+        get { self[\.secureEnclave] }
+        set { self[\.secureEnclave] = newValue }
+    }
     /// Whether the app is in the foreground and active; LocalAuthentication refuses to prompt otherwise (-1004).
-    public var appActive: Bool { get { self[\.appActive] } set { self[\.appActive] = newValue } }
+    public var appActive: Bool {
+        get { self[\.appActive] }
+        set { self[\.appActive] = newValue }
+    }
     /// Whether five failed matches in a row have locked biometrics until the passcode is entered.
     public var lockedOut: Bool { withState { $0.lockedOut } }
-    public var appAttestSupported: Bool { get { self[\.appAttestSupported] } set { self[\.appAttestSupported] = newValue } }
-    public var appAttestServerUnavailable: Bool { get { self[\.appAttestServerUnavailable] } set { self[\.appAttestServerUnavailable] = newValue } }
+    public var appAttestSupported: Bool {
+        get { self[\.appAttestSupported] }
+        set { self[\.appAttestSupported] = newValue }
+    }
+    public var appAttestServerUnavailable: Bool {
+        get { self[\.appAttestServerUnavailable] }
+        set { self[\.appAttestServerUnavailable] = newValue }
+    }
     /// Every prompt shown so far.
     public var prompts: [Prompt] { withState { $0.prompts } }
 
@@ -207,7 +233,10 @@ public final class SimulatedDevice: @unchecked Sendable {
             if let userID {
                 if state.passkeys.contains(where: { request.credentialIDs.contains($0.credentialID) }) { return (.fail(1006), nil) }
                 let passkey = Passkey(
-                    relyingPartyID: request.relyingPartyID, credentialID: Data((0..<16).map { _ in UInt8.random(in: 0...255) }), userID: userID)
+                    relyingPartyID: request.relyingPartyID,
+                    credentialID: Data((0..<16).map { _ in UInt8.random(in: 0...255) }),
+                    userID: userID
+                )
                 state.passkeys.append(passkey)
                 return (answer, passkey)
             }

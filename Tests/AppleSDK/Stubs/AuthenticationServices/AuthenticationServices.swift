@@ -1,3 +1,4 @@
+internal import AppleDeviceSimulation
 // AuthenticationServices as the iOS 18 SDK declares it to Swift, for the passkey parts BioAuth uses, over a scripted
 // passkey sheet (AppleDeviceSimulation). Declarations from developer.apple.com/documentation/authenticationservices:
 // ASAuthorizationPlatformPublicKeyCredentialProvider (init(relyingPartyIdentifier:),
@@ -13,7 +14,6 @@
 // unknown … 1006 matchedExcludedCredential, iOS 18).
 import Foundation
 import UIKit
-internal import AppleDeviceSimulation
 
 public typealias ASPresentationAnchor = UIWindow
 
@@ -100,11 +100,19 @@ open class ASAuthorizationPlatformPublicKeyCredentialProvider: NSObject {
     open var relyingPartyIdentifier: String
     public init(relyingPartyIdentifier: String) { self.relyingPartyIdentifier = relyingPartyIdentifier }
 
-    open func createCredentialRegistrationRequest(challenge: Data, name: String, userID: Data)
+    open func createCredentialRegistrationRequest(
+        challenge: Data,
+        name: String,
+        userID: Data
+    )
         -> ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest
     {
         ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest(
-            relyingPartyIdentifier: relyingPartyIdentifier, challenge: challenge, name: name, userID: userID)
+            relyingPartyIdentifier: relyingPartyIdentifier,
+            challenge: challenge,
+            name: name,
+            userID: userID
+        )
     }
 
     open func createCredentialAssertionRequest(challenge: Data) -> ASAuthorizationPlatformPublicKeyCredentialAssertionRequest {
@@ -181,7 +189,8 @@ open class ASAuthorizationController: NSObject {
         Task { @MainActor in
             guard let delegate else { return }
             switch outcome {
-            case .success(let credential): delegate.authorizationController(controller: self, didCompleteWithAuthorization: ASAuthorization(credential: credential))
+            case .success(let credential):
+                delegate.authorizationController(controller: self, didCompleteWithAuthorization: ASAuthorization(credential: credential))
             case .failure(let error): delegate.authorizationController(controller: self, didCompleteWithError: error)
             }
         }
@@ -193,7 +202,9 @@ open class ASAuthorizationController: NSObject {
             return .failure(NSError(domain: ASAuthorizationErrorDomain, code: ASAuthorizationError.Code.notHandled.rawValue))
         }
         let device = SimulatedDevice.current
-        guard device.appActive else { return .failure(NSError(domain: ASAuthorizationErrorDomain, code: ASAuthorizationError.Code.notInteractive.rawValue)) }
+        guard device.appActive else {
+            return .failure(NSError(domain: ASAuthorizationErrorDomain, code: ASAuthorizationError.Code.notInteractive.rawValue))
+        }
         func clientData(_ type: String, _ challenge: Data, _ rp: String) -> Data {
             let encoded = challenge.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
@@ -202,22 +213,44 @@ open class ASAuthorizationController: NSObject {
         switch authorizationRequests[0] {
         case let request as ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest:
             let (answer, passkey) = device.passkeySheet(
-                .init(kind: "registration", relyingPartyID: request.relyingPartyIdentifier, challenge: request.challenge,
-                      userVerification: request.userVerificationPreference.rawValue, credentialIDs: request.excluded.map(\.credentialID)),
-                userID: request.userID)
+                .init(
+                    kind: "registration",
+                    relyingPartyID: request.relyingPartyIdentifier,
+                    challenge: request.challenge,
+                    userVerification: request.userVerificationPreference.rawValue,
+                    credentialIDs: request.excluded.map(\.credentialID)
+                ),
+                userID: request.userID
+            )
             guard answer == .approve, let passkey else { return .failure(Self.error(answer)) }
-            return .success(ASAuthorizationPlatformPublicKeyCredentialRegistration(
-                credentialID: passkey.credentialID, rawClientDataJSON: clientData("webauthn.create", request.challenge, request.relyingPartyIdentifier),
-                rawAttestationObject: Data("attestation-object".utf8) + passkey.credentialID))
+            return .success(
+                ASAuthorizationPlatformPublicKeyCredentialRegistration(
+                    credentialID: passkey.credentialID,
+                    rawClientDataJSON: clientData("webauthn.create", request.challenge, request.relyingPartyIdentifier),
+                    rawAttestationObject: Data("attestation-object".utf8) + passkey.credentialID
+                )
+            )
         case let request as ASAuthorizationPlatformPublicKeyCredentialAssertionRequest:
             let (answer, passkey) = device.passkeySheet(
-                .init(kind: "assertion", relyingPartyID: request.relyingPartyIdentifier, challenge: request.challenge,
-                      userVerification: request.userVerificationPreference.rawValue, credentialIDs: request.allowedCredentials.map(\.credentialID)),
-                userID: nil)
+                .init(
+                    kind: "assertion",
+                    relyingPartyID: request.relyingPartyIdentifier,
+                    challenge: request.challenge,
+                    userVerification: request.userVerificationPreference.rawValue,
+                    credentialIDs: request.allowedCredentials.map(\.credentialID)
+                ),
+                userID: nil
+            )
             guard answer == .approve, let passkey else { return .failure(Self.error(answer)) }
-            return .success(ASAuthorizationPlatformPublicKeyCredentialAssertion(
-                credentialID: passkey.credentialID, rawClientDataJSON: clientData("webauthn.get", request.challenge, request.relyingPartyIdentifier),
-                rawAuthenticatorData: Data("authenticator-data".utf8), signature: Data("signature".utf8) + request.challenge, userID: passkey.userID))
+            return .success(
+                ASAuthorizationPlatformPublicKeyCredentialAssertion(
+                    credentialID: passkey.credentialID,
+                    rawClientDataJSON: clientData("webauthn.get", request.challenge, request.relyingPartyIdentifier),
+                    rawAuthenticatorData: Data("authenticator-data".utf8),
+                    signature: Data("signature".utf8) + request.challenge,
+                    userID: passkey.userID
+                )
+            )
         default:
             return .failure(NSError(domain: ASAuthorizationErrorDomain, code: ASAuthorizationError.Code.notHandled.rawValue))
         }

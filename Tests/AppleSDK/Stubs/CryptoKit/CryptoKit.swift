@@ -1,3 +1,4 @@
+internal import AppleDeviceSimulation
 // CryptoKit as the iOS 18 SDK declares it to Swift, for the parts BioAuth uses: swift-crypto (whose API is CryptoKit's)
 // re-exported, and SecureEnclave.P256.Signing.PrivateKey over a simulated Enclave (AppleDeviceSimulation). Declarations
 // from developer.apple.com/documentation/cryptokit/secureenclave: isAvailable,
@@ -7,7 +8,6 @@
 import Foundation
 import LocalAuthentication
 @_spi(Simulation) import Security
-internal import AppleDeviceSimulation
 
 /// The device's Secure Enclave.
 @available(iOS 13.0, macOS 10.15, *)
@@ -31,7 +31,12 @@ public enum SecureEnclave {
                 /// Makes a key in the Enclave protected by `accessControl`.
                 public init(
                     compactRepresentable: Bool = true,
-                    accessControl: SecAccessControl = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, [], nil)!,
+                    accessControl: SecAccessControl = SecAccessControlCreateWithFlags(
+                        nil,
+                        kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+                        [],
+                        nil
+                    )!,
                     authenticationContext: LAContext? = nil
                 ) throws {
                     let device = SimulatedDevice.current

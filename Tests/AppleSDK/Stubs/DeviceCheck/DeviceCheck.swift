@@ -1,9 +1,9 @@
+internal import AppleDeviceSimulation
 // DeviceCheck as the iOS 18 SDK declares it to Swift, for the parts BioAuth uses, over a scripted App Attest service
 // (AppleDeviceSimulation). Declarations from developer.apple.com/documentation/devicecheck: DCAppAttestService (shared,
 // isSupported, generateKey, attestKey(_:clientDataHash:), generateAssertion(_:clientDataHash:), in the async forms
 // Swift imports from their completion handlers), DCError.Code and DCErrorDomain.
 import Foundation
-internal import AppleDeviceSimulation
 
 /// The error domain of DeviceCheck's errors.
 public let DCErrorDomain: String = "com.apple.devicecheck.error"

@@ -1,3 +1,4 @@
+internal import AppleDeviceSimulation
 // LocalAuthentication as the iOS 18 SDK declares it to Swift, for the parts BioAuth uses; a scripted fake behind it
 // (AppleDeviceSimulation). Declarations from developer.apple.com/documentation/localauthentication: LAContext
 // (canEvaluatePolicy(_:error:), evaluatePolicy(_:localizedReason:reply:) and its async form, invalidate(),
@@ -5,7 +6,6 @@
 // evaluatedPolicyDomainState (deprecated in iOS 18), domainState (iOS 18)), LADomainState, LADomainStateBiometry,
 // LAPolicy, LABiometryType, LAError and LAErrorDomain. LAContext is an Objective-C class that is not Sendable.
 import Foundation
-internal import AppleDeviceSimulation
 
 /// Linux shim: Foundation declares `NSErrorPointer` only where Objective-C exists (there it is an
 /// `AutoreleasingUnsafeMutablePointer`); callers write `&error` the same way.

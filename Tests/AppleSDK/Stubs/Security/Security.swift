@@ -1,3 +1,4 @@
+internal import AppleDeviceSimulation
 // Security as the iOS 18 SDK declares it to Swift, for the parts BioAuth uses, over a scripted in-memory Keychain
 // (AppleDeviceSimulation). Declarations from developer.apple.com/documentation/security: SecItemCopyMatching, SecItemAdd,
 // SecItemUpdate, SecItemDelete, SecAccessControlCreateWithFlags, SecAccessControlCreateFlags, the kSec attribute keys and
@@ -8,7 +9,6 @@
 // Foundation's classes (CFString = NSString, CFDictionary = NSDictionary, CFError = NSError), so `as String`,
 // `as CFDictionary` and `&error` type-check as they do in Xcode.
 import Foundation
-internal import AppleDeviceSimulation
 
 public typealias OSStatus = Int32
 public typealias CFTypeRef = AnyObject
@@ -66,7 +66,9 @@ public final class SecAccessControl {
 
 /// Makes an access control object; `nil` (with `error`) for a protection that is not a `kSecAttrAccessible…` value.
 public func SecAccessControlCreateWithFlags(
-    _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,
+    _ allocator: CFAllocator?,
+    _ protection: CFTypeRef,
+    _ flags: SecAccessControlCreateFlags,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecAccessControl? {
     guard let protection = protection as? NSString,

@@ -327,7 +327,8 @@ extension View {
     // `@_inheritActorContext`: the documentation does not show underscored attributes, but the action runs on the view's
     // main actor, which every `.task { state = await … }` relies on.
     nonisolated public func task(
-        priority: TaskPriority = .userInitiated, @_inheritActorContext _ action: sending @escaping @isolated(any) () async -> Void
+        priority: TaskPriority = .userInitiated,
+        @_inheritActorContext _ action: sending @escaping @isolated(any) () async -> Void
     ) -> some View {
         _ModifiedView<Self>()
     }

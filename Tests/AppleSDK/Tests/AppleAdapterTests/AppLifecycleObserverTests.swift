@@ -1,7 +1,7 @@
+import AppleDeviceSimulation
 import BioAuthAppleUnderTest
 import BioAuthClient
 import BioAuthCore
-import AppleDeviceSimulation
 import Foundation
 import Testing
 @_spi(Simulation) import UIKit
@@ -28,8 +28,17 @@ extension SimulatedPhone {
             let session = try await SessionMachine(store: store, keyStore: keys)
             try await session.handle(.passwordSignInSucceeded(accountID: "alice", canOfferBiometricSignIn: true))
             let publicKey = try await keys.createKey(tag: "signin")
-            try await session.handle(.biometricSignInEnabled(
-                DeviceBinding(accountID: "alice", keyTag: "signin", publicKey: publicKey, biometry: .faceID, enabledAt: Date(timeIntervalSince1970: 0))))
+            try await session.handle(
+                .biometricSignInEnabled(
+                    DeviceBinding(
+                        accountID: "alice",
+                        keyTag: "signin",
+                        publicKey: publicKey,
+                        biometry: .faceID,
+                        enabledAt: Date(timeIntervalSince1970: 0)
+                    )
+                )
+            )
             return AppLock(session: session, authenticator: sensor, keyStore: keys, clock: clock, isActive: false)
         }
 

@@ -1,11 +1,11 @@
 import AppleDeviceSimulation
 import AuthenticationServices
-import UIKit
 import BioAuthAppleUnderTest
 import BioAuthClient
 import BioAuthCore
 import Foundation
 import Testing
+import UIKit
 
 /// Every suite here drives the one simulated phone of the process, so they run one test at a time.
 @Suite("Apple frameworks, simulated", .serialized)
@@ -154,7 +154,9 @@ extension SimulatedPhone {
 
         @Test("no Secure Enclave (the Simulator) or no enrollment: the key is not made, with its own code")
         func secureEnclaveUnavailable() async throws {
-            let keys = { HardwareKeyStore.secureEnclave(authenticator: LocalAuthenticator(), storage: KeychainSecureStore.system(service: "com.bank.app")) }
+            let keys = {
+                HardwareKeyStore.secureEnclave(authenticator: LocalAuthenticator(), storage: KeychainSecureStore.system(service: "com.bank.app"))
+            }
             device.hasSecureEnclave = false
             await #expect { _ = try await keys().createKey(tag: "device") } throws: { ($0 as? BiometricError)?.code == .secureEnclaveUnavailable }
             device.hasSecureEnclave = true
@@ -164,7 +166,9 @@ extension SimulatedPhone {
 
         // MARK: App Attest
 
-        @Test("App Attest: a 32-byte key id, attestation and assertion over the client data hash; unsupported, unavailable and unknown keys get their codes")
+        @Test(
+            "App Attest: a 32-byte key id, attestation and assertion over the client data hash; unsupported, unavailable and unknown keys get their codes"
+        )
         func appAttest() async throws {
             let provider = DeviceCheckAppAttestProvider()
             #expect(provider.isSupported)
@@ -187,27 +191,58 @@ extension SimulatedPhone {
 
         // MARK: Passkeys
 
-        @Test("passkeys: creation and sign-in ask for user verification, pass the challenge, user handle, allow and exclude lists, and map the sheet's errors")
+        @Test(
+            "passkeys: creation and sign-in ask for user verification, pass the challenge, user handle, allow and exclude lists, and map the sheet's errors"
+        )
         func passkeys() async throws {
             let provider = AuthorizationPasskeyProvider { UIWindow() }
             let challenge = Data(repeating: 9, count: 32)
             let userID = Data(repeating: 4, count: 32)
-            let created = try await provider.register(PasskeyRegistrationRequest(
-                relyingPartyID: "bank.example", challenge: challenge, userID: userID, userName: "alice"))
+            let created = try await provider.register(
+                PasskeyRegistrationRequest(
+                    relyingPartyID: "bank.example",
+                    challenge: challenge,
+                    userID: userID,
+                    userName: "alice"
+                )
+            )
             #expect(created.credentialID == device.passkeys.first?.credentialID && created.attestationObject.suffix(16) == created.credentialID)
             #expect(String(decoding: created.clientDataJSON, as: UTF8.self).contains(#""origin":"https://bank.example""#))
-            #expect(device.passkeyRequests.last == .init(
-                kind: "registration", relyingPartyID: "bank.example", challenge: challenge, userVerification: "required", credentialIDs: []))
+            #expect(
+                device.passkeyRequests.last
+                    == .init(
+                        kind: "registration",
+                        relyingPartyID: "bank.example",
+                        challenge: challenge,
+                        userVerification: "required",
+                        credentialIDs: []
+                    )
+            )
 
             // The account's passkey is excluded: the system refuses a second one (1006).
-            await #expect { _ = try await provider.register(PasskeyRegistrationRequest(
-                relyingPartyID: "bank.example", challenge: challenge, userID: userID, userName: "alice", excludedCredentialIDs: [created.credentialID]))
+            await #expect {
+                _ = try await provider.register(
+                    PasskeyRegistrationRequest(
+                        relyingPartyID: "bank.example",
+                        challenge: challenge,
+                        userID: userID,
+                        userName: "alice",
+                        excludedCredentialIDs: [created.credentialID]
+                    )
+                )
             } throws: { ($0 as? PasskeyProviderError)?.code == PasskeyProviderError.notAllowedCode }
 
-            let signed = try await provider.assert(PasskeyAssertionRequest(
-                relyingPartyID: "bank.example", challenge: challenge, allowedCredentialIDs: [created.credentialID]))
+            let signed = try await provider.assert(
+                PasskeyAssertionRequest(
+                    relyingPartyID: "bank.example",
+                    challenge: challenge,
+                    allowedCredentialIDs: [created.credentialID]
+                )
+            )
             #expect(signed.credentialID == created.credentialID && signed.userHandle == userID && signed.signature.suffix(32) == challenge)
-            #expect(device.passkeyRequests.last?.userVerification == "required" && device.passkeyRequests.last?.credentialIDs == [created.credentialID])
+            #expect(
+                device.passkeyRequests.last?.userVerification == "required" && device.passkeyRequests.last?.credentialIDs == [created.credentialID]
+            )
 
             device.scriptPasskeys(.fail(1001), .fail(1004))
             await #expect { _ = try await provider.assert(PasskeyAssertionRequest(relyingPartyID: "bank.example", challenge: challenge)) } throws: {
