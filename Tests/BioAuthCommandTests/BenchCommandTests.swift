@@ -2,12 +2,12 @@ import AsyncHTTPClient
 import Foundation
 import Testing
 
+@testable import BioAuthServer
+@testable import bioauth
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@testable import BioAuthServer
-@testable import bioauth
 
 @Suite("bioauth bench")
 struct BenchCommandTests {
@@ -16,9 +16,9 @@ struct BenchCommandTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-smoke-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let command = try BenchCommand.parse([
-            // 3 s after 0.5 s: under the whole suite's load (server processes and a headless browser of other tests beside
-            // it) a 0.6 s window, and once a 1.5 s one, saw no payment complete.
-            "--devices", "3", "--concurrency", "2", "--duration", "3", "--warmup", "0.5", "--bcrypt-cost", "4",
+            // A fixed number of operations, not a time window: however loaded the machine, the run measures 12 (alternately
+            // sign-ins and payments) and at least one password sign-in.
+            "--devices", "3", "--concurrency", "2", "--operations", "12", "--warmup", "0", "--bcrypt-cost", "4",
             "--password-workers", "1", "--output", folder.path, "--quiet",
         ])
         try await command.run()
@@ -35,12 +35,12 @@ struct BenchCommandTests {
 
     @Test("the baseline mix runs two readiness checks per operation and reports them as one baseline operation")
     func baseline() async throws {
-        // 3 s: long enough for some operations to fall inside the window while the rest of the suite loads both cores.
-        let options = Self.shortRun(.baseline, duration: 3, warmup: 0.5)
+        let options = Self.countedRun(.baseline, operations: 10)
         let result = try await BenchRunner(options: options, log: { _ in }).run()
         #expect(Set(result.operations.keys) == ["baseline"])
         let baseline = try #require(result.operations["baseline"])
-        #expect(baseline.errors.isEmpty && baseline.histogram.totalCount > 0)
+        #expect(baseline.errors.isEmpty && baseline.histogram.totalCount == 10, "exactly the 10 operations asked for")
+        #expect(result.measuredSeconds > 0)
         #expect(BenchReport(result: result).text.contains("mix baseline"))
     }
 
@@ -70,10 +70,15 @@ struct BenchCommandTests {
         #expect(due == [.zero, .milliseconds(250), .milliseconds(500), .milliseconds(750)])
     }
 
-    @Test("bad options are refused before anything starts", arguments: [
-        ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"], ["--bcrypt-cost", "31"], ["--bcrypt-cost", "17"],
-        ["--server", "http://127.0.0.1:8080", "--server-process"], ["--rate", "0"], ["--rate", "-5"], ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"],
-    ])
+    @Test(
+        "bad options are refused before anything starts",
+        arguments: [
+            ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"],
+            ["--bcrypt-cost", "31"], ["--bcrypt-cost", "17"],
+            ["--server", "http://127.0.0.1:8080", "--server-process"], ["--rate", "0"], ["--rate", "-5"],
+            ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"], ["--operations", "0"], ["--operations", "5", "--rate", "100"],
+        ]
+    )
     func refused(arguments: [String]) {
         #expect(throws: (any Error).self) { try BenchCommand.parse(arguments) }
     }
@@ -91,6 +96,14 @@ struct BenchCommandTests {
         return options
     }
 
+    /// A run of two devices, two at a time, that measures exactly `operations` operations with no warm-up, however long
+    /// they take: a loaded machine makes it slower, never empty.
+    static func countedRun(_ mix: BenchOptions.Mix, operations: Int) -> BenchOptions {
+        var options = shortRun(mix, duration: 10, warmup: 0)
+        options.operations = operations
+        return options
+    }
+
     /// The `bioauth` executable `swift build` put beside this test binary (Linux: read from /proc).
     static var builtExecutable: URL? {
         guard let testBinary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
@@ -98,11 +111,12 @@ struct BenchCommandTests {
         return FileManager.default.isExecutableFile(atPath: executable.path) ? executable : nil
     }
 
-    @Test("with --server-process the server runs as its own process: its CPU time and memory are reported apart from the load generator's",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "with --server-process the server runs as its own process: its CPU time and memory are reported apart from the load generator's",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func serverProcess() async throws {
-        // Two seconds: beside the browser tests a one-second window has seen no operation complete.
-        var options = Self.shortRun(.both, duration: 2, warmup: 0.2)
+        var options = Self.countedRun(.both, operations: 10)
         options.serverProcess = true
         options.serverExecutable = try #require(Self.builtExecutable, "swift build puts bioauth beside the tests")
         let result = try await BenchRunner(options: options, log: { _ in }).run()
@@ -122,20 +136,35 @@ struct BenchCommandTests {
         var operation = OperationResult()
         for _ in 0..<1000 { _ = operation.histogram.record(20_000) }
         let result = BenchResult(
-            options: BenchOptions(), measuredSeconds: 10, operations: ["biometric_sign_in": operation], rawVerifyPerSecond: 17_000,
-            peakResidentBytes: nil, enrollmentSeconds: 1, cores: 2, serverCPUSeconds: nil, benchCPUSeconds: 9, databaseThreadCPUSeconds: 2.5)
+            options: BenchOptions(),
+            measuredSeconds: 10,
+            operations: ["biometric_sign_in": operation],
+            rawVerifyPerSecond: 17_000,
+            peakResidentBytes: nil,
+            enrollmentSeconds: 1,
+            cores: 2,
+            serverCPUSeconds: nil,
+            benchCPUSeconds: 9,
+            databaseThreadCPUSeconds: 2.5
+        )
         let report = BenchReport(result: result)
-        #expect(report.databaseThreadLine == "database thread (runs every unit of work in turn): 0.25 cores, 2.500 ms per operation: a ceiling of about 400 operations/s however many cores")
+        #expect(
+            report.databaseThreadLine
+                == "database thread (runs every unit of work in turn): 0.25 cores, 2.500 ms per operation: a ceiling of about 400 operations/s however many cores"
+        )
         #expect(report.text.contains("a ceiling of about 400 operations/s"))
         var external = result
         external.databaseThreadCPUSeconds = nil
         #expect(BenchReport(result: external).databaseThreadLine == nil)
     }
 
-    @Test("a thread's CPU time is read by its name; a name no thread has gives none",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/task")))
+    @Test(
+        "a thread's CPU time is read by its name; a name no thread has gives none",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/task"))
+    )
     func threadCPUTime() throws {
-        let spun = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let spun = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             DatabaseThread.nameCurrentThread("bench-test-spin")  // as the database thread names itself
             // Busy until this thread has used 0.2 s of CPU by its own clock.
@@ -152,8 +181,10 @@ struct BenchCommandTests {
         #expect(ProcessStats.threadCPUSeconds(named: "no-such-thread") == nil)
     }
 
-    @Test("the server process answers, and is gone after stop; one that cannot start is reported with its own message",
-          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")))
+    @Test(
+        "the server process answers, and is gone after stop; one that cannot start is reported with its own message",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
+    )
     func serverProcessLifecycle() async throws {
         try await ServerProcessFixture.run("bench-child") { executable, folder, http in
             let settings = ServerProcessFixture.settings(in: folder)

@@ -18,16 +18,33 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Simulated devices to enroll (at least --concurrency).") var devices = 64
     @Option(help: "Devices driving the server at once.") var concurrency = 64
-    @Option(help: "Open loop: start this many operations per second whatever the latency, and measure each from when it was due (default: closed loop, each device starting its next operation when its last one ends). --concurrency bounds how many run at once.")
+    @Option(
+        help:
+            "Open loop: start this many operations per second whatever the latency, and measure each from when it was due (default: closed loop, each device starting its next operation when its last one ends). --concurrency bounds how many run at once."
+    )
     var rate: Double?
     @Option(help: "Measured seconds.") var duration: Double = 10
+    @Option(
+        help:
+            "Measure exactly this many operations after the warm-up instead of --duration seconds (closed loop only); the measured time is the time they took."
+    )
+    var operations: Int?
     @Option(help: "Warm-up seconds, not measured.") var warmup: Double = 2
-    @Option(help: "signin, payment, both, or baseline (two readiness checks, each a database round trip, per operation: what the HTTP stack costs without a sign-in's work).")
+    @Option(
+        help:
+            "signin, payment, both, or baseline (two readiness checks, each a database round trip, per operation: what the HTTP stack costs without a sign-in's work)."
+    )
     var mix = "both"
     @Option(help: "Concurrent password sign-in workers beside the biometric ones (bcrypt at --bcrypt-cost).") var passwordWorkers = 0
     @Option(help: "bcrypt cost of the server the bench starts (12 as in production).") var bcryptCost = 12
-    @Option(help: "Drive this running server instead (its rate limits apply: start it with --signin-challenge-limit 1000000 --signin-client-limit 1000000 to measure sign-ins; for --mix payment, register merchant-coffee-042 with bioauth admin payee register).") var server: String?
-    @Flag(help: "Run the server as a separate `bioauth serve` process on loopback, so its CPU time and memory are measured apart from the load generator's.")
+    @Option(
+        help:
+            "Drive this running server instead (its rate limits apply: start it with --signin-challenge-limit 1000000 --signin-client-limit 1000000 to measure sign-ins; for --mix payment, register merchant-coffee-042 with bioauth admin payee register)."
+    ) var server: String?
+    @Flag(
+        help:
+            "Run the server as a separate `bioauth serve` process on loopback, so its CPU time and memory are measured apart from the load generator's."
+    )
     var serverProcess = false
     @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
     @Option(help: "Where to write bench-result.json and bench-latency.svg.") var output = "."
@@ -38,6 +55,8 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("devices and concurrency must be at least 1, duration positive, warm-up and password workers not negative")
         }
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("rate must be a positive number of operations per second") }
+        if let operations, operations < 1 { throw ValidationError("operations must be at least 1") }
+        if operations != nil, rate != nil { throw ValidationError("--operations counts a closed-loop run; --rate runs open loop for --duration") }
         guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment, both or baseline") }
         let costs = ServerConfiguration.bcryptCostRange
         guard costs.contains(bcryptCost) else { throw ValidationError("bcrypt cost must be \(costs.lowerBound)-\(costs.upperBound)") }
@@ -53,6 +72,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.concurrency = concurrency
         options.rate = rate
         options.duration = duration
+        options.operations = operations
         options.warmup = warmup
         options.mix = BenchOptions.Mix(rawValue: mix) ?? .both
         options.passwordWorkers = passwordWorkers

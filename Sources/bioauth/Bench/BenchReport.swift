@@ -26,33 +26,62 @@ struct BenchReport {
             let perSecond = result.measuredSeconds > 0 ? Double(count) / result.measuredSeconds : 0
             func ms(_ value: UInt64) -> Double { count == 0 ? 0 : Double(value) / 1000 }
             return Row(
-                operation: name, ok: count, perSecond: perSecond,
+                operation: name,
+                ok: count,
+                perSecond: perSecond,
                 fractionOfRawVerify: result.rawVerifyPerSecond > 0 ? perSecond / result.rawVerifyPerSecond : 0,
-                p50Ms: ms(histogram.valueAtPercentile(50)), p90Ms: ms(histogram.valueAtPercentile(90)),
-                p99Ms: ms(histogram.valueAtPercentile(99)), p999Ms: ms(histogram.valueAtPercentile(99.9)), maxMs: ms(histogram.max),
-                errors: operation.errors)
+                p50Ms: ms(histogram.valueAtPercentile(50)),
+                p90Ms: ms(histogram.valueAtPercentile(90)),
+                p99Ms: ms(histogram.valueAtPercentile(99)),
+                p999Ms: ms(histogram.valueAtPercentile(99.9)),
+                maxMs: ms(histogram.max),
+                errors: operation.errors
+            )
         }
     }
 
     /// The table people read.
     var text: String {
         var lines = [
-            String(format: "BioAuth bench: %d devices, %d concurrent, %.0f s after %.0f s warm-up, mix %@, %d password workers, %d cores",
-                   result.options.devices, result.options.concurrency, result.options.duration, result.options.warmup,
-                   result.options.mix.rawValue, result.options.passwordWorkers, result.cores),
+            String(
+                format: "BioAuth bench: %d devices, %d concurrent, %@ after %.0f s warm-up, mix %@, %d password workers, %d cores",
+                result.options.devices,
+                result.options.concurrency,
+                result.options.operations.map { String(format: "%d operations in %.1f s", $0, result.measuredSeconds) }
+                    ?? String(format: "%.0f s", result.options.duration),
+                result.options.warmup,
+                result.options.mix.rawValue,
+                result.options.passwordWorkers,
+                result.cores
+            ),
             String(format: "raw P-256 verify, one core: %.0f/s", result.rawVerifyPerSecond),
         ]
         if let rate = result.options.rate {
-            lines.append(String(
-                format: "open loop: %.0f operations/s due, at most %d at once; latency from each operation's due time", rate,
-                result.options.concurrency))
+            lines.append(
+                String(
+                    format: "open loop: %.0f operations/s due, at most %d at once; latency from each operation's due time",
+                    rate,
+                    result.options.concurrency
+                )
+            )
         }
         lines += ["", "operation            ok/s     % raw  p50 ms  p90 ms  p99 ms  p99.9 ms  max ms  errors"]
         for row in rows {
             let errors = row.errors.isEmpty ? "-" : row.errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             let name = row.operation.padding(toLength: 18, withPad: " ", startingAt: 0)
-            lines.append(name + String(format: " %7.1f  %7.1f%%  %6.1f  %6.1f  %6.1f  %8.1f  %6.1f  ",
-                                       row.perSecond, row.fractionOfRawVerify * 100, row.p50Ms, row.p90Ms, row.p99Ms, row.p999Ms, row.maxMs) + errors)
+            lines.append(
+                name
+                    + String(
+                        format: " %7.1f  %7.1f%%  %6.1f  %6.1f  %6.1f  %8.1f  %6.1f  ",
+                        row.perSecond,
+                        row.fractionOfRawVerify * 100,
+                        row.p50Ms,
+                        row.p90Ms,
+                        row.p99Ms,
+                        row.p999Ms,
+                        row.maxMs
+                    ) + errors
+            )
         }
         if let cpu = cpuLine { lines.append("\n" + cpu) }
         if let database = databaseThreadLine { lines.append(database) }
@@ -78,7 +107,11 @@ struct BenchReport {
         case (.childProcess, let server?, let bench?) where server > 0:
             let perCore = operations / server
             return "CPU in the measured phase: server process " + use(server)
-                + String(format: " (%.0f operations per server core-second, %.1f%% of raw verify)", perCore, perCore / max(1, result.rawVerifyPerSecond) * 100)
+                + String(
+                    format: " (%.0f operations per server core-second, %.1f%% of raw verify)",
+                    perCore,
+                    perCore / max(1, result.rawVerifyPerSecond) * 100
+                )
                 + "; load generator " + use(bench)
         case (.inProcess, _, let bench?):
             return "CPU in the measured phase (server and load generator, one process): " + use(bench)
@@ -95,8 +128,12 @@ struct BenchReport {
         guard let seconds = result.databaseThreadCPUSeconds, seconds > 0, result.measuredSeconds > 0, successfulOperations > 0 else { return nil }
         let perOperation = seconds / Double(successfulOperations)
         return String(
-            format: "database thread (runs every unit of work in turn): %.2f cores, %.3f ms per operation: a ceiling of about %.0f operations/s however many cores",
-            seconds / result.measuredSeconds, perOperation * 1000, 1 / perOperation)
+            format:
+                "database thread (runs every unit of work in turn): %.2f cores, %.3f ms per operation: a ceiling of about %.0f operations/s however many cores",
+            seconds / result.measuredSeconds,
+            perOperation * 1000,
+            1 / perOperation
+        )
     }
 
     /// The JSON result file.
@@ -130,13 +167,25 @@ struct BenchReport {
             percentiles[name] = points
         }
         let document = Document(
-            devices: result.options.devices, concurrency: result.options.concurrency, ratePerSecond: result.options.rate,
-            durationSeconds: result.options.duration,
-            warmupSeconds: result.options.warmup, mix: result.options.mix.rawValue, passwordWorkers: result.options.passwordWorkers,
-            cores: result.cores, rawVerifyPerSecond: result.rawVerifyPerSecond, enrollmentSeconds: result.enrollmentSeconds,
-            peakResidentBytes: result.peakResidentBytes, serverPlacement: result.serverPlacement.rawValue,
-            serverCPUSeconds: result.serverCPUSeconds, benchCPUSeconds: result.benchCPUSeconds,
-            databaseThreadCPUSeconds: result.databaseThreadCPUSeconds, successfulOperations: successfulOperations, operations: rows, latencyPercentilesMs: percentiles)
+            devices: result.options.devices,
+            concurrency: result.options.concurrency,
+            ratePerSecond: result.options.rate,
+            durationSeconds: result.measuredSeconds,
+            warmupSeconds: result.options.warmup,
+            mix: result.options.mix.rawValue,
+            passwordWorkers: result.options.passwordWorkers,
+            cores: result.cores,
+            rawVerifyPerSecond: result.rawVerifyPerSecond,
+            enrollmentSeconds: result.enrollmentSeconds,
+            peakResidentBytes: result.peakResidentBytes,
+            serverPlacement: result.serverPlacement.rawValue,
+            serverCPUSeconds: result.serverCPUSeconds,
+            benchCPUSeconds: result.benchCPUSeconds,
+            databaseThreadCPUSeconds: result.databaseThreadCPUSeconds,
+            successfulOperations: successfulOperations,
+            operations: rows,
+            latencyPercentilesMs: percentiles
+        )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(document)
@@ -146,16 +195,25 @@ struct BenchReport {
 
     /// The latency distribution: latency (log scale) against percentile, one line per operation.
     func svg() -> String {
-        let width = 720.0, height = 400.0, left = 70.0, right = 160.0, top = 30.0, bottom = 50.0
-        let plotWidth = width - left - right, plotHeight = height - top - bottom
+        let width = 720.0
+        let height = 400.0
+        let left = 70.0
+        let right = 160.0
+        let top = 30.0
+        let bottom = 50.0
+        let plotWidth = width - left - right
+        let plotHeight = height - top - bottom
         let colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
         // x: percentile on a "nines" scale (0, 90, 99, 99.9, 99.99) so the tail is visible.
         func x(_ percentile: Double) -> Double {
             let nines = min(4, -log10(max(1e-4, 1 - percentile / 100)))
             return left + nines / 4 * plotWidth
         }
-        let all = result.operations.values.flatMap { op in Self.percentiles.map { Double(op.histogram.valueAtPercentile($0)) / 1000 } }.filter { $0 > 0 }
-        let low = max(0.01, (all.min() ?? 0.1)), high = max(low * 10, all.max() ?? 1)
+        let all = result.operations.values.flatMap { op in Self.percentiles.map { Double(op.histogram.valueAtPercentile($0)) / 1000 } }.filter {
+            $0 > 0
+        }
+        let low = max(0.01, (all.min() ?? 0.1))
+        let high = max(low * 10, all.max() ?? 1)
         let (logLow, logHigh) = (log10(low), log10(high))
         func y(_ ms: Double) -> Double { top + plotHeight - (log10(max(ms, low)) - logLow) / (logHigh - logLow) * plotHeight }
         var svg = [

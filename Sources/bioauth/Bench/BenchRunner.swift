@@ -26,6 +26,10 @@ struct BenchOptions: Sendable {
     /// behind shows its queueing in the latency instead of slowing the load down (coordinated omission).
     var rate: Double?
     var duration: TimeInterval = 10
+    /// Closed loop only: measure exactly this many operations after the warm-up, however long they take, instead of a
+    /// ``duration`` (which it replaces). The measured time is then the time they took. What the tests use, so that a
+    /// loaded machine makes a run slower, never empty.
+    var operations: Int?
     var warmup: TimeInterval = 2
     var mix: Mix = .both
     /// Concurrent password sign-in workers running beside the biometric ones (0: none).
@@ -109,7 +113,11 @@ struct BenchRunner {
 
     func run() async throws -> BenchResult {
         var clientConfiguration = HTTPClient.Configuration(
-            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.concurrency + options.passwordWorkers + 4))
+            connectionPool: .init(
+                idleTimeout: .seconds(60),
+                concurrentHTTP1ConnectionsPerHostSoftLimit: options.concurrency + options.passwordWorkers + 4
+            )
+        )
         // The load generator traces nothing; without this the client builds span attributes for every request
         // (about 4 % of its CPU in the profile) for a tracer that drops them.
         clientConfiguration.tracing.tracer = nil
@@ -140,7 +148,10 @@ struct BenchRunner {
                 if options.serverProcess {
                     child = try await ServerProcess.start(
                         executable: try options.serverExecutable ?? Self.ownExecutable(),
-                        settings: ServeCommand.environment(for: configuration), folder: folder, http: http)
+                        settings: ServeCommand.environment(for: configuration),
+                        folder: folder,
+                        http: http
+                    )
                     url = child!.url
                 } else {
                     var logger = Logger(label: "bioauth-bench")
@@ -160,15 +171,27 @@ struct BenchRunner {
             let enrollment = (ContinuousClock.now - enrollStart).seconds
             if options.mix != .baseline { log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment)) }
             let (operations, measured, use) = try await drive(
-                workerClient: { try Self.workerAPI(serverURL: url, shared: api) }, devices: devices, passwordUsers: passwordUsers, serverPID: child?.pid)
+                workerClient: { try Self.workerAPI(serverURL: url, shared: api) },
+                devices: devices,
+                passwordUsers: passwordUsers,
+                serverPID: child?.pid
+            )
             try await http.shutdown()
             await server?.stop()
             await child?.stop()
             if let directory { try? FileManager.default.removeItem(at: directory) }
             return BenchResult(
-                options: options, measuredSeconds: measured, operations: operations, rawVerifyPerSecond: rawRate,
-                peakResidentBytes: options.server == nil ? use.peakResidentBytes : nil, enrollmentSeconds: enrollment, cores: cores,
-                serverCPUSeconds: use.serverCPUSeconds, benchCPUSeconds: use.benchCPUSeconds, databaseThreadCPUSeconds: use.databaseThreadCPUSeconds)
+                options: options,
+                measuredSeconds: measured,
+                operations: operations,
+                rawVerifyPerSecond: rawRate,
+                peakResidentBytes: options.server == nil ? use.peakResidentBytes : nil,
+                enrollmentSeconds: enrollment,
+                cores: cores,
+                serverCPUSeconds: use.serverCPUSeconds,
+                benchCPUSeconds: use.benchCPUSeconds,
+                databaseThreadCPUSeconds: use.databaseThreadCPUSeconds
+            )
         } catch {
             try? await http.shutdown()
             await server?.stop()
@@ -220,10 +243,21 @@ struct BenchRunner {
                     let challenge = try await api.registrationChallenge(accessToken: tokens.accessToken)
                     let publicKey = DevicePublicKey(device.key.publicKey)
                     let payload = try SignedPayload(
-                        purpose: .register, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: device.keyID, counter: 0)
+                        purpose: .register,
+                        relyingPartyID: challenge.relyingPartyID,
+                        challenge: challenge.challenge,
+                        keyID: device.keyID,
+                        counter: 0
+                    )
                     _ = try await api.registerDevice(
-                        challengeID: challenge.id, publicKey: publicKey, biometryKind: .faceID, deviceName: "Bench \(index)", counter: 0,
-                        signature: try device.key.signature(for: payload.bytes).derRepresentation, accessToken: tokens.accessToken)
+                        challengeID: challenge.id,
+                        publicKey: publicKey,
+                        biometryKind: .faceID,
+                        deviceName: "Bench \(index)",
+                        counter: 0,
+                        signature: try device.key.signature(for: payload.bytes).derRepresentation,
+                        accessToken: tokens.accessToken
+                    )
                     return device
                 }
             }
@@ -246,17 +280,26 @@ struct BenchRunner {
     /// The measured phase: workers loop until the end; results recorded after the warm-up only. Each worker gets
     /// its client from `workerClient` (and closes its connection, if any, when done). Memory is sampled from the server
     /// process when there is one (`serverPID`), else from this process.
-    func drive(workerClient makeAPI: @escaping @Sendable () throws -> (BioAuthAPI, BenchConnection?), devices: [Device], passwordUsers: [String], serverPID: Int32?) async throws
+    func drive(
+        workerClient makeAPI: @escaping @Sendable () throws -> (BioAuthAPI, BenchConnection?),
+        devices: [Device],
+        passwordUsers: [String],
+        serverPID: Int32?
+    ) async throws
         -> ([String: OperationResult], Double, MeasuredUse)
     {
         let start = ContinuousClock.now
         let measureFrom = start + .milliseconds(Int(options.warmup * 1000))
-        let end = measureFrom + .milliseconds(Int(options.duration * 1000))
+        // Counted runs (closed loop) end when their operations are done, not at a time: `end` is then never reached.
+        let counted = options.rate == nil ? options.operations : nil
+        let end = counted == nil ? measureFrom + .milliseconds(Int(options.duration * 1000)) : measureFrom + .seconds(86_400 * 365)
+        let slots = OperationSlots(count: counted ?? 0)
+        let finished = Finished()
         let progress = ProgressCounter()
         let sampler = Task { () -> Int? in
             var peak: Int?
             var last = 0
-            while ContinuousClock.now < end {
+            while ContinuousClock.now < end && !finished.value {
                 try? await Task.sleep(for: .milliseconds(250))
                 if ContinuousClock.now >= measureFrom, let rss = ProcessStats.residentBytes(pid: serverPID) { peak = max(peak ?? 0, rss) }
                 if options.progress, ContinuousClock.now >= measureFrom {
@@ -275,9 +318,17 @@ struct BenchRunner {
                 serverPID != nil || serverHere ? ProcessStats.threadCPUSeconds(named: SQLiteDatabaseExecutor.threadName, pid: serverPID) : nil
             }
             try? await Task.sleep(until: measureFrom, clock: .continuous)
-            let server = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, bench = ProcessStats.cpuSeconds(), databaseBefore = database()
-            try? await Task.sleep(until: end, clock: .continuous)
-            let serverAfter = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }, benchAfter = ProcessStats.cpuSeconds(), databaseAfter = database()
+            let server = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
+            let bench = ProcessStats.cpuSeconds()
+            let databaseBefore = database()
+            if counted == nil {
+                try? await Task.sleep(until: end, clock: .continuous)
+            } else {
+                await finished.wait()
+            }
+            let serverAfter = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
+            let benchAfter = ProcessStats.cpuSeconds()
+            let databaseAfter = database()
             func used(_ before: Double?, _ after: Double?) -> Double? { before.flatMap { b in after.map { $0 - b } } }
             return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter))
         }
@@ -299,6 +350,10 @@ struct BenchRunner {
                             guard let due = schedule.next(before: end) else { break }
                             if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
                             began = due
+                        } else if counted != nil {
+                            // Warm-up operations take no slot; measured ones each take one until none is left.
+                            guard ContinuousClock.now < measureFrom || slots.take() else { break }
+                            began = ContinuousClock.now
                         } else {
                             guard ContinuousClock.now < end else { break }
                             began = ContinuousClock.now
@@ -320,7 +375,7 @@ struct BenchRunner {
                         let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
                         // Closed loop: what started and ended in the window. Open loop: everything due in the window,
                         // however late it ended (a late end is the queueing the run is there to show).
-                        if began >= measureFrom && (schedule != nil || ContinuousClock.now <= end) {
+                        if began >= measureFrom && (schedule != nil || counted != nil || ContinuousClock.now <= end) {
                             record(&results[name, default: OperationResult()], micros, outcome)
                             if outcome == nil { progress.add() }
                         }
@@ -333,13 +388,18 @@ struct BenchRunner {
                 group.addTask {
                     let (api, connection) = try makeAPI()
                     var results: [String: OperationResult] = [:]
-                    while ContinuousClock.now < end {
+                    // A counted run measures at least one password sign-in, and goes on while biometric slots are left.
+                    var measured = false
+                    while counted == nil ? ContinuousClock.now < end : (!measured || !slots.exhausted) {
                         let began = ContinuousClock.now
                         let outcome = await Self.attempt {
                             _ = try await api.signIn(username: username, password: "correct horse battery", installationID: "bench-pw-\(index)")
                         }
                         let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
-                        if began >= measureFrom && ContinuousClock.now <= end { record(&results["password_sign_in", default: OperationResult()], micros, outcome) }
+                        if began >= measureFrom && ContinuousClock.now <= end {
+                            record(&results["password_sign_in", default: OperationResult()], micros, outcome)
+                            measured = true
+                        }
                     }
                     await connection?.close()
                     return results
@@ -351,10 +411,12 @@ struct BenchRunner {
             }
             return merged
         }
+        let measuredSeconds = counted == nil ? options.duration : max((ContinuousClock.now - measureFrom).seconds, 0.001)
+        finished.set()
         let peak = await sampler.value
         let (serverCPU, benchCPU, databaseCPU) = await cpu.value
         return (
-            results, options.duration,
+            results, measuredSeconds,
             MeasuredUse(peakResidentBytes: peak, serverCPUSeconds: serverCPU, benchCPUSeconds: benchCPU, databaseThreadCPUSeconds: databaseCPU)
         )
     }
@@ -382,10 +444,18 @@ struct BenchRunner {
         let challenge = try await api.signInChallenge(keyID: device.keyID)
         device.counter += 1
         let payload = try SignedPayload(
-            purpose: .login, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: device.keyID, counter: device.counter)
+            purpose: .login,
+            relyingPartyID: challenge.relyingPartyID,
+            challenge: challenge.challenge,
+            keyID: device.keyID,
+            counter: device.counter
+        )
         let tokens = try await api.signInWithBiometrics(
-            challengeID: challenge.id, keyID: device.keyID, counter: device.counter,
-            signature: try device.key.signature(for: payload.bytes).derRepresentation)
+            challengeID: challenge.id,
+            keyID: device.keyID,
+            counter: device.counter,
+            signature: try device.key.signature(for: payload.bytes).derRepresentation
+        )
         device.accessToken = tokens.accessToken
     }
 
@@ -417,17 +487,31 @@ struct BenchRunner {
     /// Payment authorization: create → challenge → sign the canonical transaction → authorize.
     func pay(_ api: BioAuthAPI, _ device: Device) async throws {
         let payment = try await api.createPayment(
-            amount: Money(minorUnits: 8800, currency: .cny), payeeID: Self.payee.id, idempotencyKey: UUID().uuidString,
-            accessToken: device.accessToken)
+            amount: Money(minorUnits: 8800, currency: .cny),
+            payeeID: Self.payee.id,
+            idempotencyKey: UUID().uuidString,
+            accessToken: device.accessToken
+        )
         let challenge = try await api.paymentChallenge(payment.id, keyID: device.keyID, accessToken: device.accessToken)
         let transaction = try payment.transaction()
         device.counter += 1
         let payload = try SignedPayload(
-            purpose: .payment, relyingPartyID: challenge.relyingPartyID, challenge: challenge.challenge, keyID: device.keyID,
-            counter: device.counter, transactionHash: transaction.hash)
+            purpose: .payment,
+            relyingPartyID: challenge.relyingPartyID,
+            challenge: challenge.challenge,
+            keyID: device.keyID,
+            counter: device.counter,
+            transactionHash: transaction.hash
+        )
         _ = try await api.authorizeWithBiometrics(
-            payment.id, challengeID: challenge.id, keyID: device.keyID, counter: device.counter, transactionHash: transaction.hash,
-            signature: try device.key.signature(for: payload.bytes).derRepresentation, accessToken: device.accessToken)
+            payment.id,
+            challengeID: challenge.id,
+            keyID: device.keyID,
+            counter: device.counter,
+            transactionHash: transaction.hash,
+            signature: try device.key.signature(for: payload.bytes).derRepresentation,
+            accessToken: device.accessToken
+        )
     }
 }
 
@@ -456,6 +540,34 @@ final class OpenLoopSchedule: @unchecked Sendable {
 }
 
 /// Successful operations so far, for the progress line.
+/// The measured operations of a counted run, handed out one at a time to whichever worker asks.
+final class OperationSlots: @unchecked Sendable {
+    private let lock = NSLock()
+    private var left: Int
+    init(count: Int) { left = count }
+    /// Takes one; false when none is left.
+    func take() -> Bool {
+        lock.withLock {
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+    }
+    var exhausted: Bool { lock.withLock { left == 0 } }
+}
+
+/// Set once, when every worker of a run is done; waited for by what measures the run.
+final class Finished: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func set() { lock.withLock { done = true } }
+    var value: Bool { lock.withLock { done } }
+    /// Returns once ``set()`` was called (checking every 10 ms).
+    func wait() async {
+        while !value { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
 final class ProgressCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
