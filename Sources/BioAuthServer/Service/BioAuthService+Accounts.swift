@@ -21,7 +21,7 @@ extension BioAuthService {
                 throw Refusal(APIError(.usernameTaken, "Another account has this username."))
             }
             try await db.accounts.insert(account, passwordHash: hash)
-            try await audit(.accountCreated, succeeded: true, account: account.id, on: db)
+            try await recorder.audit(.accountCreated, succeeded: true, account: account.id, on: db)
             return account
         }
     }
@@ -40,7 +40,7 @@ extension BioAuthService {
         let stored = try await database.transaction { db in try await storedCredentials(username: username, on: db) }
         if let stored, let lockedUntil = stored.lockedUntil, lockedUntil > now {
             return try await commit { db in
-                try await audit(.passwordSignIn, succeeded: false, account: stored.id, code: "account_locked", on: db)
+                try await recorder.audit(.passwordSignIn, succeeded: false, account: stored.id, code: "account_locked", on: db)
                 throw Refusal(lockedError(until: lockedUntil))
             }
         }
@@ -49,7 +49,7 @@ extension BioAuthService {
         let matches = try await passwords.verify(password, hash: plausible ? stored?.passwordHash : nil)
         return try await commit { db in
             guard let stored else {
-                try await audit(.passwordSignIn, succeeded: false, account: nil, code: "invalid_credentials", on: db)
+                try await recorder.audit(.passwordSignIn, succeeded: false, account: nil, code: "invalid_credentials", on: db)
                 throw Refusal(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
             // Re-read inside the transaction: a concurrent failure may have locked the account, or the
@@ -58,7 +58,7 @@ extension BioAuthService {
                 throw Refusal(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
             if let lockedUntil = current.lockedUntil, lockedUntil > now {
-                try await audit(.passwordSignIn, succeeded: false, account: current.id, code: "account_locked", on: db)
+                try await recorder.audit(.passwordSignIn, succeeded: false, account: current.id, code: "account_locked", on: db)
                 throw Refusal(lockedError(until: lockedUntil))
             }
             guard matches, current.passwordHash == stored.passwordHash else {
@@ -66,7 +66,7 @@ extension BioAuthService {
             }
             try await db.accounts.clearPasswordFailures(current.id)
             let tokens = try await startSession(account: current.id, installationID: installationID, method: .password, device: nil, on: db)
-            try await audit(.passwordSignIn, succeeded: true, account: current.id, session: tokens.sessionID, on: db)
+            try await recorder.audit(.passwordSignIn, succeeded: true, account: current.id, session: tokens.sessionID, on: db)
             return tokens
         }
     }
@@ -82,8 +82,8 @@ extension BioAuthService {
                 throw Refusal(APIError(.invalidCredentials, "The username or the password is wrong."))
             }
             try await db.accounts.changePassword(stored.id, hash: newHash, at: now.millisecondsSince1970)
-            try await endSessions(account: stored.id, reason: "password_changed", on: db)
-            try await audit(.passwordChanged, succeeded: true, account: stored.id, session: session.sessionID, on: db)
+            try await recorder.endSessions(account: stored.id, reason: "password_changed", on: db)
+            try await recorder.audit(.passwordChanged, succeeded: true, account: stored.id, session: session.sessionID, on: db)
             return
         }
     }
@@ -130,13 +130,13 @@ extension BioAuthService {
         if failures >= configuration.maxFailedPasswordAttempts {
             let until = now.addingTimeInterval(configuration.accountLockDuration)
             try await db.accounts.lockPassword(account.id, until: until.millisecondsSince1970)
-            try await audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
-            try await audit(.accountLocked, succeeded: true, account: account.id, on: db)
-            try await emit(.accountLocked, .init(accountId: account.id, lockedUntil: try InternetDateTime().encode(until)), on: db)
+            try await recorder.audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
+            try await recorder.audit(.accountLocked, succeeded: true, account: account.id, on: db)
+            try await recorder.emit(.accountLocked, .init(accountId: account.id, lockedUntil: try InternetDateTime().encode(until)), on: db)
             return lockedError(until: until)
         }
         try await db.accounts.recordPasswordFailures(account.id, failures: failures)
-        try await audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
+        try await recorder.audit(kind, succeeded: false, account: account.id, code: "invalid_credentials", on: db)
         return APIError(.invalidCredentials, "The username or the password is wrong.")
     }
 

@@ -42,10 +42,10 @@ extension BioAuthService {
                 at: now
             )
             if try await db.appAttestKeys.isRegistered(keyID: key.keyID) { throw AppAttestError.keyReused }
-            try await audit(.appAttestation, succeeded: true, account: account, session: session, on: db)
+            try await recorder.audit(.appAttestation, succeeded: true, account: account, session: session, on: db)
             return key
         } catch let error as AppAttestError {
-            try await audit(.appAttestation, succeeded: false, account: account, session: session, code: error.code, on: db)
+            try await recorder.audit(.appAttestation, succeeded: false, account: account, session: session, code: error.code, on: db)
             if policy.mode == .require { throw Refusal(APIError(error.problem, Self.message(error))) }
             return nil
         }
@@ -77,9 +77,9 @@ extension BioAuthService {
                 previousCounter: UInt32(clamping: stored.counter)
             )
             guard try await db.appAttestKeys.advanceCounter(device: device.id, to: Int64(counter)) else { throw AppAttestError.counterReplayed }
-            try await audit(.appAssertion, succeeded: true, account: device.accountID, device: device.id, on: db)
+            try await recorder.audit(.appAssertion, succeeded: true, account: device.accountID, device: device.id, on: db)
         } catch let error as AppAttestError {
-            try await audit(.appAssertion, succeeded: false, account: device.accountID, device: device.id, code: error.code, on: db)
+            try await recorder.audit(.appAssertion, succeeded: false, account: device.accountID, device: device.id, code: error.code, on: db)
             if policy.mode == .require { throw Refusal(APIError(error.problem, Self.message(error))) }
         }
     }

@@ -57,33 +57,6 @@ struct AuditEvent: Sendable, Equatable {
 }
 
 extension BioAuthService {
-    /// Appends an event in the current transaction (``ChangeRecorder/audit(_:succeeded:account:device:session:client:code:operator:passkey:on:)``).
-    func audit(
-        _ kind: AuditKind,
-        succeeded: Bool,
-        account: String?,
-        device: String? = nil,
-        session: String? = nil,
-        client: String? = nil,
-        code: String? = nil,
-        operator: SupportAction? = nil,
-        passkey: String? = nil,
-        on db: any SQLDatabase
-    ) async throws {
-        try await recorder.audit(
-            kind,
-            succeeded: succeeded,
-            account: account,
-            device: device,
-            session: session,
-            client: client,
-            code: code,
-            operator: `operator`,
-            passkey: passkey,
-            on: db
-        )
-    }
-
     /// A page of the account's own events, newest first: at most `limit`, older than `before` when given, and the
     /// cursor of the next page when there may be one.
     func auditEvents(account: String, limit: Int, before: AuditCursor? = nil) async throws -> (events: [AuditEvent], next: AuditCursor?) {

@@ -72,7 +72,7 @@ extension BioAuthService {
     /// before (a second use is a replay, audited with `account` and `device`) and not expired.
     func requireUnused(_ use: ChallengeUse, account: String?, device: String? = nil, on db: any SQLDatabase) async throws {
         guard !use.consumed else {
-            try await audit(.challengeReplay, succeeded: false, account: account, device: device, code: "challenge_used", on: db)
+            try await recorder.audit(.challengeReplay, succeeded: false, account: account, device: device, code: "challenge_used", on: db)
             throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
         }
         guard use.expiresAt > now else {
@@ -171,7 +171,7 @@ extension BioAuthService {
     /// Moves the device's counter forward, or refuses (and audits) a counter that did not increase.
     func advanceCounter(of device: DeviceInfo, to counter: UInt64, on db: any SQLDatabase) async throws -> APIError? {
         guard counter > UInt64(device.counter) else {
-            try await audit(
+            try await recorder.audit(
                 .counterRegression,
                 succeeded: false,
                 account: device.accountID,

@@ -82,7 +82,7 @@ extension BioAuthService {
                 challenge: challenge,
                 counter: registration.counter
             ) {
-                try await audit(
+                try await recorder.audit(
                     .deviceRegistered,
                     succeeded: false,
                     account: session.accountID,
@@ -93,7 +93,7 @@ extension BioAuthService {
                 throw Refusal(error)
             }
             if try await db.devices.isRegistered(keyID: registration.publicKey.keyID) {
-                try await audit(
+                try await recorder.audit(
                     .deviceRegistered,
                     succeeded: false,
                     account: session.accountID,
@@ -123,8 +123,15 @@ extension BioAuthService {
             )
             try await db.devices.insert(device)
             if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }
-            try await audit(.deviceRegistered, succeeded: true, account: session.accountID, device: device.id, session: session.sessionID, on: db)
-            try await emit(.deviceRegistered, .init(device: device), on: db)
+            try await recorder.audit(
+                .deviceRegistered,
+                succeeded: true,
+                account: session.accountID,
+                device: device.id,
+                session: session.sessionID,
+                on: db
+            )
+            try await recorder.emit(.deviceRegistered, .init(device: device), on: db)
             return device
         }
     }
@@ -202,7 +209,14 @@ extension BioAuthService {
             let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
             if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early)
             {
-                try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: error.code.rawValue, on: db)
+                try await recorder.audit(
+                    .biometricSignIn,
+                    succeeded: false,
+                    account: device.accountID,
+                    device: device.id,
+                    code: error.code.rawValue,
+                    on: db
+                )
                 throw Refusal(error)
             }
             try await verifyAssertion(
@@ -219,7 +233,14 @@ extension BioAuthService {
                 device: device.id,
                 on: db
             )
-            try await audit(.biometricSignIn, succeeded: true, account: device.accountID, device: device.id, session: tokens.sessionID, on: db)
+            try await recorder.audit(
+                .biometricSignIn,
+                succeeded: true,
+                account: device.accountID,
+                device: device.id,
+                session: tokens.sessionID,
+                on: db
+            )
             return tokens
         }
     }
@@ -231,7 +252,7 @@ extension BioAuthService {
         guard let device = try await devices(on: db).find(keyID: keyID)
         else { throw Refusal(APIError(.deviceNotFound, "No device is registered with this key.")) }
         guard device.revokedAt == nil else {
-            try await audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
+            try await recorder.audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
             throw Refusal(APIError(.deviceRevoked, "This device was revoked. Sign in with your password."))
         }
         return device

@@ -138,7 +138,7 @@ extension BioAuthService {
             }
         } catch let error as WebAuthnError {
             try await commit { db -> Void in
-                try await audit(
+                try await recorder.audit(
                     .passkeyRegistered,
                     succeeded: false,
                     account: session.accountID,
@@ -168,7 +168,7 @@ extension BioAuthService {
         )
         return try await commit { db in
             guard try await !db.passkeys.isRegistered(credentialID: info.credentialID) else {
-                try await audit(
+                try await recorder.audit(
                     .passkeyRegistered,
                     succeeded: false,
                     account: session.accountID,
@@ -179,8 +179,15 @@ extension BioAuthService {
                 throw Refusal(APIError(.passkeyAlreadyRegistered, "This passkey is registered already."))
             }
             try await db.passkeys.insert(info, userVerified: verified.userVerified)
-            try await audit(.passkeyRegistered, succeeded: true, account: session.accountID, session: session.sessionID, passkey: info.id, on: db)
-            try await emit(.passkeyRegistered, .init(passkey: info), on: db)
+            try await recorder.audit(
+                .passkeyRegistered,
+                succeeded: true,
+                account: session.accountID,
+                session: session.sessionID,
+                passkey: info.id,
+                on: db
+            )
+            try await recorder.emit(.passkeyRegistered, .init(passkey: info), on: db)
             return info
         }
     }
@@ -255,7 +262,7 @@ extension BioAuthService {
             let (challenge, boundAccount) = try await consumePasskeyChallenge(submission.challengeID, ceremony: "get", on: db)
             let found = try await db.passkeys.find(credentialID: submission.credentialID)
             guard let found, found.revokedAt == nil, boundAccount == nil || boundAccount == found.accountID else {
-                try await audit(
+                try await recorder.audit(
                     .passkeySignIn,
                     succeeded: false,
                     account: found?.accountID,
@@ -287,14 +294,21 @@ extension BioAuthService {
             )
         } catch let error as WebAuthnError {
             try await commit { db -> Void in
-                try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: error.code, passkey: found.id, on: db)
+                try await recorder.audit(.passkeySignIn, succeeded: false, account: found.accountID, code: error.code, passkey: found.id, on: db)
             }
             throw passkeyError(error)
         }
         // 3. Store the counter only if nobody used the credential meanwhile, and start the session.
         return try await commit { db in
             if let lockedUntil = try await db.accounts.lockedUntil(found.accountID), lockedUntil > now {
-                try await audit(.passkeySignIn, succeeded: false, account: found.accountID, code: "account_locked", passkey: found.id, on: db)
+                try await recorder.audit(
+                    .passkeySignIn,
+                    succeeded: false,
+                    account: found.accountID,
+                    code: "account_locked",
+                    passkey: found.id,
+                    on: db
+                )
                 throw Refusal(lockedError(until: lockedUntil))
             }
             let updated = try await db.passkeys.recordSignIn(
@@ -305,7 +319,7 @@ extension BioAuthService {
                 at: now.millisecondsSince1970
             )
             guard updated else {
-                try await audit(
+                try await recorder.audit(
                     .passkeySignIn,
                     succeeded: false,
                     account: found.accountID,
@@ -323,7 +337,7 @@ extension BioAuthService {
                 passkey: found.id,
                 on: db
             )
-            try await audit(.passkeySignIn, succeeded: true, account: found.accountID, session: tokens.sessionID, passkey: found.id, on: db)
+            try await recorder.audit(.passkeySignIn, succeeded: true, account: found.accountID, session: tokens.sessionID, passkey: found.id, on: db)
             return tokens
         }
     }

@@ -109,7 +109,7 @@ extension BioAuthService {
         let now = self.now
         return try await commit { db in
             let result = try await PayeeRegistry.register(id: id, name: name, verification: verification, by: client.clientID, at: now, on: db)
-            try await audit(.payeeRegistered, succeeded: true, account: nil, client: client.clientID, on: db)
+            try await recorder.audit(.payeeRegistered, succeeded: true, account: nil, client: client.clientID, on: db)
             return result
         }
     }

@@ -65,7 +65,7 @@ extension BioAuthService {
                     challenge: challenge,
                     counter: biometric.counter
                 ) {
-                    try await audit(
+                    try await recorder.audit(
                         .paymentPINSet,
                         succeeded: false,
                         account: session.accountID,
@@ -78,7 +78,7 @@ extension BioAuthService {
                 if let error = try await advanceCounter(of: device, to: biometric.counter, on: db) { throw Refusal(error) }
             }
             try await db.paymentPINs.replace(account: session.accountID, hash: hash, at: now.millisecondsSince1970)
-            try await audit(.paymentPINSet, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            try await recorder.audit(.paymentPINSet, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
             return
         }
     }
@@ -117,7 +117,7 @@ extension BioAuthService {
                 if failures >= configuration.maxFailedPINAttempts {
                     let until = now.addingTimeInterval(configuration.pinLockDuration)
                     try await db.paymentPINs.lock(account: session.accountID, until: until.millisecondsSince1970)
-                    try await audit(.paymentPINLocked, succeeded: true, account: session.accountID, on: db)
+                    try await recorder.audit(.paymentPINLocked, succeeded: true, account: session.accountID, on: db)
                     error = pinLockedError(until: until)
                 } else {
                     try await db.paymentPINs.recordFailures(account: session.accountID, failures: failures)

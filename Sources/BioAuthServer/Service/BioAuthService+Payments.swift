@@ -136,7 +136,7 @@ extension BioAuthService {
                 response: payment,
                 at: now.millisecondsSince1970
             )
-            try await audit(.paymentCreated, succeeded: true, account: account, session: session, client: client, on: db)
+            try await recorder.audit(.paymentCreated, succeeded: true, account: account, session: session, client: client, on: db)
             return payment
         }
     }
@@ -264,7 +264,7 @@ extension BioAuthService {
         }
         switch payment.status {
         case .pending where payment.expiresAt <= now:
-            try await expire(payment, on: db)
+            try await recorder.expire(payment, on: db)
             throw Refusal(APIError(.paymentExpired, "The payment expired before it was authorized."))
         case .pending: return payment
         case .authorized: throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
@@ -302,28 +302,28 @@ extension BioAuthService {
         guard moved else {
             throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
         }
-        try await audit(.paymentAuthorized, succeeded: true, account: payment.accountID, device: device, session: session.sessionID, on: db)
+        try await recorder.audit(.paymentAuthorized, succeeded: true, account: payment.accountID, device: device, session: session.sessionID, on: db)
         var authorized = payment
         authorized.status = .authorized
         authorized.authorizedAt = Date(millisecondsSince1970: receipt.authorizedAtMs)
         authorized.authorizationMethod = method
         authorized.deviceID = device
         authorized.receipt = receipt
-        try await emit(.paymentAuthorized, .init(payment: authorized), on: db)
+        try await recorder.emit(.paymentAuthorized, .init(payment: authorized), on: db)
         return authorized
     }
 
     /// Counts a failed authorization; the configured number locks the payment. Returns the error to report.
     func recordFailedAuthorization(_ payment: PaymentInfo, _ error: APIError, device: String?, on db: any SQLDatabase) async throws -> APIError {
         let failures = payment.failedAttempts + 1
-        try await audit(.paymentAuthorized, succeeded: false, account: payment.accountID, device: device, code: error.code.rawValue, on: db)
+        try await recorder.audit(.paymentAuthorized, succeeded: false, account: payment.accountID, device: device, code: error.code.rawValue, on: db)
         if failures >= configuration.maxFailedPaymentAttempts {
             try await db.payments.recordFailedAttempts(payment.id, failures: failures, lock: true)
-            try await audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, on: db)
+            try await recorder.audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, on: db)
             var locked = payment
             locked.status = .locked
             locked.failedAttempts = failures
-            try await emit(.paymentLocked, .init(payment: locked), on: db)
+            try await recorder.emit(.paymentLocked, .init(payment: locked), on: db)
         } else {
             try await db.payments.recordFailedAttempts(payment.id, failures: failures, lock: false)
         }

@@ -70,7 +70,7 @@ extension BioAuthService {
             // unknown id is no client's.)
             guard let client else { throw Refusal(APIError(.invalidClient, "The client id or secret is wrong.")) }
             guard client.secretMatches, !client.disabled else {
-                try await audit(
+                try await recorder.audit(
                     .serviceTokenIssued,
                     succeeded: false,
                     account: nil,
@@ -83,7 +83,7 @@ extension BioAuthService {
             let held = client.scopes
             let granted = asked.map(Set.init) ?? held
             guard !granted.isEmpty, granted.isSubset(of: held) else {
-                try await audit(
+                try await recorder.audit(
                     .serviceTokenIssued,
                     succeeded: false,
                     account: nil,
@@ -101,7 +101,7 @@ extension BioAuthService {
                 issuedAt: now.millisecondsSince1970,
                 expiresAt: now.addingTimeInterval(lifetime).millisecondsSince1970
             )
-            try await audit(.serviceTokenIssued, succeeded: true, account: nil, client: clientID, on: db)
+            try await recorder.audit(.serviceTokenIssued, succeeded: true, account: nil, client: clientID, on: db)
             return IssuedServiceToken(accessToken: token, expiresIn: Int(lifetime), scopes: scopes)
         }
     }
@@ -128,8 +128,9 @@ extension BioAuthService {
         let now = self.now
         return try await database.transaction { db in
             if let found = try await db.sessions.introspect(accessTokenHash: hash) {
-                guard !found.ended, found.expiresAt > now else { return .inactive }
-                let method = found.session.method
+                guard !found.token.ended, found.token.expiresAt > now else { return .inactive }
+                let session = found.token.session
+                let method = session.method
                 let methods: [String] =
                     switch method {
                     case .password: ["pwd"]
@@ -140,16 +141,16 @@ extension BioAuthService {
                     }
                 return TokenIntrospection(
                     active: true,
-                    subject: found.session.accountID,
-                    username: found.session.username,
-                    sessionID: found.session.sessionID,
-                    expiresAt: found.expiresAt,
+                    subject: session.accountID,
+                    username: session.username,
+                    sessionID: session.sessionID,
+                    expiresAt: found.token.expiresAt,
                     issuedAt: found.issuedAt,
                     tokenType: "access_token",
                     methods: methods,
-                    deviceID: found.session.deviceID,
+                    deviceID: session.deviceID,
                     appAttested: method == .biometric ? found.deviceAttested : nil,
-                    passkeyID: found.session.passkeyID
+                    passkeyID: session.passkeyID
                 )
             }
             if let found = try await db.serviceClients.token(hash: hash) {

@@ -60,7 +60,14 @@ extension BioAuthService {
             if token.rotated {
                 let wasLive = !token.sessionEnded
                 try await endSession(sessionID, reason: "refresh_token_reuse", on: db)
-                try await audit(.refreshTokenReuse, succeeded: false, account: accountID, session: sessionID, code: "refresh_token_reused", on: db)
+                try await recorder.audit(
+                    .refreshTokenReuse,
+                    succeeded: false,
+                    account: accountID,
+                    session: sessionID,
+                    code: "refresh_token_reused",
+                    on: db
+                )
                 throw Refusal(
                     APIError(
                         .refreshTokenReused,
@@ -80,7 +87,7 @@ extension BioAuthService {
     func signOut(_ session: AuthenticatedSession) async throws {
         try await commit { db -> Void in
             try await endSession(session.sessionID, reason: "signed_out", on: db)
-            try await audit(.signOut, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            try await recorder.audit(.signOut, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
             return
         }
     }
@@ -96,7 +103,7 @@ extension BioAuthService {
         passkey: String? = nil,
         on db: any SQLDatabase
     ) async throws -> IssuedTokens {
-        try await endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
+        try await recorder.endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
         let sessionID = newID()
         try await db.sessions.insert(
             sessionID,
@@ -139,16 +146,4 @@ extension BioAuthService {
         // a bare `unauthenticated`: the app can tell the user they were signed out.
     }
 
-    /// Ends the account's live sessions, all of them or those of one installation or one device, except
-    /// `keeping`.
-    func endSessions(
-        account: String,
-        installationID: String? = nil,
-        device: String? = nil,
-        keeping: String? = nil,
-        reason: String,
-        on db: any SQLDatabase
-    ) async throws {
-        try await recorder.endSessions(account: account, installationID: installationID, device: device, keeping: keeping, reason: reason, on: db)
-    }
 }

@@ -88,7 +88,7 @@ struct WebhookDispatcher: Service {
                 let overdue = try await db.payments.overdue(now: now, limit: 100)
                 var moved = 0
                 for payment in overdue {
-                    if try await service.expire(payment, on: db) { moved += 1 }
+                    if try await service.recorder.expire(payment, on: db) { moved += 1 }
                 }
                 return (found: overdue.count, moved: moved)
             }

@@ -51,7 +51,7 @@ extension BioAuthService {
             }
             try await db.webhooks.insertEndpoint(endpoint, client: client.clientID)
             try await db.webhooks.insertSecret(id: newID(), endpoint: endpoint.id, sealed: sealed, at: created)
-            try await audit(.webhookEndpointCreated, succeeded: true, account: nil, client: client.clientID, on: db)
+            try await recorder.audit(.webhookEndpointCreated, succeeded: true, account: nil, client: client.clientID, on: db)
             return (endpoint, secret)
         }
     }
@@ -77,7 +77,7 @@ extension BioAuthService {
             // the latest; the new one has no end.
             try await db.webhooks.endSecrets(endpoint: endpointID, by: overlapEnds.millisecondsSince1970)
             try await db.webhooks.insertSecret(id: newID(), endpoint: endpointID, sealed: sealed, at: at.millisecondsSince1970)
-            try await audit(.webhookSecretRotated, succeeded: true, account: nil, client: client.clientID, on: db)
+            try await recorder.audit(.webhookSecretRotated, succeeded: true, account: nil, client: client.clientID, on: db)
             return (secret, overlapEnds)
         }
     }
@@ -88,7 +88,7 @@ extension BioAuthService {
         try await commit { db -> Void in
             try await ownedEndpoint(endpointID, client: client, on: db)
             try await db.webhooks.deleteEndpoint(endpointID, at: at)
-            try await audit(.webhookEndpointDeleted, succeeded: true, account: nil, client: client.clientID, on: db)
+            try await recorder.audit(.webhookEndpointDeleted, succeeded: true, account: nil, client: client.clientID, on: db)
         }
     }
 

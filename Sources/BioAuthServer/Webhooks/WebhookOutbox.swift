@@ -77,16 +77,3 @@ extension WebhookEventBody.EventData {
         self.init(accountId: passkey.accountID, passkeyId: passkey.id, passkeyName: passkey.name, backupEligible: passkey.backupEligible)
     }
 }
-
-extension BioAuthService {
-    /// Writes `type` into the outbox in the caller's transaction (``ChangeRecorder/emit(_:_:on:)``).
-    func emit(_ type: WebhookEventType, _ data: WebhookEventBody.EventData, on db: any SQLDatabase) async throws {
-        try await recorder.emit(type, data, on: db)
-    }
-
-    /// Marks a pending payment past its time as expired, once, and writes `payment.expired` (``ChangeRecorder/expire(_:on:)``).
-    @discardableResult
-    func expire(_ payment: PaymentInfo, on db: any SQLDatabase) async throws -> Bool {
-        try await recorder.expire(payment, on: db)
-    }
-}

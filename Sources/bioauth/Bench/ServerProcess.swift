@@ -96,12 +96,18 @@ final class ServerProcess: Sendable {
         return text.split(separator: "\n").suffix(5).joined(separator: "\n")
     }
 
-    /// A port nothing listens on now: bound on loopback, read back and released.
+    /// A port nothing listens on now, tried by binding it on loopback and released, chosen at random below the range the
+    /// kernel hands out for port 0 (32768 and up on Linux). The child binds it a moment later: a port taken from the
+    /// ephemeral range could meanwhile go to any other socket bound to port 0 (another test's server), and `/readyz`
+    /// would then be answered by that server while the child failed to bind.
     static func freeLoopbackPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port
-        try await channel.close()
-        guard let port else { throw BenchError("no free loopback port") }
-        return port
+        for _ in 0..<100 {
+            let port = Int.random(in: 20_000..<32_768)
+            guard let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: port).get()
+            else { continue }
+            try await channel.close()
+            return port
+        }
+        throw BenchError("no free loopback port in 20000-32767")
     }
 }

@@ -16,13 +16,10 @@ struct SessionsTable: Table {
         var session: AuthenticatedSession
         var expiresAt: Date
         var ended: Bool
-    }
 
-    /// The session of the access token whose hash is `tokenHash`.
-    func find(accessTokenHash tokenHash: String) async throws -> ByAccessToken? {
-        guard let row = try await db.first(Self.byAccessToken(tokenHash)) else { return nil }
-        return ByAccessToken(
-            session: AuthenticatedSession(
+        /// A row joining the token (`expires_at`), its session and the account (`username`).
+        init(row: any SQLRow) throws {
+            session = AuthenticatedSession(
                 sessionID: try row.decode(column: "id", as: String.self),
                 accountID: try row.decode(column: "account_id", as: String.self),
                 username: try row.decode(column: "username", as: String.self),
@@ -30,10 +27,15 @@ struct SessionsTable: Table {
                 deviceID: try row.decode(column: "device_id", as: String?.self),
                 method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
                 passkeyID: try row.decode(column: "passkey_id", as: String?.self)
-            ),
-            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
-            ended: try row.decode(column: "ended_at", as: Int64?.self) != nil
-        )
+            )
+            expiresAt = Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))
+            ended = try row.decode(column: "ended_at", as: Int64?.self) != nil
+        }
+    }
+
+    /// The session of the access token whose hash is `tokenHash`.
+    func find(accessTokenHash tokenHash: String) async throws -> ByAccessToken? {
+        try await db.first(Self.byAccessToken(tokenHash)).map(ByAccessToken.init(row:))
     }
 
     /// A refresh token with its session.
@@ -59,10 +61,9 @@ struct SessionsTable: Table {
 
     /// What introspection says of a user's access token: the session, how it was opened, and what vouched for it.
     struct Introspected: Sendable {
-        var session: AuthenticatedSession
-        var expiresAt: Date
+        /// The session, the token's expiry and whether the session ended.
+        var token: ByAccessToken
         var issuedAt: Date?
-        var ended: Bool
         /// The biometry of the device whose key opened it, for a biometric sign-in.
         var biometryKind: BiometryKind?
         /// Whether that device has an App Attest key.
@@ -86,18 +87,8 @@ struct SessionsTable: Table {
             ).first()
         else { return nil }
         return Introspected(
-            session: AuthenticatedSession(
-                sessionID: try row.decode(column: "id", as: String.self),
-                accountID: try row.decode(column: "account_id", as: String.self),
-                username: try row.decode(column: "username", as: String.self),
-                installationID: try row.decode(column: "installation_id", as: String.self),
-                deviceID: try row.decode(column: "device_id", as: String?.self),
-                method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
-            ),
-            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
+            token: try ByAccessToken(row: row),
             issuedAt: Date(storedMilliseconds: try row.decode(column: "issued_at", as: Int64?.self)),
-            ended: try row.decode(column: "ended_at", as: Int64?.self) != nil,
             biometryKind: try row.decode(column: "biometry_kind", as: String?.self).flatMap(BiometryKind.init(rawValue:)),
             deviceAttested: try row.decode(column: "attested", as: Int.self) > 0,
             passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 }
