@@ -286,14 +286,14 @@ struct PaymentTests {
             let bobs = try await api.createPayment(token: bob.access, amountMinor: 500, idempotencyKey: "order-1001")
             #expect(bobs.status == 201 && bobs["paymentId"] != first["paymentId"])
             #expect(try await api.call(.get, "/v1/payments/\((try #require(first["paymentId"])))", token: bob.access).code == "payment_not_found")
-            // The header is required.
+            // The header is required: its absence has the documented code, as an unfit key has.
             let missing = try await api.call(
                 .post,
                 "/v1/payments",
                 json: ["amountMinor": 1, "currency": "CNY", "payeeId": "m", "payeeName": "M"],
                 token: setup.token
             )
-            #expect(missing.status == 400 && missing.code == "malformed_request")
+            #expect(missing.status == 400 && missing.code == "invalid_idempotency_key", "\(missing.raw)")
         }
     }
 

@@ -31,6 +31,20 @@ struct ServicePaymentTests {
             #expect(requested.status == 201 && requested["payeeName"] == "Coffee Shop" && requested["status"] == "pending", "\(requested.raw)")
             let again = try await api.servicePayment(account: account, payee: "merchant-coffee-042", key: "order-7", token: service)
             #expect(again["paymentId"] == requested["paymentId"], "a retry with the same key and body gets the same payment")
+            // Keys are per client: the same key for another account is another body, refused, and nothing is written.
+            let bob = try await api.enrolled(TestKey(), username: "bob")
+            let bobAccount = try #require(try await api.call(.get, "/v1/me", token: bob.0.access)["accountId"])
+            let snapshot = try await api.snapshot()
+            let otherAccount = try await api.servicePayment(account: bobAccount, payee: "merchant-coffee-042", key: "order-7", token: service)
+            #expect(otherAccount.status == 422 && otherAccount.code == "idempotency_key_reused", "\(otherAccount.raw)")
+            #expect(try await api.snapshot() == snapshot)
+            let missingKey = try await api.call(
+                .post,
+                "/v1/service/payments",
+                json: ["accountId": account, "amountMinor": 8800, "currency": "CNY", "payeeId": "merchant-coffee-042"],
+                token: service
+            )
+            #expect(missingKey.status == 400 && missingKey.code == "invalid_idempotency_key", "\(missingKey.raw)")
             // The user's own keys live apart: the same key from the app is a payment of its own.
             let own = try await api.createPayment(token: user.access, idempotencyKey: "order-7")
             #expect(own.status == 201 && own["paymentId"] != requested["paymentId"])

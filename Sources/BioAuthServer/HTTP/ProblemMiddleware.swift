@@ -26,6 +26,11 @@ struct ProblemMiddleware: ServerMiddleware {
         } catch let error as ServerError {
             if let apiError = error.underlyingError as? APIError { return response(apiError) }
             if error.operationInput == nil {
+                if Self.idempotentOperations.contains(operationID), request.headerFields[Self.idempotencyKey] == nil {
+                    // The contract requires the header, so the generated code refuses its absence before the handler
+                    // would: answer with the code the docs give for a missing or unfit key, not a generic one.
+                    return response(APIError(.invalidIdempotencyKey, "Send an Idempotency-Key header: 1-128 visible ASCII characters."))
+                }
                 return response(APIError(.malformedRequest, Self.describe(error)))
             }
             logger.error("operation failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: error.underlyingError))"])
@@ -37,6 +42,10 @@ struct ProblemMiddleware: ServerMiddleware {
             return response(.internalError)
         }
     }
+
+    /// The operations whose contract requires an `Idempotency-Key` header.
+    static let idempotentOperations: Set<String> = ["createPayment", "createServicePayment"]
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
     /// The problem document for `error`, counted.
     private func response(_ error: APIError) -> (HTTPResponse, HTTPBody?) {

@@ -108,10 +108,16 @@ extension BioAuthService {
     func createPayment(account: String, session: String?, client: String?, _ request: PaymentRequest) async throws -> PaymentInfo {
         let idempotencyKey = client.map { " \($0) \(request.idempotencyKey)" } ?? request.idempotencyKey
         return try await commit { db in
-            if let stored = try await db.idempotencyKeys.find(account: account, key: idempotencyKey) {
-                guard stored.requestHash == request.fingerprint else {
-                    throw Refusal(APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body."))
-                }
+            // A user's keys are per account; a service client's per client, so the same key for another account is a reuse.
+            let stored: IdempotencyKeysTable.Stored?
+            if client != nil, let found = try await db.idempotencyKeys.find(clientKey: idempotencyKey) {
+                guard found.accountID == account else { throw Refusal(Self.idempotencyKeyReused) }
+                stored = found.stored
+            } else {
+                stored = client == nil ? try await db.idempotencyKeys.find(account: account, key: idempotencyKey) : nil
+            }
+            if let stored {
+                guard stored.requestHash == request.fingerprint else { throw Refusal(Self.idempotencyKeyReused) }
                 return stored.response
             }
             let payeeName = try await registeredPayeeName(request.payeeID, expected: request.payeeName, on: db)
@@ -140,6 +146,8 @@ extension BioAuthService {
             return payment
         }
     }
+
+    static let idempotencyKeyReused = APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body.")
 
     /// One of the account's payments, with its effective status.
     func payment(_ id: String, session: AuthenticatedSession) async throws -> PaymentInfo {

@@ -68,7 +68,8 @@ extension BioAuthService {
             let client = try await db.serviceClients.credentials(id: clientID, secretHash: ServiceClients.secretHash(secret))
             // A refusal, not a rollback: the request still counts toward the address's limit. (No audit event: an
             // unknown id is no client's.)
-            guard let client else { throw Refusal(APIError(.invalidClient, "The client id or secret is wrong.")) }
+            // One answer for an unknown id, a wrong secret and a disabled client, so that client ids cannot be probed.
+            guard let client else { throw Refusal(Self.invalidClient) }
             guard client.secretMatches, !client.disabled else {
                 try await recorder.audit(
                     .serviceTokenIssued,
@@ -78,7 +79,7 @@ extension BioAuthService {
                     code: ProblemCode.invalidClient.rawValue,
                     on: db
                 )
-                throw Refusal(APIError(.invalidClient, "The client id or secret is wrong, or the client is disabled."))
+                throw Refusal(Self.invalidClient)
             }
             let held = client.scopes
             let granted = asked.map(Set.init) ?? held
@@ -167,6 +168,9 @@ extension BioAuthService {
             return .inactive
         }
     }
+
+    /// What a token request with wrong client credentials is told, whatever was wrong.
+    static let invalidClient = APIError(.invalidClient, "The client id or secret is wrong, or the client is disabled.")
 
     /// RFC 8176 for a device-key sign-in: `hwk` (a hardware-bound key) and the biometric that unlocked it.
     static func methods(of kind: BiometryKind?) -> [String] {

@@ -323,6 +323,14 @@ enum Migrations {
                 "ALTER TABLE audit_events ADD COLUMN passkey_id TEXT",
             ]
         ),
+        (
+            14, "a service client's idempotency keys looked up by key, whatever the account",
+            [
+                // A client's keys are stored as " CLIENT KEY" (a space first, which no user's key holds) and are per client:
+                // the same key for another account is a reuse, found through this index.
+                "CREATE INDEX idempotency_keys_by_key ON idempotency_keys (idempotency_key)"
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -187,6 +187,18 @@ struct IdempotencyKeysTable: Table {
         )
     }
 
+    /// The first use of a service client's `key` (stored as `" CLIENT KEY"`), on whichever account, with that account.
+    func find(clientKey key: String) async throws -> (accountID: String, stored: Stored)? {
+        guard let row = try await db.first(Self.byClientKey(key)) else { return nil }
+        return (
+            try row.decode(column: "account_id", as: String.self),
+            Stored(
+                requestHash: try row.decode(column: "request_hash", as: String.self),
+                response: try StoredJSON.decode(PaymentInfo.self, try row.decode(column: "response", as: String.self))
+            )
+        )
+    }
+
     /// Records the first use of `key` on `account` and the response it got.
     func insert(account: String, key: String, requestHash: String, response: PaymentInfo, at: Int64) async throws {
         try await db.run(Self.insertKey(account, key, requestHash, response.id, try StoredJSON.encode(response), at))
@@ -195,10 +207,11 @@ struct IdempotencyKeysTable: Table {
     static let byKey = FixedSQL(
         "SELECT request_hash, response FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ? LIMIT 1"
     )
+    static let byClientKey = FixedSQL("SELECT account_id, request_hash, response FROM idempotency_keys WHERE idempotency_key = ? LIMIT 1")
     static let insertKey = FixedSQL(
         "INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, payment_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?)"
     )
 
     /// Run on every payment created: `QueryPlanTests` checks each finds its row through an index.
-    static let hotStatements: [FixedStatement] = [byKey("a", "k")]
+    static let hotStatements: [FixedStatement] = [byKey("a", "k"), byClientKey(" svc_1 k")]
 }
