@@ -130,4 +130,15 @@ struct DeviceCommandTests {
         #expect(DeviceSession.words(#"signin 'a b' "c"#) == nil)
         #expect(DeviceSession.words(#"x "" y"#) == ["x", "", "y"])
     }
+
+    @Test("--help prints the help and exits 0 without creating the phone's folder", arguments: [["--help"], ["-h"], ["help"]])
+    func helpWritesNothing(words: [String]) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-phone-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let command = try DeviceCommand.parse(["--state", folder.path] + words)
+        #expect(DeviceCommand.asksForHelp(command.command))
+        try await command.run()
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "help never writes")
+        #expect(!DeviceCommand.asksForHelp(["signin", "alice", "--help"]), "only a command that is help itself")
+    }
 }

@@ -68,6 +68,7 @@ struct ServeObservabilityTests {
             )
             #expect(access["route"] as? String == "/v1/accounts" && access["status"] as? Int == 201 && access["duration_ms"] is Double, "\(access)")
             #expect(access["level"] as? String == "info" && access["time"] is String)
+            #expect(!server.log.contains("hb.request.id"), "one request id a line, the documented request_id")
             #expect(!server.log.contains("correct horse"))
         }
     }

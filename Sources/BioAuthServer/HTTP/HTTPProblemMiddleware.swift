@@ -18,6 +18,10 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let trace = RequestTrace(requestIDHeader: request.headers[.requestID], traceparent: request.headers[.traceparent])
+        // Every line of the request carries `request_id` (the metadata provider adds it); Hummingbird's own id of the
+        // request would be a second one, which no log reader could match with the X-Request-Id header.
+        var context = context
+        context.logger[metadataKey: "hb.request.id"] = nil
         return try await RequestTrace.$current.withValue(trace) {
             metrics.requestsInFlight(1)
             defer { metrics.requestsInFlight(-1) }

@@ -38,7 +38,17 @@ struct DeviceCommand: AsyncParsableCommand {
         }
     }
 
+    /// Whether the words ask only for help. The command's words are passed through to the phone unparsed, so
+    /// ArgumentParser never sees `--help` there: it is answered here, before the phone's folder is touched.
+    static func asksForHelp(_ command: [String]) -> Bool {
+        command.first.map { ["--help", "-h", "help"].contains($0) } ?? false
+    }
+
     func run() async throws {
+        if Self.asksForHelp(command) {
+            print(Self.helpMessage())
+            return
+        }
         let phone: SimulatedPhone
         do {
             phone = try SimulatedPhone(
