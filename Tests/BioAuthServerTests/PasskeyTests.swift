@@ -144,7 +144,27 @@ struct PasskeyTests {
             credential["response"] = response
             crossed["credential"] = credential
             let forgedHandle = try await api.call(.post, "/v1/sessions/passkey", json: crossed)
-            #expect(forgedHandle.status == 403 && forgedHandle.code == "passkey_invalid_signature")
+            #expect(forgedHandle.status == 403 && forgedHandle.code == "passkey_user_handle_mismatch", "\(forgedHandle.raw)")
+
+            // A sign-in started without a username must carry the user handle (§7.2 step 6); with one, it may leave it out.
+            var anonymous = try await api.passkeySignInRequest(alice, options: try await api.call(.post, "/v1/sessions/passkey/options", json: [:]))
+            credential = try #require(anonymous["credential"] as? [String: any Sendable])
+            response = try #require(credential["response"] as? [String: any Sendable])
+            response["userHandle"] = nil
+            credential["response"] = response
+            anonymous["credential"] = credential
+            let noHandle = try await api.call(.post, "/v1/sessions/passkey", json: anonymous)
+            #expect(noHandle.status == 403 && noHandle.code == "passkey_user_handle_mismatch", "\(noHandle.raw)")
+            var named = try await api.passkeySignInRequest(
+                alice,
+                options: try await api.call(.post, "/v1/sessions/passkey/options", json: ["username": "alice"])
+            )
+            credential = try #require(named["credential"] as? [String: any Sendable])
+            response = try #require(credential["response"] as? [String: any Sendable])
+            response["userHandle"] = nil
+            credential["response"] = response
+            named["credential"] = credential
+            #expect(try await api.call(.post, "/v1/sessions/passkey", json: named).status == 201, "the user was named before the ceremony")
 
             // User verification is required.
             await alice.setBehaviour(.init(userVerified: false, countsSignatures: true))
@@ -166,7 +186,7 @@ struct PasskeyTests {
             }
             #expect(
                 Set(failures).isSuperset(of: [
-                    "passkey_origin_mismatch", "passkey_challenge_mismatch", "passkey_unknown_credential", "passkey_invalid_signature",
+                    "passkey_origin_mismatch", "passkey_challenge_mismatch", "passkey_unknown_credential", "passkey_user_handle_mismatch",
                     "passkey_user_not_verified", "passkey_counter_replayed",
                 ]),
                 "\(failures)"

@@ -188,6 +188,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let passkeyAttestationUntrusted = ProblemCode(rawValue: "passkey_attestation_untrusted")
     /// The assertion's signature does not verify with the stored credential key.
     public static let passkeyInvalidSignature = ProblemCode(rawValue: "passkey_invalid_signature")
+    /// At sign-in: the assertion's `userHandle` is missing where the ceremony named no user (a discoverable sign-in), or
+    /// is not the handle of the credential's account (WebAuthn §7.2 step 6).
+    public static let passkeyUserHandleMismatch = ProblemCode(rawValue: "passkey_user_handle_mismatch")
     /// The signature counter did not increase (a cloned authenticator or a replay).
     public static let passkeyCounterReplayed = ProblemCode(rawValue: "passkey_counter_replayed")
     /// This deployment has no passkey origins configured, so the passkey endpoints are off (404).

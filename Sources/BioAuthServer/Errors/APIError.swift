@@ -29,7 +29,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .passkeyTypeMismatch, .passkeyChallengeMismatch, .passkeyOriginMismatch, .passkeyTokenBinding, .passkeyRPIDMismatch,
             .passkeyUserNotPresent, .passkeyUserNotVerified, .passkeyBackupFlags, .passkeyUnsupportedAlgorithm, .passkeyInvalidPublicKey,
             .passkeyAttestationFormat, .passkeyAttestationInvalid, .passkeyAttestationUntrusted, .passkeyInvalidSignature,
-            .passkeyCounterReplayed:
+            .passkeyUserHandleMismatch, .passkeyCounterReplayed:
             .forbidden
         case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
             .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch,

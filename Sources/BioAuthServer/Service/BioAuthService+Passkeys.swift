@@ -258,7 +258,7 @@ extension BioAuthService {
         try requirePasskeys()
         let installationID = try Validation.installationID(submission.installationID)
         // 1. Use up the challenge, and read the credential and its account.
-        let (challenge, found, handle) = try await commit { db -> (Data, PasskeyInfo, Data?) in
+        let (challenge, found, handle, discoverable) = try await commit { db -> (Data, PasskeyInfo, Data?, Bool) in
             let (challenge, boundAccount) = try await consumePasskeyChallenge(submission.challengeID, ceremony: "get", on: db)
             let found = try await db.passkeys.find(credentialID: submission.credentialID)
             guard let found, found.revokedAt == nil, boundAccount == nil || boundAccount == found.accountID else {
@@ -273,13 +273,17 @@ extension BioAuthService {
                 throw Refusal(APIError(.passkeyUnknownCredential, "This passkey is not registered here, or was revoked."))
             }
             let handle = try await db.accounts.userHandle(found.accountID)
-            return (challenge, found, handle)
+            return (challenge, found, handle, boundAccount == nil)
         }
-        // 2. Verify outside any transaction. A user handle, when sent, must be the credential's account's (§7.2 step 6).
+        // 2. Verify outside any transaction. §7.2 step 6: when the user was not identified before the ceremony (a
+        // discoverable sign-in), the userHandle must be present; when present, it must be the credential's account's.
         let assertion: VerifiedAssertion
         do {
+            if submission.userHandle == nil && discoverable {
+                throw WebAuthnError(.passkeyUserHandleMismatch, "a sign-in without a username must carry the credential's userHandle")
+            }
             if let userHandle = submission.userHandle, userHandle != handle {
-                throw WebAuthnError(.passkeyInvalidSignature, "userHandle is not the handle of the credential's account")
+                throw WebAuthnError(.passkeyUserHandleMismatch, "userHandle is not the handle of the credential's account")
             }
             assertion = try configuration.passkeys.relyingParty.verifyAuthentication(
                 clientDataJSON: submission.clientDataJSON,

@@ -26,6 +26,6 @@ public struct WebAuthnError: Error, Hashable, Sendable, CustomStringConvertible 
         ProblemCode.passkeyMalformed, .passkeyTypeMismatch, .passkeyChallengeMismatch, .passkeyOriginMismatch,
         .passkeyTokenBinding, .passkeyRPIDMismatch, .passkeyUserNotPresent, .passkeyUserNotVerified, .passkeyBackupFlags,
         .passkeyUnsupportedAlgorithm, .passkeyInvalidPublicKey, .passkeyAttestationFormat, .passkeyAttestationInvalid,
-        .passkeyAttestationUntrusted, .passkeyInvalidSignature, .passkeyCounterReplayed,
+        .passkeyAttestationUntrusted, .passkeyInvalidSignature, .passkeyUserHandleMismatch, .passkeyCounterReplayed,
     ].map(\.rawValue)
 }
