@@ -141,7 +141,7 @@ extension BioAuthService {
 
     /// The registered name of `payeeID`, which must be `expected` when one is given.
     func registeredPayeeName(_ payeeID: String, expected: String?, on db: any SQLDatabase) async throws -> String {
-        guard let name = try await db.payees.find(payeeID)?.name else {
+        guard let name = try await db.payees.name(of: payeeID) else {
             throw APIError(.payeeNotRegistered, "The payee \(payeeID) is not registered: the bank registers payees (POST /v1/service/payees).")
         }
         if let expected, expected != name {

@@ -31,6 +31,39 @@ struct BioAuthService: Sendable {
     /// Set when a graceful shutdown begins: from then on `GET /readyz` answers 503.
     let shutdown = ShutdownState()
 
+    /// Writes audit and outbox events, and the changes the customer and the support desk share. Made once: a unit of
+    /// work on the sign-in path audits several times.
+    let recorder: ChangeRecorder
+
+    init(
+        configuration: ServerConfiguration,
+        database: any DatabaseExecutor,
+        clock: any WallClock,
+        random: any RandomSource,
+        passwords: PasswordHasher,
+        receipts: ReceiptSigner,
+        sealers: Sealers,
+        logger: Logger,
+        metrics: ServerMetrics
+    ) {
+        self.configuration = configuration
+        self.database = database
+        self.clock = clock
+        self.random = random
+        self.passwords = passwords
+        self.receipts = receipts
+        self.sealers = sealers
+        self.logger = logger
+        self.metrics = metrics
+        self.recorder = ChangeRecorder(
+            clock: clock,
+            random: random,
+            dialect: database.dialect,
+            webhookRetryWindow: configuration.webhooks.retryWindow,
+            logger: logger
+        )
+    }
+
     var now: Date { clock.now }
 
     /// Runs `body` in a transaction. When it throws a ``Refusal``, what it wrote so far is committed (a
@@ -44,17 +77,6 @@ struct BioAuthService: Sendable {
                 return .failure(refusal.error)
             }
         }.get()
-    }
-
-    /// Writes audit and outbox events, and the changes the customer and the support desk share.
-    var recorder: ChangeRecorder {
-        ChangeRecorder(
-            clock: clock,
-            random: random,
-            dialect: database.dialect,
-            webhookRetryWindow: configuration.webhooks.retryWindow,
-            logger: logger
-        )
     }
 
     /// A new row identifier (``ChangeRecorder/newID()``).

@@ -142,7 +142,8 @@ extension BioAuthService {
                     "Unknown event type; events are: \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", "))."
                 )
             }
-            if !seen.contains(event) { seen.append(event) }
+            guard !seen.contains(event) else { throw APIError(.invalidEventType, "events lists each type once; \(event) is there twice.") }
+            seen.append(event)
         }
         return seen
     }

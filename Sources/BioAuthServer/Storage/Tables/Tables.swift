@@ -74,7 +74,7 @@ enum HotStatements {
         let families: [(String, [FixedStatement])] = [
             ("payments", PaymentsTable.hotStatements), ("idempotency_keys", IdempotencyKeysTable.hotStatements),
             ("devices", DevicesTable.hotStatements), ("sessions", SessionsTable.hotStatements), ("challenges", ChallengesTable.hotStatements),
-            ("audit_events", AuditEventsTable.hotStatements),
+            ("audit_events", AuditEventsTable.hotStatements), ("payees", PayeesTable.hotStatements),
         ]
         return families.flatMap { family in family.1.map { (family.0, $0) } }
     }
