@@ -137,7 +137,10 @@ public enum BioAuthServerApplication {
         try handler.registerHandlers(
             on: router,
             configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
-            middlewares: [ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware()]
+            middlewares: [
+                ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware(),
+                CredentialMiddleware(service: service), StrictJSONMiddleware(maxBodySize: configuration.maxRequestBodySize),
+            ]
         )
 
         if configuration.consoleEnabled {

@@ -7,8 +7,16 @@ struct APIHandler: APIProtocol {
     let service: BioAuthService
     let openAPIDocument: Data
 
+    /// The session ``CredentialMiddleware`` authenticated before the body was read.
     private func session() async throws -> AuthenticatedSession {
-        try await service.authenticate(bearer: BearerTokenMiddleware.token)
+        guard let session = CredentialMiddleware.session else { throw APIError(.unauthenticated, "Sign in first.") }
+        return session
+    }
+
+    /// The service client ``CredentialMiddleware`` authenticated, with the operation's scope, before the body was read.
+    private func serviceClient() throws -> AuthenticatedService {
+        guard let client = CredentialMiddleware.client else { throw APIError(.invalidServiceToken, "This operation needs a service token.") }
+        return client
     }
 
     // MARK: Meta
@@ -412,7 +420,7 @@ struct APIHandler: APIProtocol {
     }
 
     func introspectToken(_ input: Operations.IntrospectToken.Input) async throws -> Operations.IntrospectToken.Output {
-        _ = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "sessions:introspect")
+        _ = try serviceClient()
         guard case .urlEncodedForm(let form) = input.body else {
             throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).")
         }
@@ -442,7 +450,7 @@ struct APIHandler: APIProtocol {
     }
 
     func registerPayee(_ input: Operations.RegisterPayee.Input) async throws -> Operations.RegisterPayee.Output {
-        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "payees:write")
+        let client = try serviceClient()
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let (payee, created) = try await service.registerPayee(
             id: body.payeeId,
@@ -461,7 +469,7 @@ struct APIHandler: APIProtocol {
     }
 
     func createServicePayment(_ input: Operations.CreateServicePayment.Input) async throws -> Operations.CreateServicePayment.Output {
-        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "payments:write")
+        let client = try serviceClient()
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let payment = try await service.createServicePayment(
             account: body.accountId,
@@ -478,7 +486,7 @@ struct APIHandler: APIProtocol {
     // MARK: Webhooks
 
     func createWebhookEndpoint(_ input: Operations.CreateWebhookEndpoint.Input) async throws -> Operations.CreateWebhookEndpoint.Output {
-        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        let client = try serviceClient()
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let (endpoint, secret) = try await service.createWebhookEndpoint(url: body.url, events: body.events, client: client)
         return .created(
@@ -497,7 +505,7 @@ struct APIHandler: APIProtocol {
     }
 
     func listWebhookEndpoints(_ input: Operations.ListWebhookEndpoints.Input) async throws -> Operations.ListWebhookEndpoints.Output {
-        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        let client = try serviceClient()
         return .ok(
             .init(
                 body: .json(
@@ -518,13 +526,13 @@ struct APIHandler: APIProtocol {
     }
 
     func deleteWebhookEndpoint(_ input: Operations.DeleteWebhookEndpoint.Input) async throws -> Operations.DeleteWebhookEndpoint.Output {
-        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        let client = try serviceClient()
         try await service.deleteWebhookEndpoint(input.path.endpointId, client: client)
         return .noContent(.init())
     }
 
     func rotateWebhookSecret(_ input: Operations.RotateWebhookSecret.Input) async throws -> Operations.RotateWebhookSecret.Output {
-        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        let client = try serviceClient()
         let rotated = try await service.rotateWebhookSecret(input.path.endpointId, client: client)
         return .ok(
             .init(
@@ -540,7 +548,7 @@ struct APIHandler: APIProtocol {
     }
 
     func listWebhookDeliveries(_ input: Operations.ListWebhookDeliveries.Input) async throws -> Operations.ListWebhookDeliveries.Output {
-        let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: "webhooks:write")
+        let client = try serviceClient()
         let limit = input.query.limit ?? 50
         guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
         let deliveries = try await service.webhookDeliveries(input.path.endpointId, limit: limit, client: client)

@@ -62,15 +62,10 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.notice("request body unreadable", metadata: ["error": "\(type(of: error))"])
                 throw APIError(.malformedRequest, "The body could not be read: its framing is invalid or the connection ended early.")
             }
-            // Parsers disagree on which of two same-named members wins, and on what JSON is (Foundation reads trailing
-            // commas): refuse both ambiguities at every endpoint, so what a gateway or a log sees is what is stored.
-            if body.readableBytes > 0, Self.isJSON(request.headers[.contentType]) {
-                switch JSONMemberNames.scan(body.readableBytesView) {
-                case .unique: break
-                case .duplicate: throw APIError(.malformedRequest, "An object in the body names the same member more than once.")
-                case .invalid: throw APIError(.malformedRequest, "The body is not strict JSON (RFC 8259).")
-                }
-            }
+            // The body is held now (collectBody keeps it on the request) and its size bounded; whether it is strict JSON is
+            // decided after the operation's credential (StrictJSONMiddleware), so that no body is parsed for a caller who
+            // may not call the operation.
+            _ = body
             response = try await next(request, context)
         } catch let error as APIError {
             metrics.problem(error.code)
@@ -93,12 +88,6 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             response = Self.problem(.internalError)
         }
         return response
-    }
-
-    /// Whether a `Content-Type` is JSON (`application/json` or `…+json`, any parameters).
-    static func isJSON(_ contentType: String?) -> Bool {
-        guard let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
-        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 
     static func problem(_ error: APIError) -> Response {
