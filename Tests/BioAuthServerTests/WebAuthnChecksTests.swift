@@ -84,6 +84,26 @@ struct WebAuthnChecksTests {
         #expect(await Self.register(Self.clientData(#"{"type":"webauthn.create"}"#), made.attestationObject) == "passkey_malformed")
     }
 
+    @Test("client data is read strictly, as request bodies are: a member twice, a byte-order mark or a trailing comma is malformed")
+    func strictClientData() async throws {
+        let made = try await Self.registration()
+        let challenge = Base64URL.encode(Self.challenge)
+        let members = #""type":"webauthn.create","challenge":"\#(challenge)","origin":"https://bank.example""#
+        #expect(
+            await Self.register(Self.clientData("{" + members + "}"), made.attestationObject) != "passkey_malformed",
+            "the same members, once each, parse"
+        )
+        let lenient = [
+            // `origin` twice: a lenient parser takes the last, which is the configured one.
+            #"{"type":"webauthn.create","challenge":"\#(challenge)","origin":"https://evil.example","origin":"https://bank.example"}"#,
+            "\u{FEFF}{" + members + "}",
+            "{" + members + ",}",
+        ]
+        for json in lenient {
+            #expect(await Self.register(Self.clientData(json), made.attestationObject) == "passkey_malformed", "\(json)")
+        }
+    }
+
     @Test("authenticator data: another relying party's credential, backed up but not backup eligible, an algorithm not offered")
     func authenticatorData() async throws {
         // Made for evil.example, though the client data says the bank's origin: only the rp id hash gives it away.

@@ -14,9 +14,17 @@ struct CollectedClientData {
 
     /// Parses `json`, which must be a UTF-8 JSON object with string `type`, `challenge` and `origin`.
     init(_ json: Data) throws(WebAuthnError) {
-        guard json.count <= 4096, String(data: json, encoding: .utf8) != nil,
-            let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any]
-        else { throw .malformed("clientDataJSON is not a UTF-8 JSON object") }
+        guard json.count <= 4096, String(data: json, encoding: .utf8) != nil else { throw .malformed("clientDataJSON is not UTF-8") }
+        // The strict reader request bodies go through: no member twice (which `origin` would a lenient parser take?), no
+        // byte-order mark, no trailing comma, nothing but RFC 8259 JSON.
+        switch JSONMemberNames.scan(json) {
+        case .unique: break
+        case .duplicate: throw .malformed("clientDataJSON names a member more than once")
+        case .invalid: throw .malformed("clientDataJSON is not strict JSON (RFC 8259)")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
+            throw .malformed("clientDataJSON is not a JSON object")
+        }
         guard let type = object["type"] as? String, let challenge = object["challenge"] as? String,
             let origin = object["origin"] as? String
         else { throw .malformed("clientDataJSON needs string type, challenge and origin") }
