@@ -87,9 +87,19 @@ struct AdminCommandTests {
         let secret = try #require(lines.dropFirst().first?.split(separator: " ").last.map(String.init))
         #expect(clientID.hasPrefix("svc_") && secret.count == 43, "\(created)")
 
-        let listed = try await ServiceCommand.List.parse([]).execute(environment: environment)
+        // --json, for scripts: one object with the id and the secret.
+        let scripted = try await ServiceCommand.Create.parse(["batch-jobs", "--scope", "payees:write", "--json"]).execute(environment: environment)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(scripted.utf8)) as? [String: String], "\(scripted)")
+        #expect(
+            Set(object.keys) == ["client_id", "client_secret"] && object["client_id"]?.hasPrefix("svc_") == true
+                && object["client_secret"]?.count == 43
+        )
+        let rotatedJSON = try await ServiceCommand.RotateSecret.parse([try #require(object["client_id"]), "--json"]).execute(environment: environment)
+        #expect((try JSONSerialization.jsonObject(with: Data(rotatedJSON.utf8)) as? [String: String])?["client_secret"]?.count == 43)
+
+        let listed = try await ServiceCommand.List.parse([]).execute(environment: environment).split(separator: "\n").first.map(String.init)
         #expect(listed == "\(clientID)  core-banking  active  sessions:introspect")
-        #expect(!listed.contains(secret))
+        #expect(listed?.contains(secret) == false)
         let rotated = try await ServiceCommand.RotateSecret.parse([clientID]).execute(environment: environment)
         #expect(rotated.contains("new client_secret:") && !rotated.contains(secret))
         #expect(try await ServiceCommand.List.parse([]).execute(environment: environment).contains("rotating"))

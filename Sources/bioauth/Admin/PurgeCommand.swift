@@ -9,10 +9,12 @@ struct PurgeCommand: AsyncParsableCommand {
         commandName: "purge",
         abstract: "Deletes what the retention policy says has aged out (--dry-run: only shows it).",
         discussion: """
-            Expired challenges, idempotency keys past their window, tokens that expired or whose session ended more \
-            than the token retention ago, audit events older than the audit retention, and rate-limit windows that \
-            have passed. Nothing live is deleted; accounts, devices, sessions and payments never are. Waits for nothing: \
-            when a server instance is purging, this says so and does nothing.
+            Expired challenges (passkey ceremonies' too), idempotency keys past their window, tokens (service tokens \
+            too) that expired or whose session ended more than the token retention ago, sessions that ended (or were \
+            abandoned) that long ago and have nothing left that refers to them, console sessions over that long ago, \
+            audit events older than the audit retention, rate-limit windows that have passed, and webhook events whose \
+            deliveries all ended long enough ago. Nothing live is deleted; accounts, devices, passkeys and payments \
+            never are. Waits for nothing: when a server instance is purging, this says so and does nothing.
             """
     )
 

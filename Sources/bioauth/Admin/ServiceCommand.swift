@@ -11,16 +11,25 @@ struct ServiceCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, RotateSecret.self, FinishRotation.self, Disable.self]
     )
 
+    /// `{"client_id": …, "client_secret": …}` on one line, as RFC 7591 names them, for scripts.
+    static func json(_ credentials: ServiceClients.Credentials) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(["client_id": credentials.clientID, "client_secret": credentials.secret]), as: UTF8.self)
+    }
+
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Makes a service client; prints its id and secret, once (the database keeps only a hash)."
         )
         @Argument(help: "A name: 1-64 of A-Z a-z 0-9 . _ -") var name: String
         @Option(help: "A scope to grant (repeat): sessions:introspect, payments:write, payees:write, webhooks:write.") var scope: [String] = []
+        @Flag(help: "Print {\"client_id\": …, \"client_secret\": …} as one JSON object, for a script.") var json = false
         @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
             let credentials = try await admin.withClients(environment: environment) { try await $0.create(name: name, scopes: scope) }
+            if json { return try ServiceCommand.json(credentials) }
             return """
                 client_id:     \(credentials.clientID)
                 client_secret: \(credentials.secret)
@@ -50,10 +59,12 @@ struct ServiceCommand: AsyncParsableCommand {
             abstract: "Adds a second secret; both work until finish-rotation. Prints the new secret, once."
         )
         @Argument(help: "The client id.") var clientID: String
+        @Flag(help: "Print {\"client_id\": …, \"client_secret\": …} (the new secret) as one JSON object, for a script.") var json = false
         @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
             let credentials = try await admin.withClients(environment: environment) { try await $0.rotateSecret(clientID: clientID) }
+            if json { return try ServiceCommand.json(credentials) }
             return """
                 client_id:         \(credentials.clientID)
                 new client_secret: \(credentials.secret)

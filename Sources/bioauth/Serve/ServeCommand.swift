@@ -48,7 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
     var receiptKey: String?
 
     @Option(
-        help: "The key file that seals payment PIN hashes (a pepper outside the database), created (0600) if missing (default ./bioauth-pin-key)."
+        help:
+            "The key file that seals payment PIN hashes (a pepper outside the database) and webhook signing secrets, created (0600) if missing (default ./bioauth-pin-key)."
     )
     var pinKey: String?
 
@@ -85,7 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a refresh token lives (default 2592000, 30 days).")
     var refreshTokenLifetime: String?
 
-    @Option(help: "Seconds a biometric sign-in challenge lives (default 120).")
+    @Option(help: "Seconds a biometric sign-in challenge, and a challenge to set the payment PIN with a biometric, lives (default 120).")
     var loginChallengeLifetime: String?
 
     @Option(help: "Seconds a device registration challenge lives (default 300).")
