@@ -1,6 +1,6 @@
 import BioAuthClient
 
-/// The ``BiometricError`` code `body` throws, or `nil` when it returns; any other error is thrown on, so a test that
+/// The `BiometricError` code `body` throws, or `nil` when it returns; any other error is thrown on, so a test that
 /// expects a biometric failure fails on any other.
 ///
 /// ```swift
