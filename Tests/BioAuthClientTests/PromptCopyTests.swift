@@ -21,6 +21,20 @@ struct PromptCopyTests {
         #expect(zh.cancelTitle == "取消")
     }
 
+    @Test("a payee the bank has not verified is said so in the prompt, in both languages; a verified or unknown state adds nothing")
+    func unverifiedPayee() {
+        var unverified = coffee
+        unverified.payeeVerified = false
+        #expect(
+            english.prompt(for: .authorizePayment(unverified), biometry: .faceID).reason == "Pay ¥88.00 to Coffee Shop (not verified by your bank)"
+        )
+        #expect(chinese.prompt(for: .authorizePayment(unverified), biometry: .faceID).reason == "向 Coffee Shop 支付 ¥88.00（该收款方未经银行认证）")
+        var verified = coffee
+        verified.payeeVerified = true
+        #expect(english.prompt(for: .authorizePayment(verified), biometry: .touchID).reason == "Pay ¥88.00 to Coffee Shop")
+        #expect(english.prompt(for: .authorizePayment(coffee), biometry: .touchID).reason == "Pay ¥88.00 to Coffee Shop")
+    }
+
     @Test("every purpose has its texts for every sensor, in both languages")
     func everyPurpose() {
         let purposes: [PromptPurpose] = [.unlockApp, .signIn, .enableBiometricSignIn, .authorizePayment(coffee), .recoverFromLockout]

@@ -101,7 +101,9 @@ struct ServicePaymentTests {
         }
     }
 
-    @Test("refused: an unregistered payee, an unknown account, a look-alike name, a token without the scope; nothing is written")
+    @Test(
+        "refused: an unregistered payee, an unknown account, a look-alike name, a token without the scope (nothing is written); a payment says whether its payee was verified"
+    )
     func refusals() async throws {
         try await TestServer.run { api in
             let clients = ServiceClients(database: api.database, clock: api.clock)
@@ -126,8 +128,18 @@ struct ServicePaymentTests {
             #expect(try await api.registerPayee("shop-5", name: "Shop Five", verification: "trusted", token: payees).code == "malformed_request")
             #expect(try await api.snapshot() == before)
 
+            // The payment says whether the bank had verified its payee, so that the app can warn before the user pays.
+            let toVerified = try await api.servicePayment(account: account, payee: "shop-1", key: "k6", token: payments)
+            #expect(toVerified.status == 201 && toVerified.json["payeeVerified"] as? Bool == true, "\(toVerified.raw)")
+
             let renamed = try await api.registerPayee("shop-1", name: "Shop One Ltd", verification: "unverified", token: payees)
             #expect(renamed.status == 200 && renamed["name"] == "Shop One Ltd" && renamed["verification"] == "unverified")
+            let toUnverified = try await api.servicePayment(account: account, payee: "shop-1", key: "k7", token: payments)
+            #expect(toUnverified.json["payeeVerified"] as? Bool == false, "\(toUnverified.raw)")
+            let read = try await api.call(.get, "/v1/payments/\(try #require(toUnverified["paymentId"]))", token: user.access)
+            #expect(read.json["payeeVerified"] as? Bool == false, "as the customer's app reads it: \(read.raw)")
+            let earlier = try await api.call(.get, "/v1/payments/\(try #require(toVerified["paymentId"]))", token: user.access)
+            #expect(earlier.json["payeeVerified"] as? Bool == true, "a payment keeps the state its payee had when it was made")
         }
     }
 

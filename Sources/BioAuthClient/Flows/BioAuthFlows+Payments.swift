@@ -22,7 +22,7 @@ extension BioAuthFlows {
                 throw APIProblem(.unexpectedResponse, detail: "the server sent a challenge for another payment")
             }
             let context = try await self.evaluate(
-                .authorizePayment(PaymentSummary(amount: payment.amount, payeeName: payment.payeeName)),
+                .authorizePayment(PaymentSummary(amount: payment.amount, payeeName: payment.payeeName, payeeVerified: payment.payeeVerified)),
                 biometry: binding.biometry
             )
             let counter = try await self.nextCounter()

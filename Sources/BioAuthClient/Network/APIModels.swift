@@ -73,6 +73,8 @@ public struct PaymentDetails: Hashable, Sendable {
     public var payeeID: String
     /// The payee's display name: shown in the prompt and signed.
     public var payeeName: String
+    /// Whether the bank verified the payee when the payment was made (`nil` from a server that does not say).
+    public var payeeVerified: Bool? = nil
     /// A note; not signed.
     public var memo: String?
     /// The server's hash of the canonical transaction (for display and checks; the device computes its own).

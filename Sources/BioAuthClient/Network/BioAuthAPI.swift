@@ -419,6 +419,7 @@ public struct BioAuthAPI: Sendable {
             amount: Money(minorUnits: payment.amountMinor, currency: currency),
             payeeID: payment.payeeId,
             payeeName: payment.payeeName,
+            payeeVerified: payment.payeeVerified,
             memo: payment.memo,
             transactionHash: hash,
             failedAttempts: payment.failedAttempts,

@@ -48,7 +48,12 @@ public struct PromptCopy: Hashable, Sendable {
         case .authorizePayment(let payment):
             return BiometricPrompt(
                 policy: .biometrics,
-                reason: text("prompt.authorizePayment.reason", amount(payment.amount), payeeName(payment.payeeName)),
+                // An unverified payee is said so in the prompt itself: the user decides with it in front of them.
+                reason: text(
+                    payment.payeeVerified == false ? "prompt.authorizePayment.reasonUnverified" : "prompt.authorizePayment.reason",
+                    amount(payment.amount),
+                    payeeName(payment.payeeName)
+                ),
                 fallbackTitle: text("prompt.authorizePayment.fallback"),
                 cancelTitle: cancel
             )

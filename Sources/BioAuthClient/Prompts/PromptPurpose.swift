@@ -20,10 +20,13 @@ public struct PaymentSummary: Hashable, Sendable {
     public var amount: Money
     /// The payee's display name, e.g. "Coffee Shop".
     public var payeeName: String
+    /// Whether the bank verified the payee: `false` makes the prompt say it did not; `nil` (not known) says nothing.
+    public var payeeVerified: Bool?
 
-    /// A payment of `amount` to `payeeName`.
-    public init(amount: Money, payeeName: String) {
+    /// A payment of `amount` to `payeeName`, verified by the bank or not (`nil`: not known).
+    public init(amount: Money, payeeName: String, payeeVerified: Bool? = nil) {
         self.amount = amount
         self.payeeName = payeeName
+        self.payeeVerified = payeeVerified
     }
 }

@@ -671,6 +671,7 @@ struct APIHandler: APIProtocol {
             currencyExponent: currency.minorUnitExponent,
             payeeId: payment.payeeID,
             payeeName: payment.payeeName,
+            payeeVerified: payment.payeeVerified,
             memo: payment.memo,
             transactionHash: Base64URL.encode(try payment.transaction().hash),
             failedAttempts: payment.failedAttempts,

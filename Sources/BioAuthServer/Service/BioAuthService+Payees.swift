@@ -139,9 +139,9 @@ extension BioAuthService {
         return try await createPayment(account: account, session: nil, client: client.clientID, request)
     }
 
-    /// The registered name of `payeeID`, which must be `expected` when one is given.
-    func registeredPayeeName(_ payeeID: String, expected: String?, on db: any SQLDatabase) async throws -> String {
-        guard let name = try await db.payees.name(of: payeeID) else {
+    /// The registered name of `payeeID`, which must be `expected` when one is given, and whether the bank verified it.
+    func registeredPayee(_ payeeID: String, expected: String?, on db: any SQLDatabase) async throws -> (name: String, verified: Bool) {
+        guard let (name, verified) = try await db.payees.nameAndVerification(of: payeeID) else {
             throw APIError(.payeeNotRegistered, "The payee \(payeeID) is not registered: the bank registers payees (POST /v1/service/payees).")
         }
         if let expected, expected != name {
@@ -150,6 +150,6 @@ extension BioAuthService {
                 "payeeName is not the name the bank registered for \(payeeID); leave it out to use the registered name."
             )
         }
-        return name
+        return (name, verified)
     }
 }

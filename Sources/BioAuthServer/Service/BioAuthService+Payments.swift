@@ -24,6 +24,8 @@ struct PaymentInfo: Codable, Sendable, Equatable {
     var authorizationMethod: String?
     var deviceID: String?
     var receipt: PaymentReceipt?
+    /// Whether the bank had verified the payee when the payment was made (nil for payments from before this was kept).
+    var payeeVerified: Bool? = nil
 
     /// The canonical transaction the server recomputes from its own record.
     func transaction() throws -> CanonicalTransaction {
@@ -120,19 +122,20 @@ extension BioAuthService {
                 guard stored.requestHash == request.fingerprint else { throw Refusal(Self.idempotencyKeyReused) }
                 return stored.response
             }
-            let payeeName = try await registeredPayeeName(request.payeeID, expected: request.payeeName, on: db)
+            let payee = try await registeredPayee(request.payeeID, expected: request.payeeName, on: db)
             let payment = PaymentInfo(
                 id: newID(),
                 accountID: account,
                 amountMinor: request.amount.minorUnits,
                 currency: request.amount.currency.code,
                 payeeID: request.payeeID,
-                payeeName: payeeName,
+                payeeName: payee.name,
                 memo: request.memo,
                 status: .pending,
                 failedAttempts: 0,
                 createdAt: now,
-                expiresAt: now.addingTimeInterval(configuration.paymentLifetime)
+                expiresAt: now.addingTimeInterval(configuration.paymentLifetime),
+                payeeVerified: payee.verified
             )
             try await db.payments.insert(payment)
             try await db.idempotencyKeys.insert(

@@ -331,6 +331,11 @@ enum Migrations {
                 "CREATE INDEX idempotency_keys_by_key ON idempotency_keys (idempotency_key)"
             ]
         ),
+        (
+            15, "whether a payment's payee was verified by the bank when the payment was made",
+            // 1 verified, 0 not; NULL for payments made before this migration (not known).
+            ["ALTER TABLE payments ADD COLUMN payee_verified INTEGER"]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -28,6 +28,7 @@ struct WebhookEventBody: Encodable, Sendable {
         var currency: String?
         var payeeId: String?
         var payeeName: String?
+        var payeeVerified: Bool?
         var memo: String?
         var authorizationMethod: String?
         var authorizedAt: String?
@@ -59,6 +60,7 @@ extension WebhookEventBody.EventData {
             currency: payment.currency,
             payeeId: payment.payeeID,
             payeeName: payment.payeeName,
+            payeeVerified: payment.payeeVerified,
             memo: payment.memo,
             authorizationMethod: payment.authorizationMethod,
             authorizedAt: payment.authorizedAt.flatMap { try? time.encode($0) },

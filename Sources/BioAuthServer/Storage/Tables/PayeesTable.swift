@@ -15,9 +15,13 @@ struct PayeesTable: Table {
         try await select().where("id", .equal, id).first().map(RegisteredPayee.init(row:))
     }
 
-    /// The registered name of payee `id` (every payment created reads it).
-    func name(of id: String) async throws -> String? {
-        try await db.first(Self.nameByID(id))?.decode(column: "name", as: String.self)
+    /// The registered name of payee `id` and whether the bank verified it (every payment created reads them).
+    func nameAndVerification(of id: String) async throws -> (name: String, verified: Bool)? {
+        guard let row = try await db.first(Self.nameByID(id)) else { return nil }
+        return (
+            try row.decode(column: "name", as: String.self),
+            try row.decode(column: "verification", as: String.self) == RegisteredPayee.Verification.verified.rawValue
+        )
     }
 
     /// Every payee, by id.
@@ -46,7 +50,7 @@ struct PayeesTable: Table {
             .where("id", .equal, payee.id).run()
     }
 
-    static let nameByID = FixedSQL("SELECT name FROM payees WHERE id = ? LIMIT 1")
+    static let nameByID = FixedSQL("SELECT name, verification FROM payees WHERE id = ? LIMIT 1")
 
     /// Run on every payment created: `QueryPlanTests` checks it finds its row through an index.
     static let hotStatements: [FixedStatement] = [nameByID("p")]

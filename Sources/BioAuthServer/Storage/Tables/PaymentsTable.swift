@@ -15,7 +15,7 @@ struct PaymentsTable: Table {
 
     static let columns = [
         "id", "account_id", "amount_minor", "currency", "payee_id", "payee_name", "memo", "status", "failed_attempts", "created_at", "expires_at",
-        "authorized_at", "authorization_method", "device_id", "receipt",
+        "authorized_at", "authorization_method", "device_id", "receipt", "payee_verified",
     ]
 
     /// The account's payment `id`, as stored (a pending one past its expiry is still `pending` here).
@@ -36,7 +36,8 @@ struct PaymentsTable: Table {
                 payment.memo,
                 payment.status.rawValue,
                 payment.createdAt.millisecondsSince1970,
-                payment.expiresAt.millisecondsSince1970
+                payment.expiresAt.millisecondsSince1970,
+                payment.payeeVerified.map { $0 ? 1 : 0 }
             )
         )
     }
@@ -124,7 +125,7 @@ struct PaymentsTable: Table {
     static let insertPayment = FixedSQL(
         """
         INSERT INTO payments (\(columns.joined(separator: ", "))) \
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL, NULL, NULL)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL, NULL, NULL, ?)
         """
     )
     static let authorize = FixedSQL(
@@ -163,7 +164,8 @@ extension PaymentInfo {
             authorizedAt: Date(storedMilliseconds: try row.decode(column: "authorized_at", as: Int64?.self)),
             authorizationMethod: try row.decode(column: "authorization_method", as: String?.self),
             deviceID: try row.decode(column: "device_id", as: String?.self),
-            receipt: try row.decode(column: "receipt", as: String?.self).map { try StoredJSON.decode(PaymentReceipt.self, $0) }
+            receipt: try row.decode(column: "receipt", as: String?.self).map { try StoredJSON.decode(PaymentReceipt.self, $0) },
+            payeeVerified: try row.decode(column: "payee_verified", as: Int?.self).map { $0 != 0 }
         )
     }
 }
