@@ -17,14 +17,30 @@ struct ConsoleSessions: Sendable {
         let csrfToken: String
     }
 
-    let service: BioAuthService
+    let database: any DatabaseExecutor
+    let clock: any WallClock
+    let random: any RandomSource
+
+    /// The console sessions of `service`'s database.
+    init(service: BioAuthService) {
+        self.init(database: service.database, clock: service.clock, random: service.random)
+    }
+
+    /// Console sessions over `database`, with `clock` for their limits and `random` for their tokens.
+    init(database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource) {
+        self.database = database
+        self.clock = clock
+        self.random = random
+    }
+
+    private func newSecret() -> String { Base64URL.encode(random.bytes(32)) }
 
     /// Starts a session for `operator`; returns the cookie's value.
     func start(for operator: Operator) async throws -> String {
-        let token = service.newSecret()
-        let now = service.now.millisecondsSince1970
-        let csrf = service.newSecret()
-        try await service.database.transaction { db in
+        let token = newSecret()
+        let now = clock.now.millisecondsSince1970
+        let csrf = newSecret()
+        try await database.transaction { db in
             try await db.operators.insertSession(tokenHash: BioAuthService.tokenHash(token), operatorID: `operator`.id, csrfToken: csrf, at: now)
         }
         return token
@@ -34,10 +50,10 @@ struct ConsoleSessions: Sendable {
     /// is disabled.
     func session(_ token: String?) async throws -> Session? {
         guard let token, (20...100).contains(token.utf8.count) else { return nil }
-        let now = service.now.millisecondsSince1970
+        let now = clock.now.millisecondsSince1970
         let idle = now - Int64(Self.idleTimeout * 1000)
         let absolute = now - Int64(Self.absoluteTimeout * 1000)
-        return try await service.database.transaction { db in
+        return try await database.transaction { db in
             guard
                 let touched = try await db.operators.touchSession(
                     tokenHash: BioAuthService.tokenHash(token),
@@ -54,8 +70,8 @@ struct ConsoleSessions: Sendable {
     /// Ends the session of `token`.
     func end(_ token: String?) async throws {
         guard let token else { return }
-        let now = service.now.millisecondsSince1970
-        try await service.database.transaction { db in
+        let now = clock.now.millisecondsSince1970
+        try await database.transaction { db in
             try await db.operators.endSession(tokenHash: BioAuthService.tokenHash(token), at: now)
         }
     }

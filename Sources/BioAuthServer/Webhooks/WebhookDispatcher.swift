@@ -16,14 +16,27 @@ import ServiceLifecycle
 /// mid-delivery, the delivery is due again when the lease runs out and another instance (or the restarted one) sends
 /// it again: at least once, never lost. No transaction is open while a receiver is called.
 struct WebhookDispatcher: Service {
-    let service: BioAuthService
+    let database: any DatabaseExecutor
+    let clock: any WallClock
+    /// Writes `payment.expired` with the expiry it records.
+    let recorder: ChangeRecorder
+    /// Opens the endpoints' sealed secrets.
+    let secrets: SecretSealer
+    let logger: Logger
+    let metrics: ServerMetrics
     let policy: WebhookPolicy
     /// This process's name in leases and the attempt log.
     let instance: String
     let http: HTTPClient
 
+    /// The dispatcher of the running server: its database, clock, webhook settings and PIN key's webhook sealer.
     init(service: BioAuthService) {
-        self.service = service
+        self.database = service.database
+        self.clock = service.clock
+        self.recorder = service.recorder
+        self.secrets = service.webhookSecrets
+        self.logger = service.logger
+        self.metrics = service.metrics
         self.policy = service.configuration.webhooks
         self.instance = "i_" + service.newSecret().prefix(12)
         var configuration = HTTPClient.Configuration()
@@ -38,7 +51,7 @@ struct WebhookDispatcher: Service {
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    private var logger: Logger { service.logger }
+    private var now: Date { clock.now }
 
     func run() async throws {
         while !Task.isShuttingDownGracefully {
@@ -83,19 +96,20 @@ struct WebhookDispatcher: Service {
     private func expireOverduePayments() async throws -> Int {
         var total = 0
         while true {
-            let now = service.now.millisecondsSince1970
-            let moved = try await service.commit { db in
+            let now = now.millisecondsSince1970
+            let recorder = self.recorder
+            let moved = try await database.transaction { db in
                 let overdue = try await db.payments.overdue(now: now, limit: 100)
                 var moved = 0
                 for payment in overdue {
-                    if try await service.recorder.expire(payment, on: db) { moved += 1 }
+                    if try await recorder.expire(payment, on: db) { moved += 1 }
                 }
                 return (found: overdue.count, moved: moved)
             }
             total += moved.moved
             if moved.found < 100 { break }
         }
-        service.metrics.paymentsExpired(total)
+        metrics.paymentsExpired(total)
         return total
     }
 
@@ -117,9 +131,9 @@ struct WebhookDispatcher: Service {
     /// Claims up to `limit` due deliveries of live endpoints: each moves its next attempt past the lease and counts the
     /// attempt, on the condition that it is still due (so of two instances, one gets it).
     func claimDue(limit: Int) async throws -> [Claim] {
-        let now = service.now.millisecondsSince1970
+        let now = now.millisecondsSince1970
         let leaseEnd = now + Int64(policy.leaseDuration * 1000)
-        return try await service.database.transaction { db in
+        return try await database.transaction { db in
             let due = try await db.webhooks.dueDeliveries(now: now, limit: limit)
             var claims: [Claim] = []
             for (eventID, endpointID) in due {
@@ -134,10 +148,10 @@ struct WebhookDispatcher: Service {
                 else { continue }
                 guard let target = try await db.webhooks.target(eventID: eventID, endpointID: endpointID) else { continue }
                 let secrets = try await db.webhooks.liveSecrets(endpoint: endpointID, now: now)
-                let opened = secrets.compactMap { service.openWebhookSecret($0, endpointID: endpointID) }
+                let opened = secrets.compactMap { WebhookSecrets.open($0, endpointID: endpointID, with: self.secrets) }
                 if opened.count < secrets.count {
                     // Sealed for another endpoint or damaged: the database was changed behind the server's back.
-                    service.logger.error("a webhook secret does not open with the PIN key", metadata: ["endpoint": "\(endpointID)"])
+                    logger.error("a webhook secret does not open with the PIN key", metadata: ["endpoint": "\(endpointID)"])
                 }
                 claims.append(
                     Claim(
@@ -160,7 +174,7 @@ struct WebhookDispatcher: Service {
     /// backoff, or given up past the retry window. Never throws: a failure to record is logged, and the lease makes the
     /// delivery due again.
     func attempt(_ claim: Claim) async {
-        let started = service.now
+        let started = now
         let clockStart = ContinuousClock.now
         var statusCode: Int?
         var failure: String?
@@ -196,7 +210,7 @@ struct WebhookDispatcher: Service {
     }
 
     private func record(_ claim: Claim, started: Date, elapsed: Duration, statusCode: Int?, failure: String?) async {
-        let now = service.now
+        let now = now
         let latency = elapsed.nanoseconds / 1_000_000
         let outcome: String
         let nextAttempt: Int64
@@ -209,7 +223,7 @@ struct WebhookDispatcher: Service {
             outcome = nextAttempt > claim.giveUpAt ? "failed" : "retry"
         }
         do {
-            try await service.database.transaction { db in
+            try await database.transaction { db in
                 try await db.webhooks.recordAttempt(
                     .init(
                         eventID: claim.eventID,
@@ -232,7 +246,7 @@ struct WebhookDispatcher: Service {
                 metadata: ["event": "\(claim.eventID)", "endpoint": "\(claim.endpointID)", "error": "\(String(reflecting: error))"]
             )
         }
-        service.metrics.webhookAttempt(outcome: outcome, duration: elapsed)
+        metrics.webhookAttempt(outcome: outcome, duration: elapsed)
         var metadata: Logger.Metadata = [
             "event": "\(claim.eventID)", "type": "\(claim.eventType)", "endpoint": "\(claim.endpointID)", "attempt": "\(claim.attempt)",
             "outcome": "\(outcome)", "latency_ms": "\(latency)",

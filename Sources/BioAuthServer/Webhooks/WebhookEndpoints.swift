@@ -153,12 +153,6 @@ extension BioAuthService {
     /// Whether `stored` is a webhook secret written before secrets were sealed (in clear).
     static func isLegacyWebhookSecret(_ stored: String) -> Bool { stored.hasPrefix("whsec_") }
 
-    /// The signing secret `stored` holds for `endpointID`: opened, or as it is when it was stored in clear before
-    /// sealing; nil when it does not open (sealed for another endpoint, under another key, or damaged).
-    func openWebhookSecret(_ stored: String, endpointID: String) -> String? {
-        Self.isLegacyWebhookSecret(stored) ? stored : webhookSecrets.open(stored, for: endpointID)
-    }
-
     /// Seals every webhook secret stored in clear by an earlier version (run at start-up; harmless when several
     /// instances run it at once), and refuses a PIN key that did not seal the secrets already sealed.
     ///
@@ -180,5 +174,14 @@ extension BioAuthService {
         }
         if sealed > 0 { logger.notice("sealed \(sealed) webhook secrets stored in clear by an earlier version") }
         return sealed
+    }
+}
+
+/// Webhook signing secrets as stored: sealed under the PIN key file's webhook key, or in clear from before sealing.
+enum WebhookSecrets {
+    /// The signing secret `stored` holds for `endpointID`: opened with `sealer`, or as it is when it was stored in clear
+    /// before sealing; nil when it does not open (sealed for another endpoint, under another key, or damaged).
+    static func open(_ stored: String, endpointID: String, with sealer: SecretSealer) -> String? {
+        BioAuthService.isLegacyWebhookSecret(stored) ? stored : sealer.open(stored, for: endpointID)
     }
 }
