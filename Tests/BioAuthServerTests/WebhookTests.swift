@@ -97,6 +97,48 @@ struct WebhookTests {
         await receiver.stop()
     }
 
+    @Test("a receiver that never answers holds one delivery slot and nothing else: another endpoint's events arrive while it hangs")
+    func hangingReceiver() async throws {
+        try await Self.withSetup(
+            events: ["device.registered"],
+            // The server's own background dispatcher delivers (polling every 0.1 s); a receiver has 30 s to answer.
+            configure: { configuration in
+                configuration.webhooks.pollInterval = 0.1
+                configuration.webhooks.timeout = 30
+            },
+            { setup in
+                let api = setup.api
+                // The setup's receiver accepts the connection and answers nothing for a minute, every time.
+                setup.receiver.script(.delayed(.seconds(60), status: 200), .delayed(.seconds(60), status: 200), .delayed(.seconds(60), status: 200))
+                setup.receiver.verifySignatures(at: api.clock.now)
+                let healthy = try await LoopbackWebhookReceiver.start()
+                healthy.verifySignatures(at: api.clock.now)
+                let created = try await api.call(
+                    .post,
+                    "/v1/service/webhook-endpoints",
+                    json: ["url": healthy.url.absoluteString, "events": ["device.registered"]],
+                    token: setup.service
+                )
+                healthy.trust(secret: try #require(created["secret"]))
+                try await api.createAccount()
+                let tokens = try await api.signIn()
+
+                #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+                _ = try await healthy.waitForEvents(1)
+                // The hanging receiver holds its attempt for up to 30 s. A dispatcher that waited for its slowest receiver
+                // would deliver the next event to the healthy one only after that; here it comes at the next poll.
+                #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+                let arrived = try await healthy.waitForEvents(2, timeout: .seconds(15))
+                #expect(arrived.count == 2 && arrived.allSatisfy(\.verified))
+                #expect(setup.receiver.acceptedEvents.isEmpty)
+                #expect(setup.receiver.deliveries.count == 1, "one attempt at a time for the hanging endpoint, however many are due")
+                await healthy.stop()
+                // Closing the hanging connection ends its attempt, so the server stops without waiting for the timeout.
+                await setup.receiver.stop()
+            }
+        )
+    }
+
     @Test(
         "every kind of event arrives once, signed, with its data; an unattended payment expires and says so",
         arguments: StorageBackend.available

@@ -9,7 +9,8 @@ import SQLKit
 import ServiceLifecycle
 
 /// Delivers the outbox: every ``WebhookPolicy/pollInterval`` it marks pending payments past their time as expired
-/// (which writes `payment.expired`), then claims the deliveries that are due and POSTs each to its endpoint, signed.
+/// (which writes `payment.expired`), and it keeps a pool of attempts going, each claiming a due delivery and POSTing it to
+/// its endpoint, signed (``run()``).
 ///
 /// Several instances may share a database. A delivery is claimed with one conditional update that also moves its next
 /// attempt past a lease (``WebhookPolicy/leaseDuration``), so one instance at a time attempts it; if that instance dies
@@ -53,18 +54,64 @@ struct WebhookDispatcher: Service {
 
     private var now: Date { clock.now }
 
+    /// Attempts in flight at once, at most.
+    static let poolSize = 16
+
+    /// What ends a wait of ``run()``: an attempt to an endpoint ended, or the poll interval passed.
+    private enum Wake: Sendable {
+        case attemptEnded(endpoint: String)
+        case tick
+    }
+
+    /// Delivers until a graceful shutdown: a pool of at most ``poolSize`` attempts, each on its own, so a receiver that
+    /// answers slowly (or never, until the timeout) holds its own attempt and nothing else. A free slot is filled as soon
+    /// as an attempt ends, and at every poll interval, which also runs the expiry sweep. An endpoint has at most one
+    /// attempt in flight: a dead receiver occupies one slot, however many of its deliveries are due, and its deliveries
+    /// back off on the retry schedule. The attempts in flight finish before it returns.
     func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            do {
-                _ = try await runOnce()
-            } catch {
-                logger.error("webhook delivery pass failed", metadata: ["error": "\(String(reflecting: error))"])
+        await withTaskGroup(of: Wake.self) { group in
+            var busy: [String: Int] = [:]
+            var ticking = false
+            var lastSweep: ContinuousClock.Instant?
+            let interval = Duration.milliseconds(Int64(max(policy.pollInterval, 0.01) * 1000))
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                if lastSweep.map({ ContinuousClock.now - $0 >= interval }) ?? true {
+                    lastSweep = ContinuousClock.now
+                    do { _ = try await expireOverduePayments() } catch {
+                        logger.error("payment expiry sweep failed", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
+                let free = Self.poolSize - busy.values.reduce(0, +)
+                if free > 0 {
+                    do {
+                        for claim in try await claimDue(limit: free, excludingEndpoints: Set(busy.keys)) {
+                            busy[claim.endpointID, default: 0] += 1
+                            group.addTask {
+                                await self.attempt(claim)
+                                return .attemptEnded(endpoint: claim.endpointID)
+                            }
+                        }
+                    } catch {
+                        logger.error("claiming webhook deliveries failed", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
+                if !ticking {
+                    ticking = true
+                    group.addTask {
+                        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+                        return .tick
+                    }
+                }
+                switch await group.next() {
+                case .attemptEnded(let endpoint):
+                    busy[endpoint, default: 1] -= 1
+                    if busy[endpoint] == 0 { busy[endpoint] = nil }
+                case .tick: ticking = false
+                case nil: ticking = false
+                }
             }
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Int64(policy.pollInterval * 1000))) }
-            } catch {
-                break
-            }
+            // The attempts in flight end on their own (each within the receiver timeout); the tick ends with the shutdown.
+            await group.waitForAll()
         }
         await shutdown()
     }
@@ -74,8 +121,8 @@ struct WebhookDispatcher: Service {
         try? await http.shutdown()
     }
 
-    /// One pass: the expiry sweep, then every due delivery (in batches of 16, attempted concurrently). Returns how many
-    /// payments expired and how many deliveries were attempted.
+    /// One pass (what tests drive on their clock): the expiry sweep, then every due delivery, in batches of up to 16, one per
+    /// endpoint, attempted concurrently. Returns how many payments expired and how many deliveries were attempted.
     func runOnce() async throws -> (expired: Int, attempted: Int) {
         let expired = try await expireOverduePayments()
         var attempted = 0
@@ -128,15 +175,19 @@ struct WebhookDispatcher: Service {
         var secrets: [String]
     }
 
-    /// Claims up to `limit` due deliveries of live endpoints: each moves its next attempt past the lease and counts the
-    /// attempt, on the condition that it is still due (so of two instances, one gets it).
-    func claimDue(limit: Int) async throws -> [Claim] {
+    /// Claims up to `limit` due deliveries of live endpoints, at most one per endpoint and none of `excluded` (endpoints
+    /// with an attempt in flight): each moves its next attempt past the lease and counts the attempt, on the condition
+    /// that it is still due (so of two instances, one gets it).
+    func claimDue(limit: Int, excludingEndpoints excluded: Set<String> = []) async throws -> [Claim] {
         let now = now.millisecondsSince1970
         let leaseEnd = now + Int64(policy.leaseDuration * 1000)
         return try await database.transaction { db in
-            let due = try await db.webhooks.dueDeliveries(now: now, limit: limit)
+            var taken = excluded
+            let due = try await db.webhooks.dueDeliveries(now: now, limit: limit * 4, excludingEndpoints: Array(excluded)).filter { delivery in
+                taken.insert(delivery.endpointID).inserted
+            }
             var claims: [Claim] = []
-            for (eventID, endpointID) in due {
+            for (eventID, endpointID) in due.prefix(limit) {
                 guard
                     let claimed = try await db.webhooks.claim(
                         eventID: eventID,

@@ -179,12 +179,14 @@ struct WebhooksTable: Table {
         }
     }
 
-    /// Pending deliveries due at `now`, soonest first: (event, endpoint).
-    func dueDeliveries(now: Int64, limit: Int) async throws -> [(eventID: String, endpointID: String)] {
-        try await db.select().columns("event_id", "endpoint_id").from("webhook_deliveries").where("status", .equal, "pending")
-            .where("next_attempt_at", .lessThanOrEqual, now).orderBy("next_attempt_at").limit(limit).all().map { row in
-                (try row.decode(column: "event_id", as: String.self), try row.decode(column: "endpoint_id", as: String.self))
-            }
+    /// Pending deliveries due at `now`, soonest first, of endpoints other than `excluded`: (event, endpoint).
+    func dueDeliveries(now: Int64, limit: Int, excludingEndpoints excluded: [String] = []) async throws -> [(eventID: String, endpointID: String)] {
+        var query = db.select().columns("event_id", "endpoint_id").from("webhook_deliveries").where("status", .equal, "pending")
+            .where("next_attempt_at", .lessThanOrEqual, now)
+        if !excluded.isEmpty { query = query.where("endpoint_id", .notIn, excluded) }
+        return try await query.orderBy("next_attempt_at").limit(limit).all().map { row in
+            (try row.decode(column: "event_id", as: String.self), try row.decode(column: "endpoint_id", as: String.self))
+        }
     }
 
     /// Claims a delivery for `instance` until `leaseEnd` and counts the attempt, on the condition that it is still pending
