@@ -12,6 +12,24 @@ public enum ProcessStats {
         cpuSeconds(statFile: "/proc/\(pid.map(String.init) ?? "self")/stat")
     }
 
+    /// When this process started (Linux: its start time in clock ticks after boot, plus the boot time).
+    public static func startTime() -> Date? {
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8), let close = stat.lastIndex(of: ")"),
+            let system = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let bootLine = system.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
+            let boot = Double(bootLine.dropFirst("btime ".count).trimmingCharacters(in: .whitespaces))
+        else { return nil }
+        // starttime is field 22 of proc(5): the 20th after the command name.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let started = Double(fields[19]) else { return nil }
+        #if canImport(Glibc)
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        #else
+        let ticks = 100.0
+        #endif
+        return Date(timeIntervalSince1970: boot + started / max(1, ticks))
+    }
+
     /// User and system CPU time from a process's or thread's `stat` file, in seconds.
     private static func cpuSeconds(statFile: String) -> Double? {
         // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the

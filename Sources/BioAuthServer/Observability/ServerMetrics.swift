@@ -1,6 +1,7 @@
 import BioAuthCore
 import CoreMetrics
 import Foundation
+import NIOConcurrencyHelpers
 import Prometheus
 
 /// What the server counts and times, recorded through swift-metrics.
@@ -32,8 +33,51 @@ public final class ServerMetrics: Sendable {
         connections = Meter(label: "bioauth_http_connections_open", factory: factory)
         hashQueueDepth = Meter(label: "bioauth_password_hash_queue_depth", factory: factory)
         hashWait = CoreMetrics.Timer(label: "bioauth_password_hash_wait_seconds", factory: factory)
-        residentMemory = Meter(label: "bioauth_process_resident_memory_bytes", factory: factory)
-        openFiles = Meter(label: "bioauth_process_open_fds", factory: factory)
+        // The standard names Prometheus's client libraries give these, so that dashboards and alerts written for any
+        // process work here too.
+        residentMemory = Meter(label: "process_resident_memory_bytes", factory: factory)
+        openFiles = Meter(label: "process_open_fds", factory: factory)
+        cpuTime = FloatingPointCounter(label: "process_cpu_seconds_total", factory: factory)
+        startTime = Meter(label: "process_start_time_seconds", factory: factory)
+        if let started = ProcessStats.startTime() { startTime.set(started.timeIntervalSince1970) }
+        registerKnownSeries()
+    }
+
+    /// Every series whose labels take known values is made at start, at zero, so that a rate or an alert works before
+    /// the first event (a retention alert, say, before the first purge an hour after start).
+    private func registerKnownSeries() {
+        for method in SignInMethod.allCases {
+            _ = Counter(label: "bioauth_sign_ins_total", dimensions: [("method", method.rawValue), ("outcome", "success")], factory: factory)
+        }
+        for method in PaymentMethod.allCases {
+            _ = Counter(
+                label: "bioauth_payment_authorizations_total",
+                dimensions: [("method", method.rawValue), ("outcome", "success")],
+                factory: factory
+            )
+        }
+        for purpose in ["login", "register", "payment", "pin"] {
+            _ = Counter(label: "bioauth_challenges_issued_total", dimensions: [("purpose", purpose)], factory: factory)
+        }
+        for limit in ["signin_key", "signin_client", "oauth_token", "passkey_client"] {
+            _ = Counter(label: "bioauth_rate_limit_refusals_total", dimensions: [("limit", limit)], factory: factory)
+        }
+        for engine in [DatabaseDialect.sqlite, .postgres] {
+            _ = Counter(label: "bioauth_database_retries_total", dimensions: [("engine", engine.rawValue)], factory: factory)
+        }
+        for kind in Retention.Kind.allCases {
+            _ = Counter(label: "bioauth_retention_deleted_total", dimensions: [("kind", kind.rawValue)], factory: factory)
+        }
+        for outcome in ["completed", "skipped", "failed"] {
+            _ = Counter(label: "bioauth_retention_runs_total", dimensions: [("outcome", outcome)], factory: factory)
+        }
+        // 0 until a purge completes: "no purge for a day" is then true of a server up for a day without one.
+        Meter(label: "bioauth_retention_last_completed_timestamp_seconds", factory: factory).set(0)
+        for outcome in ["delivered", "retry", "failed"] {
+            _ = Counter(label: "bioauth_webhook_attempts_total", dimensions: [("outcome", outcome)], factory: factory)
+        }
+        _ = CoreMetrics.Timer(label: "bioauth_webhook_attempt_duration_seconds", factory: factory)
+        _ = Counter(label: "bioauth_payments_expired_total", factory: factory)
     }
 
     /// The metrics in Prometheus's text exposition format (version 0.0.4), with the process's memory and open files
@@ -42,6 +86,14 @@ public final class ServerMetrics: Sendable {
         guard let registry else { return nil }
         if let bytes = ProcessStats.residentBytes() { residentMemory.set(bytes) }
         if let files = ProcessStats.openFileDescriptors() { openFiles.set(files) }
+        if let seconds = ProcessStats.cpuSeconds() {
+            // A counter only grows: it is moved by what was used since the last scrape.
+            let used = cpuSeconds.withLockedValue { last in
+                defer { last = max(last, seconds) }
+                return max(0, seconds - last)
+            }
+            if used > 0 { cpuTime.increment(by: used) }
+        }
         return registry.emitToBuffer()
     }
 
@@ -83,7 +135,7 @@ public final class ServerMetrics: Sendable {
     // MARK: Sign-ins, payments, challenges
 
     /// How a sign-in was attempted.
-    enum SignInMethod: String { case password, biometric, passkey, refresh }
+    enum SignInMethod: String, CaseIterable { case password, biometric, passkey, refresh }
 
     /// A sign-in attempt's outcome: `success`, or the problem code it was refused with.
     func signIn(_ method: SignInMethod, outcome: String) {
@@ -91,7 +143,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// How a payment authorization was attempted.
-    enum PaymentMethod: String { case biometric, pin }
+    enum PaymentMethod: String, CaseIterable { case biometric, pin }
 
     /// A payment authorization's outcome: `success`, or the problem code it was refused with.
     func paymentAuthorization(_ method: PaymentMethod, outcome: String) {
@@ -173,6 +225,10 @@ public final class ServerMetrics: Sendable {
 
     private let residentMemory: Meter
     private let openFiles: Meter
+    private let cpuTime: FloatingPointCounter
+    private let startTime: Meter
+    /// The process's CPU seconds at the last scrape.
+    private let cpuSeconds = NIOLockedValueBox<Double>(0)
 }
 
 extension Duration {
