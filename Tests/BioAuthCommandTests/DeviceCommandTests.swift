@@ -141,4 +141,32 @@ struct DeviceCommandTests {
         #expect(!FileManager.default.fileExists(atPath: folder.path), "help never writes")
         #expect(!DeviceCommand.asksForHelp(["signin", "alice", "--help"]), "only a command that is help itself")
     }
+
+    @Test("a script's exit status is its worst step's: a refused or mistyped middle step fails the script")
+    func scriptStatus() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-phone-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = Output()
+        let app = try await Self.launch(folder, server: URL(string: "http://127.0.0.1:9"), output: output)
+        func script(_ lines: [String]) async -> Int32 {
+            var remaining = lines
+            return await DeviceCommand.runScript(app, next: { remaining.isEmpty ? nil : remaining.removeFirst() }, write: output.write)
+        }
+        #expect(await script(["help", "status"]) == 0)
+        #expect(await script(["frobnicate", "help"]) == 2, "a usage error in the middle")
+        #expect(await script(["biometric-signin", "help", "status"]) == 1, "a refusal in the middle (no key on this phone)")
+        #expect(await script(["help", "\"unbalanced", "help"]) == 2)
+        #expect(await script(["help", "quit", "frobnicate"]) == 0, "nothing after quit runs")
+    }
+
+    @Test("status says the three old flags in words")
+    func statusInWords() {
+        let flags = LegacyLoginFlags(loginState: true, startAutoLoginState: true, isAppCurrentLoginState: false)
+        #expect(DeviceSession.describe(flags) == "signed in: yes, biometric sign-in on: yes, past the lock on this launch: no")
+        #expect(
+            DeviceSession.describe(.init(loginState: nil, startAutoLoginState: false, isAppCurrentLoginState: false)).hasPrefix(
+                "signed in: not known"
+            )
+        )
+    }
 }

@@ -10,7 +10,8 @@ struct DeviceCommand: AsyncParsableCommand {
         discussion: """
             The phone keeps its state in a folder (plain files: for trying things out, not secure). Give one \
             command to run it in a fresh launch of the app, or none to type commands (or pipe a script) into one \
-            running app. Exit status: 0 done, 1 refused (the message says why), 2 usage.
+            running app. Exit status: 0 done, 1 refused (the message says why), 2 usage; for commands read from standard \
+            input, the highest of them, so a refused step in a script makes the script fail.
 
             \(DeviceSession.help)
             """
@@ -75,19 +76,26 @@ struct DeviceCommand: AsyncParsableCommand {
             if status != 0 { throw ExitCode(status) }
             return
         }
-        var last: Int32 = 0
         print("BioAuth simulated phone in \(state); type help.")
-        while let line = readLine() {
+        let status = await Self.runScript(session, next: { readLine() }, write: { print($0) })
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Runs the commands `next` gives, one a line, until it gives none or `quit`. Returns the highest exit status of
+    /// any command (0 done, 1 refused, 2 usage), so a script whose middle step was refused does not end in 0.
+    static func runScript(_ session: DeviceSession, next: () -> String?, write: (String) -> Void) async -> Int32 {
+        var worst: Int32 = 0
+        while let line = next() {
             guard let words = DeviceSession.words(line) else {
-                print("usage: unbalanced quotes")
-                last = 2
+                write("usage: unbalanced quotes")
+                worst = max(worst, 2)
                 continue
             }
             if words.first == "quit" || words.first == "exit" { break }
             if words.isEmpty { continue }
-            print("> \(line)")
-            last = await session.run(words)
+            write("> \(line)")
+            worst = max(worst, await session.run(words))
         }
-        if last != 0 { throw ExitCode(last) }
+        return worst
     }
 }

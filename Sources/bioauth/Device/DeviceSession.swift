@@ -177,12 +177,20 @@ final class DeviceSession: @unchecked Sendable {
         }
     }
 
+    /// The three flags such apps keep, said in words: whether a session is alive, whether biometric sign-in is on,
+    /// and whether the user got past the sign-in or lock screen on this launch.
+    static func describe(_ flags: LegacyLoginFlags) -> String {
+        func said(_ flag: Bool?) -> String { flag.map { $0 ? "yes" : "no" } ?? "not known" }
+        return "signed in: \(said(flags.loginState)), biometric sign-in on: \(said(flags.startAutoLoginState)), "
+            + "past the lock on this launch: \(said(flags.isAppCurrentLoginState))"
+    }
+
     private func status() async throws {
         let snapshot = await phone.flows.snapshot
         let sensor = phone.sensor
         let kind = await sensor.kind
         var lines = [
-            "session: \(snapshot.state.rawValue)  (loginState | startAutoLoginState | isAppCurrentLoginState = \(snapshot.legacyFlags))",
+            "session: \(snapshot.state.rawValue) (\(Self.describe(snapshot.legacyFlags)))",
             "account: \(snapshot.accountID ?? "-")",
         ]
         switch snapshot.biometricSignIn {
