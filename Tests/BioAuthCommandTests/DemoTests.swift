@@ -17,6 +17,19 @@ struct DemoTests {
             "the bank's webhook arrived, verified"
         )
         #expect(report.allPassed)
+        if language == .english {
+            // One language per run: no Chinese in the English story's titles.
+            let chinese = report.steps.map(\.title).filter { $0.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) } }
+            #expect(chinese.isEmpty, "\(chinese)")
+        }
+    }
+
+    @Test("ids are shown by their random end: two ids made in one millisecond read apart")
+    func shortIDs() {
+        // Two UUIDv7s of the same millisecond: the same first 12 hex digits, different ends.
+        let first = "019b76da-a800-7e66-aa37-f3a8e5554aac"
+        let second = "019b76da-a800-75ea-bc39-ca1ce9ad6f6c"
+        #expect(DemoStory.short(first) == "…e5554aac" && DemoStory.short(first) != DemoStory.short(second))
     }
 
     @Test("an unknown language is refused before anything runs")

@@ -8,7 +8,7 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
             Starts the server in this process on loopback with a temporary SQLite database, and two simulated \
             phones (Face ID and Touch ID) running the SDK, and the bank's backend as a service client with a \
-            webhook receiver: password sign-in and 启用, the app lock, biometric sign-in, a replay refused, the \
+            webhook receiver: password sign-in and enabling Face ID sign-in (启用), the app lock, biometric sign-in, a replay refused, the \
             backend registering a payee and asking for ¥88.00, paid with Face ID with a verified receipt and a \
             verified payment.authorized webhook, a passkey made and used on the web (it pays nothing), lockout and the passcode, the PIN fallback, an enrollment change, \
             a revoked device. Exits non-zero if any step does not behave as told.

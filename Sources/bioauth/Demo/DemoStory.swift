@@ -17,6 +17,10 @@ struct DemoStory {
     private var zh: Bool { language == .simplifiedChinese }
     private func t(_ english: String, _ chinese: String) -> String { zh ? chinese : english }
 
+    /// An id as the story shows it: its last 8 characters. A UUIDv7 begins with its timestamp, so the ids of one run
+    /// share their first digits; the random end tells them apart.
+    static func short(_ id: String) -> String { "…" + id.suffix(8) }
+
     /// A step did something else than told.
     struct Deviation: Error { let detail: String }
 
@@ -180,14 +184,14 @@ struct DemoStory {
             return t("signed in, offer shown", "已登录，已提示开启")
         }
 
-        await step(t("启用: a key behind Face ID, registered with the server", "启用：创建受面容 ID 保护的密钥并在服务器登记")) {
+        await step(t("Enable: a key behind Face ID, registered with the server", "启用：创建受面容 ID 保护的密钥并在服务器登记")) {
             await face.sensor.script(.match)
             try await face.flows.enableBiometricSignIn()
             await prompted(face)
             let binding = try await face.flows.snapshot.biometricSignIn.binding.orThrow("no binding")
             say(
-                "P-256 key \(binding.publicKey.keyID.hex.prefix(16))… registered as device \(binding.deviceID?.prefix(8) ?? "?")…; the server checked its signature.",
-                "P-256 密钥 \(binding.publicKey.keyID.hex.prefix(16))… 已登记为设备 \(binding.deviceID?.prefix(8) ?? "?")…；服务器已验证其签名。"
+                "P-256 key \(binding.publicKey.keyID.hex.prefix(16))… registered as device \(binding.deviceID.map(Self.short) ?? "?"); the server checked its signature.",
+                "P-256 密钥 \(binding.publicKey.keyID.hex.prefix(16))… 已登记为设备 \(binding.deviceID.map(Self.short) ?? "?")；服务器已验证其签名。"
             )
             let flags = await face.flows.snapshot.legacyFlags.description
             try expect(flags == "YES | YES | YES", "flags \(flags)")
@@ -286,8 +290,8 @@ struct DemoStory {
                 token: bankToken
             )
             say(
-                "Payee registered as “Coffee Shop”; payment \(coffeeID.prefix(8))… requested (the backend names only the payee's id).",
-                "收款方登记为“Coffee Shop”；已请求支付 \(coffeeID.prefix(8))…（后端只给出收款方编号）。"
+                "Payee registered as “Coffee Shop”; payment \(Self.short(coffeeID)) requested (the backend names only the payee's id).",
+                "收款方登记为“Coffee Shop”；已请求支付 \(Self.short(coffeeID))（后端只给出收款方编号）。"
             )
             return t("payee registered, webhook subscribed, payment requested", "已登记收款方、已订阅 Webhook、已请求支付")
         }
@@ -320,8 +324,8 @@ struct DemoStory {
             try expect(event.verified, "the webhook's signature did not verify")
             try expect(event.eventType == "payment.authorized" && data["paymentId"] as? String == coffee.id, "webhook \(event.eventType)")
             say(
-                "🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…: BioAuth-Signature verified; \(data["amountMinor"] ?? "?") \(data["currency"] ?? "?") to \(data["payeeName"] ?? "?").",
-                "🏦 Webhook \(event.eventType) \(event.eventID.prefix(12))…：BioAuth-Signature 验证通过；\(data["amountMinor"] ?? "?") \(data["currency"] ?? "?")，收款方 \(data["payeeName"] ?? "?")。"
+                "🏦 Webhook \(event.eventType) \(Self.short(event.eventID)): BioAuth-Signature verified; \(data["amountMinor"] ?? "?") \(data["currency"] ?? "?") to \(data["payeeName"] ?? "?").",
+                "🏦 Webhook \(event.eventType) \(Self.short(event.eventID))：BioAuth-Signature 验证通过；\(data["amountMinor"] ?? "?") \(data["currency"] ?? "?")，收款方 \(data["payeeName"] ?? "?")。"
             )
             return t("authorized once, receipt verified, webhook verified", "已授权，回执已验证，Webhook 已验证")
         }
@@ -345,8 +349,8 @@ struct DemoStory {
             )
             try expect(passkey.backupEligible, "the passkey is not a synced one")
             say(
-                "Passkey \(passkey.id.prefix(8))… registered; its user handle is \(creation.request.userID.count) random bytes, not the account id.",
-                "通行密钥 \(passkey.id.prefix(8))… 已登记；其用户句柄是 \(creation.request.userID.count) 个随机字节，而非账户编号。"
+                "Passkey \(Self.short(passkey.id)) registered; its user handle is \(creation.request.userID.count) random bytes, not the account id.",
+                "通行密钥 \(Self.short(passkey.id)) 已登记；其用户句柄是 \(creation.request.userID.count) 个随机字节，而非账户编号。"
             )
             try await web.signOut(accessToken: session.accessToken)
             let challenge = try await web.passkeySignInChallenge()
