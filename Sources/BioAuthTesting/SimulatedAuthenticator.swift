@@ -87,6 +87,12 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
     public private(set) var isLockedOut = false
     /// Every prompt shown, oldest first.
     public private(set) var presentedPrompts: [BiometricPrompt] = []
+    /// Told of each prompt the moment it shows (``onPresent(_:)``).
+    private var presentObserver: (@Sendable (BiometricPrompt) -> Void)?
+
+    /// Calls `observer` with each prompt the moment it shows, before the user answers it: a demo or a test can say what
+    /// the user sees in the order it happens. Replaces any earlier observer.
+    public func onPresent(_ observer: @escaping @Sendable (BiometricPrompt) -> Void) { presentObserver = observer }
 
     private var queued: [Outcome] = []
     private var visiblePrompt: UUID?
@@ -209,6 +215,7 @@ public actor SimulatedAuthenticator: BiometricAuthenticator {
         let id = UUID()
         visiblePrompt = id
         presentedPrompts.append(prompt)
+        presentObserver?(prompt)
         defer {
             visiblePrompt = nil
             cancelledPrompts.remove(id)

@@ -99,6 +99,27 @@ struct SimulatedAuthenticatorTests {
         #expect(try await biometricErrorCode { _ = try await evaluation.value } == .systemCancel)
     }
 
+    @Test("onPresent tells of a prompt the moment it shows, before the user answers it")
+    func presentObserver() async throws {
+        let sensor = SimulatedAuthenticator()
+        let seen = Seen()
+        await sensor.onPresent { seen.add($0.reason) }
+        let evaluation = Task { try await sensor.evaluate(prompt) }
+        try await waitUntil { await sensor.isWaitingForUser }
+        #expect(seen.reasons == [prompt.reason], "told while the prompt waits for the user")
+        await sensor.perform(.match)
+        _ = try await evaluation.value
+        #expect(seen.reasons == [prompt.reason])
+    }
+
+    /// What an observer saw, from any thread.
+    final class Seen: @unchecked Sendable {
+        private let lock = NSLock()
+        private var all: [String] = []
+        func add(_ reason: String) { lock.withLock { all.append(reason) } }
+        var reasons: [String] { lock.withLock { all } }
+    }
+
     @Test("cancelling the task ends a prompt that never answers with -9, like invalidate()")
     func cancellation() async throws {
         let sensor = SimulatedAuthenticator()

@@ -169,9 +169,9 @@ struct DemoStory {
 
         func say(_ english: String, _ chinese: String) { print("  " + t(english, chinese)) }
 
-        func prompted(_ phone: Phone) async {
-            if let prompt = await phone.sensor.presentedPrompts.last { print("  📱 “\(prompt.reason)”") }
-        }
+        // The face phone's prompts are said the moment they show, so that in --verbose they come before the requests
+        // they unlock.
+        await face.sensor.onPresent { prompt in print("  📱 “\(prompt.reason)”") }
 
         func failure(_ error: BiometricError, _ kind: BiometryKind) { print("  ⚠︎ \(error.message(in: language, biometry: kind))") }
 
@@ -187,7 +187,6 @@ struct DemoStory {
         await step(t("Enable: a key behind Face ID, registered with the server", "启用：创建受面容 ID 保护的密钥并在服务器登记")) {
             await face.sensor.script(.match)
             try await face.flows.enableBiometricSignIn()
-            await prompted(face)
             let binding = try await face.flows.snapshot.biometricSignIn.binding.orThrow("no binding")
             say(
                 "P-256 key \(binding.publicKey.keyID.hex.prefix(16))… registered as device \(binding.deviceID.map(Self.short) ?? "?"); the server checked its signature.",
@@ -212,7 +211,6 @@ struct DemoStory {
             await face.sensor.setAppActive(true)
             await face.flows.appLock.didBecomeActive()
             while !(await face.sensor.isPromptVisible) { await Task.yield() }
-            await prompted(face)
             await face.sensor.perform(.match)
             let state = try await unlocking.value
             try expect(early == before, "a prompt was shown while the app was inactive")
@@ -235,7 +233,6 @@ struct DemoStory {
             say("Signed out; “Sign in with Face ID” is still offered.", "已退出；仍提供“使用面容 ID 登录”。")
             await face.sensor.script(.match)
             try await face.flows.signInWithBiometrics()
-            await prompted(face)
             let state = await face.flows.snapshot.state
             try expect(state == .unlocked, "state \(state)")
             say("The server verified the login signature and counter, and opened a session.", "服务器验证了登录签名与计数器，并建立了会话。")
@@ -313,7 +310,6 @@ struct DemoStory {
             )
             await face.sensor.script(.match)
             let paid = try await face.flows.pay(coffee.id)
-            await prompted(face)
             let expected = zh ? "向 Coffee Shop 支付 ¥88.00" : "Pay ¥88.00 to Coffee Shop"
             let shown = await face.sensor.presentedPrompts.last?.reason
             try expect(shown == expected, "the prompt showed \(shown ?? "-")")
@@ -395,7 +391,6 @@ struct DemoStory {
             }
             await face.sensor.script(.passcode)
             try await face.flows.recoverFromLockout()
-            await prompted(face)
             await face.sensor.script(.match)
             let state = try await face.flows.unlock()
             try expect(state == .unlocked, "state \(state)")
@@ -416,7 +411,6 @@ struct DemoStory {
                 _ = try await face.flows.pay(tea.id)
                 throw Deviation(detail: "Face ID paid although the user chose the PIN")
             } catch let error as BiometricError {
-                await prompted(face)
                 try expect(error.code == .userFallback, "error \(error.code)")
             }
             say("The user tapped “\(zh ? "使用支付密码" : "Pay with PIN")” and entered the PIN; only the server checks it.", "用户点击“使用支付密码”并输入密码；只有服务器校验。")
