@@ -51,9 +51,11 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodySize {
                 throw APIError(.bodyTooLarge, "The body is larger than \(maxBodySize) bytes.")
             }
-            let body: ByteBuffer
             do {
-                body = try await request.collectBody(upTo: maxBodySize)
+                // Held on the request from here on (collectBody keeps it there), its size bounded. Whether it is strict
+                // JSON is decided after the operation's credential (StrictJSONMiddleware), so that no body is parsed for
+                // a caller who may not call the operation.
+                _ = try await request.collectBody(upTo: maxBodySize)
             } catch let error as HTTPError where error.status == .contentTooLarge {
                 throw APIError(.bodyTooLarge, "The body is larger than \(maxBodySize) bytes.")
             } catch {
@@ -62,10 +64,6 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.notice("request body unreadable", metadata: ["error": "\(type(of: error))"])
                 throw APIError(.malformedRequest, "The body could not be read: its framing is invalid or the connection ended early.")
             }
-            // The body is held now (collectBody keeps it on the request) and its size bounded; whether it is strict JSON is
-            // decided after the operation's credential (StrictJSONMiddleware), so that no body is parsed for a caller who
-            // may not call the operation.
-            _ = body
             response = try await next(request, context)
         } catch let error as APIError {
             metrics.problem(error.code)
