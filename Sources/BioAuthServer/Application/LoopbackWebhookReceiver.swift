@@ -70,24 +70,15 @@ public final class LoopbackWebhookReceiver: Sendable {
 
     /// Starts a receiver on `port` (0: a free one).
     ///
-    /// A free port is chosen at random in 10000-19999, below the range the kernel hands out for port 0 (32768 and up
-    /// on Linux): a receiver stopped to play one that is down gets its port back at ``restart()``, where a port taken
-    /// from the kernel's range could meanwhile have gone to any other socket bound to port 0.
+    /// A free port is one of ``LoopbackPorts/webhookReceivers``, so that a receiver stopped to play one that is down
+    /// gets its port back at ``restart()``.
     public static func start(port: Int = 0) async throws -> LoopbackWebhookReceiver {
         let receiver = LoopbackWebhookReceiver()
-        guard port == 0 else {
+        if port == 0 {
+            try await LoopbackPorts.bindFree(in: LoopbackPorts.webhookReceivers) { try await receiver.bind(port: $0) }
+        } else {
             try await receiver.bind(port: port)
-            return receiver
         }
-        for _ in 0..<100 {
-            do {
-                try await receiver.bind(port: Int.random(in: 10_000..<20_000))
-                return receiver
-            } catch {
-                continue
-            }
-        }
-        try await receiver.bind(port: 0)
         return receiver
     }
 

@@ -170,7 +170,7 @@ struct Console: Sendable {
             try await service.commit { db -> Void in
                 try await service.rateLimit(
                     "console-sign-in:" + (ClientAddress.current ?? "unknown"),
-                    name: "console_sign_in",
+                    name: .consoleSignIn,
                     limit: Self.signInAttemptsPerAddress,
                     window: service.configuration.rateLimitWindow,
                     on: db

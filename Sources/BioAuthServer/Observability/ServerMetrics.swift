@@ -56,11 +56,11 @@ public final class ServerMetrics: Sendable {
                 factory: factory
             )
         }
-        for purpose in ["login", "register", "payment", "pin"] {
-            _ = Counter(label: "bioauth_challenges_issued_total", dimensions: [("purpose", purpose)], factory: factory)
+        for purpose in [SignedPayload.Purpose.login, .register, .payment, .paymentPIN] {
+            _ = Counter(label: "bioauth_challenges_issued_total", dimensions: [("purpose", purpose.rawValue)], factory: factory)
         }
-        for limit in ["signin_key", "signin_client", "oauth_token", "passkey_client"] {
-            _ = Counter(label: "bioauth_rate_limit_refusals_total", dimensions: [("limit", limit)], factory: factory)
+        for limit in RateLimit.allCases {
+            _ = Counter(label: "bioauth_rate_limit_refusals_total", dimensions: [("limit", limit.rawValue)], factory: factory)
         }
         for engine in [DatabaseDialect.sqlite, .postgres] {
             _ = Counter(label: "bioauth_database_retries_total", dimensions: [("engine", engine.rawValue)], factory: factory)
@@ -156,9 +156,18 @@ public final class ServerMetrics: Sendable {
         Counter(label: "bioauth_challenges_issued_total", dimensions: [("purpose", purpose)], factory: factory).increment()
     }
 
-    /// A request refused by a rate limit, by limit (`signin_key`, `signin_client`, `oauth_token`).
-    func rateLimited(_ limit: String) {
-        Counter(label: "bioauth_rate_limit_refusals_total", dimensions: [("limit", limit)], factory: factory).increment()
+    /// The rate limits, as the refusals metric names them (a fixed name per kind of limit, never the bucket).
+    enum RateLimit: String, CaseIterable, Sendable {
+        case signinKey = "signin_key"
+        case signinClient = "signin_client"
+        case oauthToken = "oauth_token"
+        case passkeyClient = "passkey_client"
+        case consoleSignIn = "console_sign_in"
+    }
+
+    /// A request refused by a rate limit, by limit.
+    func rateLimited(_ limit: RateLimit) {
+        Counter(label: "bioauth_rate_limit_refusals_total", dimensions: [("limit", limit.rawValue)], factory: factory).increment()
     }
 
     // MARK: Password hashing

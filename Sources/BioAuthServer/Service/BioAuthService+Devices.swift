@@ -167,7 +167,7 @@ extension BioAuthService {
         return try await commit { db in
             try await rateLimit(
                 "signin-challenge-client:" + client,
-                name: "signin_client",
+                name: .signinClient,
                 limit: configuration.signInChallengesPerClient,
                 window: configuration.rateLimitWindow,
                 on: db
@@ -175,7 +175,7 @@ extension BioAuthService {
             let device = try await usableDevice(keyID: keyID, on: db)
             try await rateLimit(
                 "signin-challenge:" + Base64URL.encode(keyID) + "@" + client,
-                name: "signin_key",
+                name: .signinKey,
                 limit: configuration.signInChallengesPerWindow,
                 window: configuration.rateLimitWindow,
                 on: db

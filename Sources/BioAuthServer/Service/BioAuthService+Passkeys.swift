@@ -229,7 +229,7 @@ extension BioAuthService {
         return try await commit { db in
             try await rateLimit(
                 "passkey-options-client:" + (client ?? "unknown"),
-                name: "passkey_client",
+                name: .passkeyClient,
                 limit: configuration.signInChallengesPerClient,
                 window: configuration.rateLimitWindow,
                 on: db

@@ -8,7 +8,7 @@ extension BioAuthService {
     ///
     /// The counter lives in the database, so every server instance sharing it counts together. Call it inside
     /// ``commit(_:)``: the refusal is thrown as a ``Refusal`` so nothing else of the request is written.
-    func rateLimit(_ bucket: String, name: String, limit: Int, window: TimeInterval, on db: any SQLDatabase) async throws {
+    func rateLimit(_ bucket: String, name: ServerMetrics.RateLimit, limit: Int, window: TimeInterval, on db: any SQLDatabase) async throws {
         let now = self.now.millisecondsSince1970
         let windowLength = Int64(window * 1000)
         // Hits past the limit are counted too; only the comparison below refuses.

@@ -60,7 +60,7 @@ extension BioAuthService {
             // Counted whatever the outcome, per client address (as the sign-in challenges are).
             try await rateLimit(
                 "oauth-token:" + (address ?? "unknown"),
-                name: "oauth_token",
+                name: .oauthToken,
                 limit: configuration.serviceTokenRequestsPerClient,
                 window: configuration.rateLimitWindow,
                 on: db

@@ -58,7 +58,8 @@ struct ChangeRecorder: Sendable {
                 reason: `operator`?.reason,
                 passkeyID: passkey
             ),
-            clientID: client
+            clientID: client,
+            engine: dialect
         )
         logger.info(
             "audit",

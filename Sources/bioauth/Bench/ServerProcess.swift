@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BioAuthServer
 import Foundation
 import NIOCore
 import NIOPosix
@@ -96,18 +97,14 @@ final class ServerProcess: Sendable {
         return text.split(separator: "\n").suffix(5).joined(separator: "\n")
     }
 
-    /// A port nothing listens on now, tried by binding it on loopback and released, chosen at random below the range the
-    /// kernel hands out for port 0 (32768 and up on Linux). The child binds it a moment later: a port taken from the
-    /// ephemeral range could meanwhile go to any other socket bound to port 0 (another test's server), and `/readyz`
-    /// would then be answered by that server while the child failed to bind.
+    /// A port nothing listens on now, tried by binding it on loopback and released, from
+    /// ``LoopbackPorts/childProcesses``. The child binds it a moment later: a port from the kernel's own range could
+    /// meanwhile go to another test's server, and `/readyz` would then be answered by that server.
     static func freeLoopbackPort() async throws -> Int {
-        for _ in 0..<100 {
-            let port = Int.random(in: 20_000..<32_768)
-            guard let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: port).get()
-            else { continue }
+        try await LoopbackPorts.bindFree(in: LoopbackPorts.childProcesses) { port in
+            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: port).get()
             try await channel.close()
             return port
         }
-        throw BenchError("no free loopback port in 20000-32767")
     }
 }

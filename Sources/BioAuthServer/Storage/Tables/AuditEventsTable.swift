@@ -10,9 +10,9 @@ extension SQLDatabase {
 struct AuditEventsTable: Table {
     let db: any SQLDatabase
 
-    /// Appends an event; its sequence number comes from the database (see the statements).
-    func insert(_ event: AuditEvent, clientID: String?) async throws {
-        let insert = db.isPostgres ? Self.insertPostgres : Self.insertSQLite
+    /// Appends an event on `engine`; its sequence number comes from the database (see the statements).
+    func insert(_ event: AuditEvent, clientID: String?, engine: DatabaseDialect) async throws {
+        let insert = engine == .postgres ? Self.insertPostgres : Self.insertSQLite
         try await db.run(
             insert(
                 event.id,

@@ -178,27 +178,23 @@ struct IdempotencyKeysTable: Table {
     struct Stored: Sendable {
         var requestHash: String
         var response: PaymentInfo
+
+        /// A row with the key's `request_hash` and `response`.
+        init(row: any SQLRow) throws {
+            requestHash = try row.decode(column: "request_hash", as: String.self)
+            response = try StoredJSON.decode(PaymentInfo.self, try row.decode(column: "response", as: String.self))
+        }
     }
 
     /// The first use of `key` on `account`, if any.
     func find(account: String, key: String) async throws -> Stored? {
-        guard let row = try await db.first(Self.byKey(account, key)) else { return nil }
-        return Stored(
-            requestHash: try row.decode(column: "request_hash", as: String.self),
-            response: try StoredJSON.decode(PaymentInfo.self, try row.decode(column: "response", as: String.self))
-        )
+        try await db.first(Self.byKey(account, key)).map(Stored.init(row:))
     }
 
     /// The first use of a service client's `key` (stored as `" CLIENT KEY"`), on whichever account, with that account.
     func find(clientKey key: String) async throws -> (accountID: String, stored: Stored)? {
         guard let row = try await db.first(Self.byClientKey(key)) else { return nil }
-        return (
-            try row.decode(column: "account_id", as: String.self),
-            Stored(
-                requestHash: try row.decode(column: "request_hash", as: String.self),
-                response: try StoredJSON.decode(PaymentInfo.self, try row.decode(column: "response", as: String.self))
-            )
-        )
+        return (try row.decode(column: "account_id", as: String.self), try Stored(row: row))
     }
 
     /// Records the first use of `key` on `account` and the response it got.

@@ -22,11 +22,6 @@ protocol Table: Sendable {
     var db: any SQLDatabase { get }
 }
 
-extension SQLDatabase {
-    /// The engine this handle runs on (the few statements that differ: sequences, locks).
-    var isPostgres: Bool { dialect.name.hasPrefix("postgres") }
-}
-
 /// JSON kept in a TEXT column (a receipt, an idempotent response): sorted keys, dates as milliseconds since 1970.
 enum StoredJSON {
     /// `value` as the text stored.
