@@ -47,6 +47,10 @@ struct ServerSettingsTests {
             ([], ["BIOAUTH_SHUTDOWN_DRAIN": "-1"], "shutdown drain must be 0-300 seconds"),
             (["--shutdown-drain", "301"], [:], "shutdown drain must be 0-300 seconds"),
             (["--database", "postgres://u:hunter2@db/x", "--port", "x"], [:], "--port must be a whole number, not x"),
+            (
+                [], ["BIOAUTH_OUTBOUND_ALLOW": "10.0.0.1/8"],
+                "outbound allow list: 10.0.0.1/8 is neither a host name, an address nor a CIDR range with its host bits zero"
+            ),
         ]
     )
     func badValues(arguments: [String], environment: [String: String], message: String) throws {
@@ -144,6 +148,7 @@ extension ServerSettingsTests {
             "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",
             "--webhook-poll-interval", "1", "--webhook-timeout", "1", "--webhook-retry-base", "1", "--webhook-retry-window-hours", "1",
             "--webhook-rotation-overlap-hours", "1", "--webhook-retention-days", "1", "--console",
+            "--outbound-allow", "10.0.0.0/8", "--outbound-allow", "hooks.bank.internal",
             "--passkey-origins", "https://www.bank.example", "--passkey-rp-id", "bank.example", "--passkey-rp-name", "Bank",
             "--passkey-attestation", "none", "--passkey-attestation-roots", "", "--passkey-web",
         ]

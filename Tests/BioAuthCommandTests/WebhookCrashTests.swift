@@ -36,7 +36,7 @@ struct WebhookCrashTests {
                 database: database.path,
                 [
                     "BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_WEBHOOK_POLL_INTERVAL": "0.1", "BIOAUTH_WEBHOOK_TIMEOUT": "1",
-                    "BIOAUTH_WEBHOOK_RETRY_BASE": "0.2",
+                    "BIOAUTH_WEBHOOK_RETRY_BASE": "0.2", "BIOAUTH_OUTBOUND_ALLOW": "127.0.0.1",
                 ]
             )
             var server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)

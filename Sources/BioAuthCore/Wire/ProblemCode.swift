@@ -148,6 +148,10 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// A webhook URL that is not `https://` (or `http://` to a loopback address), carries credentials or a fragment, or is
     /// longer than 2048 bytes (400).
     public static let invalidWebhookURL = ProblemCode(rawValue: "invalid_webhook_url")
+    /// A webhook URL whose destination is not public: a loopback, private, link-local or other non-public address, a name
+    /// that resolves to one, or a name only a local network resolves (`.internal`, `.local`, one label); unless the
+    /// operator allows it (422).
+    public static let webhookDestinationNotAllowed = ProblemCode(rawValue: "webhook_destination_not_allowed")
     /// A webhook endpoint asked for no event, or for one that does not exist (400).
     public static let invalidEventType = ProblemCode(rawValue: "invalid_event_type")
     /// The service client has no such webhook endpoint (404): another client's endpoint is not found either.

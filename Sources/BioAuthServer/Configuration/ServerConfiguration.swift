@@ -87,6 +87,8 @@ public struct ServerConfiguration: Sendable {
     public var retention = RetentionPolicy()
     /// How webhook events are delivered and retried.
     public var webhooks = WebhookPolicy()
+    /// Where the server's own requests (webhook deliveries) may go: public destinations, and those listed as allowed.
+    public var outbound = OutboundPolicy()
     /// Whether the operator console is served under `/console` (off by default).
     public var consoleEnabled = false
     /// Passkeys: origins, relying party, attestation, and the web sign-in page (off by default).
@@ -134,6 +136,7 @@ public struct ServerConfiguration: Sendable {
         guard maxRequestBodySize >= 1024 else { throw fail("max request body size must be at least 1024 bytes") }
         try retention.validate()
         try webhooks.validate()
+        try outbound.validate()
         var passkeys = self.passkeys
         passkeys.applyDefaultOrigin(port: port)
         try passkeys.validate()
@@ -181,8 +184,10 @@ public enum LogFormat: String, Sendable, CaseIterable {
 
 extension ServerConfiguration {
     /// A configuration for tests on one machine: the database `database` (in memory unless given), receipt and PIN keys
-    /// made in memory, bcrypt at its lowest cost (4, so tests do not wait for it), relying party `bank.example`, and any
-    /// free port. Never for production: nothing it signs outlives the process.
+    /// made in memory, bcrypt at its lowest cost (4, so tests do not wait for it), relying party `bank.example`, any
+    /// free port, webhook deliveries allowed to loopback (where test receivers listen), and names resolved by a
+    /// ``StaticHostResolver`` that knows only `localhost` (tests never wait on the machine's DNS). Never for production:
+    /// nothing it signs outlives the process.
     public static func forTests(database: String = ":memory:") -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.databasePath = database
@@ -191,6 +196,8 @@ extension ServerConfiguration {
         configuration.bcryptCost = 4
         configuration.relyingPartyID = "bank.example"
         configuration.port = 0
+        configuration.outbound.allowed = ["127.0.0.1", "::1", "localhost"]
+        configuration.outbound.resolver = StaticHostResolver()
         return configuration
     }
 }

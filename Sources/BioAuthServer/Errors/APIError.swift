@@ -45,7 +45,8 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
             .conflict
         case .paymentExpired: .gone
-        case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch, .webhookEndpointLimit: .unprocessableContent
+        case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch, .webhookEndpointLimit, .webhookDestinationNotAllowed:
+            .unprocessableContent
         case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
         case .notAcceptable: .notAcceptable

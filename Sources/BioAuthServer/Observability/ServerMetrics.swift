@@ -76,6 +76,9 @@ public final class ServerMetrics: Sendable {
         for outcome in ["delivered", "retry", "failed"] {
             _ = Counter(label: "bioauth_webhook_attempts_total", dimensions: [("outcome", outcome)], factory: factory)
         }
+        for reason in AttemptFailure.kinds {
+            _ = Counter(label: "bioauth_webhook_attempt_failures_total", dimensions: [("reason", reason)], factory: factory)
+        }
         _ = CoreMetrics.Timer(label: "bioauth_webhook_attempt_duration_seconds", factory: factory)
         _ = Counter(label: "bioauth_payments_expired_total", factory: factory)
     }
@@ -218,9 +221,11 @@ public final class ServerMetrics: Sendable {
 
     // MARK: Webhooks and expiry
 
-    /// One webhook delivery attempt: `delivered`, `retry` (failed, tried again later) or `failed` (given up); its time.
-    func webhookAttempt(outcome: String, duration: Duration) {
+    /// One webhook delivery attempt: `delivered`, `retry` (failed, tried again later) or `failed` (given up); why it
+    /// failed (``AttemptFailure/kind``); its time.
+    func webhookAttempt(outcome: String, error: String?, duration: Duration) {
         Counter(label: "bioauth_webhook_attempts_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        if let error { Counter(label: "bioauth_webhook_attempt_failures_total", dimensions: [("reason", error)], factory: factory).increment() }
         CoreMetrics.Timer(label: "bioauth_webhook_attempt_duration_seconds", factory: factory).recordNanoseconds(duration.nanoseconds)
     }
 

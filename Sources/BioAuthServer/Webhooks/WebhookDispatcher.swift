@@ -28,9 +28,11 @@ struct WebhookDispatcher: Service {
     let policy: WebhookPolicy
     /// This process's name in leases and the attempt log.
     let instance: String
-    let http: HTTPClient
+    /// Sends each attempt, after checking its destination again.
+    let outbound: OutboundHTTP
 
-    /// The dispatcher of the running server: its database, clock, webhook settings and PIN key's webhook sealer.
+    /// The dispatcher of the running server: its database, clock, webhook and outbound settings and PIN key's webhook
+    /// sealer.
     init(service: BioAuthService) {
         self.database = service.database
         self.clock = service.clock
@@ -40,16 +42,7 @@ struct WebhookDispatcher: Service {
         self.metrics = service.metrics
         self.policy = service.configuration.webhooks
         self.instance = "i_" + service.newSecret().prefix(12)
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        // A receiver that refuses connections fails the attempt at once (and is retried on the webhook schedule), instead
-        // of the pool backing off on its own schedule and failing later attempts after the receiver is back.
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout = .init(
-            connect: .milliseconds(Int64(policy.timeout * 1000)),
-            read: .milliseconds(Int64(policy.timeout * 1000))
-        )
-        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.outbound = OutboundHTTP(policy: service.configuration.outbound)
     }
 
     private var now: Date { clock.now }
@@ -113,12 +106,6 @@ struct WebhookDispatcher: Service {
             // The attempts in flight end on their own (each within the receiver timeout); the tick ends with the shutdown.
             await group.waitForAll()
         }
-        await shutdown()
-    }
-
-    /// Closes the HTTP client (``run()`` does this when it ends).
-    func shutdown() async {
-        try? await http.shutdown()
     }
 
     /// One pass (what tests drive on their clock): the expiry sweep, then every due delivery, in batches of up to 16, one per
@@ -228,39 +215,31 @@ struct WebhookDispatcher: Service {
         let started = now
         let clockStart = ContinuousClock.now
         var statusCode: Int?
-        var failure: String?
+        var failure: AttemptFailure?
         do {
             guard !claim.secrets.isEmpty else { throw UnsignableDelivery() }
-            var request = HTTPClientRequest(url: claim.url)
-            request.method = .POST
+            var headers = HTTPHeaders()
             let body = Data(claim.body.utf8)
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.headers.add(name: "User-Agent", value: "BioAuth-Webhooks/1")
-            request.headers.add(name: "BioAuth-Event-Id", value: claim.eventID)
-            request.headers.add(name: "BioAuth-Event-Type", value: claim.eventType)
-            request.headers.add(name: "BioAuth-Delivery-Attempt", value: String(claim.attempt))
-            request.headers.add(
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "User-Agent", value: "BioAuth-Webhooks/1")
+            headers.add(name: "BioAuth-Event-Id", value: claim.eventID)
+            headers.add(name: "BioAuth-Event-Type", value: claim.eventType)
+            headers.add(name: "BioAuth-Delivery-Attempt", value: String(claim.attempt))
+            headers.add(
                 name: WebhookSignature.headerName,
                 value: WebhookSignature.header(body: body, timestamp: Int64(started.timeIntervalSince1970), secrets: claim.secrets)
             )
-            request.body = .bytes(ByteBuffer(bytes: body))
-            let response = try await http.execute(request, timeout: .milliseconds(Int64(policy.timeout * 1000)))
-            statusCode = Int(response.status.code)
-            // The answer's body is read and dropped, at most 64 KiB of it; a receiver owes us nothing but its status.
-            var read = 0
-            for try await chunk in response.body {
-                read += chunk.readableBytes
-                if read > 65_536 { break }
-            }
-            if !(200..<300).contains(response.status.code) { failure = "HTTP \(response.status.code)" }
+            let status = try await outbound.post(to: claim.url, headers: headers, body: body, timeout: policy.timeout)
+            statusCode = status
+            if !(200..<300).contains(status) { failure = AttemptFailure(status: status) }
         } catch {
-            failure = Self.describe(error)
+            failure = AttemptFailure(error)
         }
         let elapsed = ContinuousClock.now - clockStart
         await record(claim, started: started, elapsed: elapsed, statusCode: statusCode, failure: failure)
     }
 
-    private func record(_ claim: Claim, started: Date, elapsed: Duration, statusCode: Int?, failure: String?) async {
+    private func record(_ claim: Claim, started: Date, elapsed: Duration, statusCode: Int?, failure: AttemptFailure?) async {
         let now = now
         let latency = elapsed.nanoseconds / 1_000_000
         let outcome: String
@@ -283,7 +262,7 @@ struct WebhookDispatcher: Service {
                         startedAt: started.millisecondsSince1970,
                         statusCode: statusCode,
                         latencyMilliseconds: latency,
-                        error: failure,
+                        error: failure?.shown,
                         instance: instance
                     ),
                     status: outcome == "retry" ? "pending" : outcome,
@@ -297,13 +276,13 @@ struct WebhookDispatcher: Service {
                 metadata: ["event": "\(claim.eventID)", "endpoint": "\(claim.endpointID)", "error": "\(String(reflecting: error))"]
             )
         }
-        metrics.webhookAttempt(outcome: outcome, duration: elapsed)
+        metrics.webhookAttempt(outcome: outcome, error: failure?.kind, duration: elapsed)
         var metadata: Logger.Metadata = [
             "event": "\(claim.eventID)", "type": "\(claim.eventType)", "endpoint": "\(claim.endpointID)", "attempt": "\(claim.attempt)",
             "outcome": "\(outcome)", "latency_ms": "\(latency)",
         ]
         if let statusCode { metadata["status"] = "\(statusCode)" }
-        if let failure { metadata["error"] = "\(failure)" }
+        if let failure { metadata["error"] = "\(failure.detail)" }
         if outcome == "delivered" {
             logger.info("webhook delivered", metadata: metadata)
         } else {
@@ -311,25 +290,62 @@ struct WebhookDispatcher: Service {
             logger.warning(outcome == "failed" ? "webhook given up" : "webhook attempt failed", metadata: metadata)
         }
     }
+}
 
-    /// A short, stable description of a failed attempt for the log and the delivery list (no URL, no secret).
-    static func describe(_ error: any Error) -> String {
-        if error is UnsignableDelivery { return "no secret opens with the PIN key: not sent" }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timeout"
-            case .remoteConnectionClosed: return "connection closed"
-            default: return "HTTP client: \(error)"
-            }
-        }
-        if error is NIOConnectionError { return "connection refused" }
-        if let error = error as? IOError {
-            return error.errnoCode == ECONNREFUSED
-                ? "connection refused" : error.errnoCode == ECONNRESET ? "connection reset" : "I/O error \(error.errnoCode)"
-        }
-        let text = "\(error)"
-        return String(text.prefix(200))
+/// Why an attempt failed, in three grains: what the endpoint's owner sees (``shown``: the receiver's status, or "could
+/// not connect" for anything before an answer, so that the delivery list cannot map which ports of a network answer),
+/// the metric's label (``kind``), and the log's detail (``detail``: no URL, no secret).
+struct AttemptFailure: Equatable {
+    /// What `GET …/deliveries` shows: `HTTP 500`, `could not connect`, or that no secret signs it.
+    var shown: String
+    /// The label of `bioauth_webhook_attempts_total`'s `error`: `http_status`, `timeout`, `connection_refused`,
+    /// `connection_closed`, `destination_refused`, `resolution_failed`, `unsigned` or `other`.
+    var kind: String
+    /// The server log's words.
+    var detail: String
+
+    /// What the endpoint's owner sees for every failure before an answer.
+    static let couldNotConnect = "could not connect"
+
+    /// The receiver answered `status` (not 2xx).
+    init(status: Int) {
+        shown = "HTTP \(status)"
+        kind = "http_status"
+        detail = shown
     }
+
+    init(_ error: any Error) {
+        shown = Self.couldNotConnect
+        switch error {
+        case is UnsignableDelivery:
+            shown = "not sent: no signing secret opens with the server's key"
+            (kind, detail) = ("unsigned", shown)
+        case let refusal as OutboundRefusal: (kind, detail) = ("destination_refused", "\(refusal)")
+        case let failure as HostResolutionError: (kind, detail) = ("resolution_failed", failure.description)
+        case let error as HTTPClientError:
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout: (kind, detail) = ("timeout", "timeout")
+            case .remoteConnectionClosed: (kind, detail) = ("connection_closed", "connection closed")
+            default: (kind, detail) = ("other", "HTTP client: \(error)")
+            }
+        case is NIOConnectionError: (kind, detail) = ("connection_refused", "connection refused")
+        case let error as IOError where error.errnoCode == ECONNREFUSED: (kind, detail) = ("connection_refused", "connection refused")
+        case let error as IOError where error.errnoCode == ECONNRESET: (kind, detail) = ("connection_closed", "connection reset")
+        case let error as IOError: (kind, detail) = ("other", "I/O error \(error.errnoCode)")
+        default: (kind, detail) = ("other", String("\(error)".prefix(200)))
+        }
+    }
+
+    /// What an attempt stored by an earlier version shows now: its status, or "could not connect" (those stored the
+    /// detail).
+    static func shown(stored: String) -> String {
+        stored.hasPrefix("HTTP ") && Int(stored.dropFirst(5)) != nil || stored.hasPrefix("not sent:") ? stored : couldNotConnect
+    }
+
+    /// Every ``kind``, for the metric's series at zero.
+    static let kinds = [
+        "http_status", "timeout", "connection_refused", "connection_closed", "destination_refused", "resolution_failed", "unsigned", "other",
+    ]
 }
 
 /// A delivery whose endpoint has no secret this server can open: it is never sent unsigned.

@@ -39,6 +39,12 @@ extension BioAuthService {
         -> (endpoint: WebhookEndpoint, secret: String)
     {
         let url = try Self.webhookURL(rawURL)
+        do { try await OutboundHTTP(policy: configuration.outbound).check(url) } catch let refusal as OutboundRefusal {
+            throw APIError(
+                .webhookDestinationNotAllowed,
+                "The server does not deliver to this destination: \(refusal.reason). Webhooks go to public addresses only, unless the operator allows the destination (--outbound-allow)."
+            )
+        }
         let events = try Self.webhookEvents(rawEvents)
         let endpoint = WebhookEndpoint(id: "we_" + newID(), url: url, events: events, createdAt: now)
         let secret = "whsec_" + newSecret()
@@ -96,7 +102,11 @@ extension BioAuthService {
     func webhookDeliveries(_ endpointID: String, limit: Int, client: AuthenticatedService) async throws -> [WebhookDelivery] {
         try await database.transaction { db in
             try await ownedEndpoint(endpointID, client: client, on: db)
-            return try await db.webhooks.deliveries(endpoint: endpointID, limit: limit)
+            return try await db.webhooks.deliveries(endpoint: endpointID, limit: limit).map { delivery in
+                var shown = delivery
+                shown.lastError = delivery.lastError.map(AttemptFailure.shown(stored:))
+                return shown
+            }
         }
     }
 
@@ -107,21 +117,24 @@ extension BioAuthService {
         }
     }
 
-    /// An endpoint URL: `https://`, or `http://` to a loopback address (for testing on one machine); a host; no user
-    /// name, password or fragment; at most 2048 bytes of visible ASCII.
+    /// An endpoint URL: `https://`, or `http://` to a loopback address (for testing on one machine); a host that is an
+    /// address in its standard form or a DNS name; a port, if given, of 1-65535; no user name, password or fragment; at
+    /// most 2048 bytes of visible ASCII. Where it leads is checked next (``OutboundHTTP/check(_:)``).
     static func webhookURL(_ text: String) throws -> String {
         let invalid = APIError(
             .invalidWebhookURL,
-            "url must be https:// (http:// only to 127.0.0.1, ::1 or localhost), without credentials or fragment, at most 2048 bytes."
+            "url must be https:// (http:// only to 127.0.0.1, ::1 or localhost) to a DNS name or an address in its standard form, with a port of 1-65535 if any, without credentials or fragment, at most 2048 bytes."
         )
         guard (1...2048).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
             let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-            let host = components.host?.lowercased(), !host.isEmpty,
+            let host = components.host?.lowercased(), !host.isEmpty, let target = OutboundHost(host),
+            components.port.map({ (1...65_535).contains($0) }) ?? true,
             components.user == nil, components.password == nil, components.fragment == nil
         else { throw invalid }
-        switch scheme {
-        case "https": return text
-        case "http" where ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host): return text
+        switch (scheme, target) {
+        case ("https", _): return text
+        case ("http", .name("localhost")): return text
+        case ("http", .address(let address)) where OutboundAddressRules.refusal(of: address) == "loopback": return text
         default: throw invalid
         }
     }

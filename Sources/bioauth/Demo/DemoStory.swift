@@ -108,6 +108,8 @@ struct DemoStory {
             configuration.relyingPartyID = Self.relyingPartyID
             configuration.bcryptCost = 10
             configuration.webhooks.pollInterval = 0.2
+            // The bank's webhook receiver listens on this machine: a destination the server refuses unless it is allowed.
+            configuration.outbound.allowed = ["127.0.0.1"]
             // Passkeys for the bank's web site (the demo's browser is a software authenticator).
             configuration.passkeys.origins = ["https://" + Self.relyingPartyID]
             var logger = Logger(label: "bioauth-demo")

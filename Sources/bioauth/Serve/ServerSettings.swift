@@ -186,6 +186,7 @@ enum ServerSettings {
             seconds("webhookRetryBase", \.webhooks.retryBase),
             seconds("webhookRetryWindowHours", \.webhooks.retryWindow, scale: 3600),
             seconds("webhookRotationOverlapHours", \.webhooks.rotationOverlap, scale: 3600),
+            list("outboundAllow", \.outbound.allowed),
             choice("appAttest", \.appAttest.mode),
             list("appAttestAppIds", \.appAttest.allowedAppIDs),
             Setting(

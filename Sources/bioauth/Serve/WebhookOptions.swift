@@ -1,7 +1,7 @@
 import ArgumentParser
 import BioAuthServer
 
-/// How `bioauth serve` delivers webhook events (``WebhookPolicy``).
+/// How `bioauth serve` delivers webhook events (``WebhookPolicy``), and where it may send them (``OutboundPolicy``).
 struct WebhookOptions: ParsableArguments {
     @Option(help: "Seconds between looks for due webhook deliveries and expired payments (default 1; 0 turns delivery off in this instance).")
     var webhookPollInterval: String?
@@ -18,6 +18,15 @@ struct WebhookOptions: ParsableArguments {
     @Option(help: "Hours the previous webhook secret still signs after a rotation (default 24).")
     var webhookRotationOverlapHours: String?
 
+    @Option(
+        name: .customLong("outbound-allow"),
+        help: """
+            A destination the server may deliver webhooks to although it is not public: a host name, an address or a CIDR \
+            range (repeat for several; default none: only public addresses, never loopback, private or link-local ones).
+            """
+    )
+    var outboundAllow: [String] = []
+
     /// The options given, by setting key (``ServerSettings``).
     var flags: [String: String] {
         var flags: [String: String] = [:]
@@ -26,6 +35,7 @@ struct WebhookOptions: ParsableArguments {
         flags["webhookRetryBase"] = webhookRetryBase
         flags["webhookRetryWindowHours"] = webhookRetryWindowHours
         flags["webhookRotationOverlapHours"] = webhookRotationOverlapHours
+        flags["outboundAllow"] = outboundAllow.isEmpty ? nil : outboundAllow.joined(separator: ",")
         return flags
     }
 }
