@@ -129,7 +129,15 @@ struct AdminCommandTests {
         let lookalike = try PayeeCommand.Register.parse(["shop-1", "--name", "Соffee Shop"])
         let error = await #expect(throws: (any Error).self) { try await lookalike.execute(environment: environment) }
         #expect(error.map { "\($0)".contains("name") } == true, "\(String(describing: error))")
-        #expect(try await PayeeCommand.List.parse([]).execute(environment: environment) == "cafe-1  \"Café Zoë\"  unverified  by admin")
+        // An operator's rename is held to the same rule as a registration: never onto another payee's look.
+        _ = try await PayeeCommand.Register.parse(["shop-2", "--name", "Tea House"]).execute(environment: environment)
+        let onto = try PayeeCommand.Register.parse(["shop-2", "--name", "CAFÉ ZOË"])
+        let taken = await #expect(throws: (any Error).self) { try await onto.execute(environment: environment) }
+        #expect(taken.map { "\($0)".contains("looks like the registered name of payee cafe-1") } == true, "\(String(describing: taken))")
+        #expect(
+            try await PayeeCommand.List.parse([]).execute(environment: environment)
+                == "cafe-1  \"Café Zoë\"  unverified  by admin\nshop-2  \"Tea House\"  verified  by admin"
+        )
     }
 
     @Test("operator create reads the password from standard input; list shows the role and the TOTP state; disable; bad input is a usage error")

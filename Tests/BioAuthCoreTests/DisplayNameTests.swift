@@ -65,6 +65,13 @@ struct DisplayNameTests {
         Attack(name: "three marks on one letter", text: "Cof\u{0300}\u{0301}\u{0302}fee"),
         Attack(name: "the same mark twice", text: "Cof\u{0301}\u{0301}fee"),
         Attack(name: "Cyrillic and Arabic", text: "Кофе مقهى"),
+        // Marks are counted on the decomposed form: NFC had folded the first mark into a precomposed letter.
+        Attack(name: "a precomposed é and its acute again", text: "Cafe\u{0301}\u{0301}"),
+        Attack(name: "a precomposed ä and its diaeresis again", text: "Bä\u{0308}r"),
+        Attack(name: "a precomposed é and two more marks", text: "Café\u{0302}\u{0303}"),
+        Attack(name: "dotless i with a dot above (reads Alipay)", text: "Alı\u{0307}pay"),
+        Attack(name: "dotless j with a dot above", text: "ȷ\u{0307}ava Shop"),
+        Attack(name: "dotless i with a dot below and a dot above", text: "Alı\u{0323}\u{0307}pay"),
         Attack(name: "private use", text: "Coffee \u{E000}"),
         Attack(name: "empty", text: ""),
         Attack(name: "too long", text: String(repeating: "a", count: 65)),

@@ -76,7 +76,7 @@ struct AppAttestEndToEndTests {
             try await flows.signInWithBiometrics()
             let payment = try await phone.api.createPayment(
                 amount: Money(minorUnits: 8800, currency: .cny),
-                payeeID: "coffee-1",
+                payeeID: "merchant-coffee-042",
                 payeeName: "Coffee Shop",
                 idempotencyKey: "order-1",
                 accessToken: try await flows.accessToken()
@@ -132,7 +132,7 @@ struct AppAttestEndToEndTests {
         #expect(refused == nil)
         let first = try await phone.api.createPayment(
             amount: Money(minorUnits: 100, currency: .cny),
-            payeeID: "coffee-1",
+            payeeID: "merchant-coffee-042",
             payeeName: "Coffee Shop",
             idempotencyKey: "order-1",
             accessToken: try await flows.accessToken()
@@ -149,7 +149,7 @@ struct AppAttestEndToEndTests {
             let (phone, flows) = try await Self.clonedAfterOnePayment(backend)
             let second = try await phone.api.createPayment(
                 amount: Money(minorUnits: 1200, currency: .cny),
-                payeeID: "tea-1",
+                payeeID: "merchant-tea-7",
                 payeeName: "Tea House",
                 idempotencyKey: "order-2",
                 accessToken: try await flows.accessToken()
@@ -166,7 +166,7 @@ struct AppAttestEndToEndTests {
             let (phone, flows) = try await Self.clonedAfterOnePayment(backend)
             let payment = try await phone.api.createPayment(
                 amount: Money(minorUnits: 8800, currency: .cny),
-                payeeID: "coffee-1",
+                payeeID: "merchant-coffee-042",
                 payeeName: "Coffee Shop",
                 idempotencyKey: "order-2",
                 accessToken: try await flows.accessToken()
@@ -248,7 +248,7 @@ struct AppAttestEndToEndTests {
                     try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
                     let payment = try await phone.api.createPayment(
                         amount: Money(minorUnits: 8800, currency: .cny),
-                        payeeID: "coffee-1",
+                        payeeID: "merchant-coffee-042",
                         payeeName: "Coffee Shop",
                         idempotencyKey: "o-1",
                         accessToken: token

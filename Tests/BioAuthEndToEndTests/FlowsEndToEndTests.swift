@@ -165,7 +165,7 @@ struct FlowsEndToEndTests {
             try await phone.api.setPaymentPIN("258046", currentPassword: "correct horse", accessToken: token)
             let coffee = try await phone.api.createPayment(
                 amount: Money(minorUnits: 8800, currency: .cny),
-                payeeID: "m-1",
+                payeeID: "merchant-coffee-042",
                 payeeName: "Coffee Shop",
                 idempotencyKey: "o",
                 accessToken: token

@@ -37,7 +37,7 @@ struct PasskeyFlowsEndToEndTests {
                 // before anything is signed, and the PIN (not set) is the only other way.
                 let payment = try await phone.api.createPayment(
                     amount: Money(minorUnits: 8800, currency: .cny),
-                    payeeID: "coffee-1",
+                    payeeID: "merchant-coffee-042",
                     idempotencyKey: "p-1",
                     accessToken: token
                 )

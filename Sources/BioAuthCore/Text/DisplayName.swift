@@ -19,7 +19,11 @@ import Foundation
 /// 4. A name entirely in Cyrillic or Greek whose every letter looks like a Latin letter ("Сое", "ΤΟΡ") is
 ///    refused: it would read as a Latin name (a whole-script confusable, TS #39 §4).
 /// 5. Decimal digits come from one numbering system (ASCII `0-9`, or Arabic-Indic, or ...; not mixed).
-/// 6. At most two combining marks on one letter, never the same mark twice in a row.
+/// 6. At most two combining marks on one letter, never the same mark twice in a row, counted on the name's NFD (where
+///    "é" is "e" and a mark), so that a mark NFC folds into a precomposed letter is counted too; and no dot above
+///    (U+0307) on a dotless i or j ("ı̇" reads as "i").
+///
+/// A registry of such names also keeps them apart from each other: ``lookalikeKeys(_:)``.
 public enum DisplayName {
     /// Why a name was refused. Never carries the name itself (it is attacker-chosen text).
     public struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {
@@ -51,8 +55,10 @@ public enum DisplayName {
         var marksOnBase = 0
         var onLetter = false
         var previous: Unicode.Scalar?
+        var base: Unicode.Scalar?
         var allConfusable = true
-        for scalar in name.unicodeScalars {
+        // The marks are counted on the decomposed form: NFC would hide the first mark inside a precomposed letter.
+        for scalar in name.decomposedStringWithCanonicalMapping.unicodeScalars {
             defer { previous = scalar }
             let properties = scalar.properties
             if scalar == " " {
@@ -69,6 +75,9 @@ public enum DisplayName {
             case .nonspacingMark, .spacingMark, .enclosingMark:
                 guard onLetter, marksOnBase < 2, previous != scalar else {
                     return refuse("holds a combining mark that is not on a letter, or too many on one")
+                }
+                if scalar == "\u{0307}", base == "\u{0131}" || base == "\u{0237}" {
+                    return refuse("holds a dotless i or j with a dot above, which reads as i or j")
                 }
                 marksOnBase += 1
                 // A mark belongs to its letter's script (Inherited); marks of a script of their own count as it.
@@ -91,6 +100,7 @@ public enum DisplayName {
             }
             scripts.insert(script)
             onLetter = true
+            base = scalar
             if !Script.latinLookalikes.contains(scalar) { allConfusable = false }
         }
         guard wholeName else { return .success(name) }

@@ -143,6 +143,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// A payment request named its payee differently from the name the bank registered for it (422): the prompt only ever
     /// shows the registered name.
     public static let payeeNameMismatch = ProblemCode(rawValue: "payee_name_mismatch")
+    /// A payee name that looks like another registered payee's, in another case or with characters that look alike
+    /// (409): a prompt shows only the name, so no two payees may look the same.
+    public static let payeeNameTaken = ProblemCode(rawValue: "payee_name_taken")
     /// There is no such account (404).
     public static let accountNotFound = ProblemCode(rawValue: "account_not_found")
     /// A webhook URL that is not `https://` (or `http://` to a loopback address), carries credentials or a fragment, or is

@@ -118,6 +118,13 @@ public enum BioAuthServerApplication {
             try await service.sealLegacyPINHashes()
             // Webhook secrets stored in clear by an earlier version are sealed the same way, under the same file.
             try await service.sealLegacyWebhookSecrets()
+            // Payees registered before names were kept apart by their look-alike keys get them now.
+            for clash in try await PayeeRegistry(database: database, clock: clock).storeLegacyLookalikeKeys() {
+                logger.warning(
+                    "a payee's name looks like another's: rename one (bioauth admin payee register ID --name NAME)",
+                    metadata: ["payee": "\(clash.id)", "looks_like": "\(clash.looksLike)"]
+                )
+            }
             // The signing key is published (and must not be one a rotation retired).
             try await service.registerReceiptKey(path: configuration.receiptKeyPath)
         } catch {

@@ -42,7 +42,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             .unauthorized
         case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope: .forbidden
         case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound, .webhookEndpointNotFound: .notFound
-        case .usernameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
+        case .usernameTaken, .payeeNameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
             .conflict
         case .paymentExpired: .gone
         case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch, .webhookEndpointLimit, .webhookDestinationNotAllowed:

@@ -38,7 +38,8 @@ public struct PayeeRegistry: Sendable {
     }
 
     /// Registers a payee, or changes a registered one's name or verification state (`created` says which). The name is
-    /// checked as every name a prompt shows is (NFC, no invisible characters, no mixed-script look-alikes).
+    /// checked as every name a prompt shows is (NFC, no invisible characters, no mixed-script look-alikes), and must not
+    /// look like another payee's (``DisplayName/lookalikeKeys(_:)``).
     public func register(
         id: String,
         name: String,
@@ -53,6 +54,27 @@ public struct PayeeRegistry: Sendable {
             }
         } catch let error as APIError {
             throw ConfigurationError(message: error.detail)
+        }
+    }
+
+    /// Stores the look-alike keys of payees registered before they existed (run at start-up; harmless when several
+    /// instances run it at once). A payee whose name looks like an earlier one's keeps none and is returned, so that it
+    /// can be logged: an operator renames one of the two.
+    ///
+    /// - Returns: the payees that look like an earlier one: id, and the id it looks like.
+    @discardableResult
+    public func storeLegacyLookalikeKeys() async throws -> [(id: String, looksLike: String)] {
+        try await database.transaction { db in
+            var clashes: [(id: String, looksLike: String)] = []
+            for payee in try await db.payees.withoutLookalikeKeys() {
+                let keys = DisplayName.lookalikeKeys(payee.name)
+                if let other = try await db.payees.lookalike(of: keys, other: payee.id) {
+                    clashes.append((payee.id, other))
+                } else {
+                    try await db.payees.setLookalikeKeys(keys, of: payee.id)
+                }
+            }
+            return clashes
         }
     }
 
@@ -77,6 +99,13 @@ public struct PayeeRegistry: Sendable {
         guard let verification = RegisteredPayee.Verification(rawValue: rawVerification) else {
             throw APIError(.malformedRequest, "verification is verified or unverified.")
         }
+        let keys = DisplayName.lookalikeKeys(name)
+        if let other = try await db.payees.lookalike(of: keys, other: id) {
+            throw APIError(
+                .payeeNameTaken,
+                "name looks like the registered name of payee \(other) (the same letters in another case, or characters that look alike); a prompt could not tell them apart."
+            )
+        }
         let existing = try await db.payees.find(id)
         let payee = RegisteredPayee(
             id: id,
@@ -87,9 +116,9 @@ public struct PayeeRegistry: Sendable {
             updatedAt: now
         )
         if existing == nil {
-            try await db.payees.insert(payee)
+            try await db.payees.insert(payee, keys: keys)
         } else {
-            try await db.payees.update(payee)
+            try await db.payees.update(payee, keys: keys)
         }
         return (payee, existing == nil)
     }

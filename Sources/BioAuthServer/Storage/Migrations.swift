@@ -336,6 +336,17 @@ enum Migrations {
             // 1 verified, 0 not; NULL for payments made before this migration (not known).
             ["ALTER TABLE payments ADD COLUMN payee_verified INTEGER"]
         ),
+        (
+            16, "payee names unique by what a person sees: their two look-alike keys (DisplayName.lookalikeKeys)",
+            // NULL until start-up fills them in (the keys are computed in Swift); a payee whose name looks like an earlier
+            // one's keeps NULL, and is logged, until an operator renames it.
+            [
+                "ALTER TABLE payees ADD COLUMN name_key_folded TEXT",
+                "ALTER TABLE payees ADD COLUMN name_key_mapped TEXT",
+                "CREATE UNIQUE INDEX payees_by_name_key_folded ON payees (name_key_folded)",
+                "CREATE UNIQUE INDEX payees_by_name_key_mapped ON payees (name_key_mapped)",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a
