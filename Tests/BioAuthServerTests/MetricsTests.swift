@@ -34,6 +34,12 @@ struct MetricsTests {
                 #expect(before.value(#"bioauth_rate_limit_refusals_total{limit="signin_client"}"#) == 0)
                 #expect(before.value(#"bioauth_payment_authorizations_total{method="pin",outcome="success"}"#) == 0)
                 #expect(before.value("bioauth_payments_expired_total") == 0)
+                // Every metric says what it means: a # HELP line right before its # TYPE line.
+                let lines = before.text.split(separator: "\n").map(String.init)
+                for (index, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
+                    let name = line.dropFirst(7).prefix { $0 != " " }
+                    #expect(index > 0 && lines[index - 1].hasPrefix("# HELP \(name) ") && lines[index - 1].count > 10 + name.count, "\(name)")
+                }
 
                 let key = TestKey()
                 let (tokens, _) = try await api.enrolled(key, username: "metrics-alice")
@@ -173,6 +179,21 @@ struct UnitOfWorkMetricsTests {
             return try await base.transaction(body)
         }
         func close() async throws { try await base.close() }
+    }
+
+    @Test("every metric with # HELP text is in docs/OPERATIONS.md's tables, and a HELP line is added only before its own TYPE")
+    func helpDocumented() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/OPERATIONS.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        for name in ServerMetrics.help.keys { #expect(text.contains("| `\(name)` |"), "\(name) is documented") }
+        let sample = Array(
+            "# TYPE bioauth_payments_expired_total counter\nbioauth_payments_expired_total 0\n# TYPE x_unknown gauge\nx_unknown 1\n".utf8
+        )
+        #expect(
+            String(decoding: ServerMetrics.withHelp(sample), as: UTF8.self)
+                == "# HELP bioauth_payments_expired_total Pending payments the expiry sweep marked expired.\n# TYPE bioauth_payments_expired_total counter\nbioauth_payments_expired_total 0\n# TYPE x_unknown gauge\nx_unknown 1\n"
+        )
     }
 
     @Test("retries are counted, and each unit is timed by engine and outcome")

@@ -97,7 +97,53 @@ public final class ServerMetrics: Sendable {
             }
             if used > 0 { cpuTime.increment(by: used) }
         }
-        return registry.emitToBuffer()
+        return Self.withHelp(registry.emitToBuffer())
+    }
+
+    /// What each metric means, exported as its `# HELP` line (swift-metrics, through which the server records, has no
+    /// place for it; docs/OPERATIONS.md says the same at more length).
+    static let help: [String: String] = [
+        "bioauth_http_requests_total": "Requests answered, by method, route template and status.",
+        "bioauth_http_request_duration_seconds": "Time from a request's head to its response, body read included.",
+        "bioauth_http_requests_in_flight": "Requests being served now.",
+        "bioauth_http_connections_open": "Open connections to the API listener.",
+        "bioauth_problems_total": "Problem documents answered, by problem code.",
+        "bioauth_sign_ins_total": "Sign-in attempts, by method and outcome (success or the problem code).",
+        "bioauth_payment_authorizations_total": "Payment authorization attempts, by method and outcome.",
+        "bioauth_challenges_issued_total": "Challenges issued, by purpose.",
+        "bioauth_rate_limit_refusals_total": "Requests refused by a rate limit, by limit.",
+        "bioauth_password_hash_queue_depth": "bcrypt jobs waiting for a hashing thread.",
+        "bioauth_password_hash_wait_seconds": "How long a bcrypt job waited for a thread.",
+        "bioauth_database_unit_of_work_seconds": "Units of work (transactions), retries and waits included, by engine and outcome.",
+        "bioauth_database_retries_total": "Units of work rolled back by a serialization failure or deadlock and run again.",
+        "bioauth_retention_deleted_total": "Rows the retention purge deleted, by kind.",
+        "bioauth_retention_runs_total": "Retention purges, by outcome.",
+        "bioauth_retention_last_completed_timestamp_seconds": "When this instance last completed a purge (0: never since start).",
+        "bioauth_webhook_attempts_total": "Webhook delivery attempts, by outcome (delivered, retry, failed: given up).",
+        "bioauth_webhook_attempt_failures_total": "Failed webhook attempts, by reason (the detail the endpoint's owner is not shown).",
+        "bioauth_webhook_attempt_duration_seconds": "How long a webhook receiver took to answer, or to fail.",
+        "bioauth_payments_expired_total": "Pending payments the expiry sweep marked expired.",
+        "process_resident_memory_bytes": "Resident memory size in bytes.",
+        "process_open_fds": "Number of open file descriptors.",
+        "process_cpu_seconds_total": "Total user and system CPU time spent in seconds.",
+        "process_start_time_seconds": "Start time of the process since unix epoch in seconds.",
+    ]
+
+    /// `exposition` with a `# HELP` line before each metric's `# TYPE` line, for the metrics ``help`` describes.
+    static func withHelp(_ exposition: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(exposition.count + 4096)
+        for line in exposition.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            if line.starts(with: "# TYPE ".utf8) {
+                let name = String(decoding: line.dropFirst(7).prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
+                if let text = help[name] { out.append(contentsOf: "# HELP \(name) \(text)\n".utf8) }
+            }
+            out.append(contentsOf: line)
+            out.append(UInt8(ascii: "\n"))
+        }
+        // The split gave an empty last piece after the final newline; the loop added one newline too many.
+        if exposition.last == UInt8(ascii: "\n") || exposition.isEmpty { out.removeLast() }
+        return out
     }
 
     // MARK: HTTP

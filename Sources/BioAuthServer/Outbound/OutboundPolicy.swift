@@ -1,7 +1,7 @@
 /// Where the server may send requests of its own (today: webhook deliveries), and how it resolves names.
 ///
 /// By default only public destinations: a name or address that reaches loopback, a private or link-local network, or any
-/// other range that is not globally reachable is refused (``OutboundAddressRules``), and so is a name under a suffix
+/// other range that is not globally reachable is refused (`OutboundAddressRules`), and so is a name under a suffix
 /// that only a local network resolves (`.internal`, `.local`, `.localhost`, …) or a name of one label (`vault`, which
 /// the resolver would complete with the machine's search domains). A deployment that delivers to a receiver of its own
 /// network names it in ``allowed``.

@@ -39,7 +39,7 @@ public struct PayeeRegistry: Sendable {
 
     /// Registers a payee, or changes a registered one's name or verification state (`created` says which). The name is
     /// checked as every name a prompt shows is (NFC, no invisible characters, no mixed-script look-alikes), and must not
-    /// look like another payee's (``DisplayName/lookalikeKeys(_:)``).
+    /// look like another payee's (`DisplayName.lookalikeKeys(_:)`).
     public func register(
         id: String,
         name: String,
