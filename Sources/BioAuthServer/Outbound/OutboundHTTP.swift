@@ -39,20 +39,21 @@ struct OutboundHTTP: Sendable {
     /// - Throws: ``OutboundRefusal``.
     @discardableResult
     func check(_ url: String) async throws -> Destination {
-        try await destination(of: url, mustResolve: false)
+        try await destination(of: url, lookupLimit: Self.registrationLookupLimit, mustResolve: false)
     }
 
     /// POSTs `body` to `url` after checking its destination again and connects to the address it checked; reads and drops
-    /// at most 64 KiB of the answer. Returns the answer's status.
+    /// at most 64 KiB of the answer. `timeout` bounds the name's lookup, the connection and the answer, each. Returns the
+    /// answer's status.
     ///
     /// - Throws: ``OutboundRefusal`` (then nothing was sent), ``HostResolutionError``, or the HTTP client's error.
     func post(to url: String, headers: HTTPHeaders, body: Data, timeout: TimeInterval) async throws -> Int {
-        let destination = try await destination(of: url, mustResolve: true)
+        let limit = TimeAmount.milliseconds(Int64(timeout * 1000))
+        let destination = try await destination(of: url, lookupLimit: .milliseconds(Int64(timeout * 1000)), mustResolve: true)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         // A receiver that refuses connections fails the attempt at once (it is retried on the caller's schedule).
         configuration.connectionPool.retryConnectionEstablishment = false
-        let limit = TimeAmount.milliseconds(Int64(timeout * 1000))
         configuration.timeout = .init(connect: limit, read: limit)
         if let address = destination.address, IPAddress(destination.host) == nil {
             // Connect to the checked address; the URL's name still goes in Host, in SNI and in the certificate check.
@@ -82,8 +83,8 @@ struct OutboundHTTP: Sendable {
     /// How long a registration waits for its name to resolve.
     static let registrationLookupLimit = Duration.seconds(2)
 
-    /// What `resolver` answers for `name` within `limit`; nil when it cannot answer or takes longer (the lookup is left
-    /// to finish on its own: the system's cannot be cancelled).
+    /// What `resolver` answers for `name` within `limit`; nil when it cannot answer (a failure or no answer in time; the
+    /// lookup is then left to finish on its own: the system's cannot be cancelled).
     static func resolve(_ name: String, with resolver: any HostResolver, within limit: Duration) async -> [IPAddress]? {
         let answer = NIOLockedValueBox<(settled: Bool, continuation: CheckedContinuation<[IPAddress]?, Never>?)>((false, nil))
         @Sendable func settle(_ value: [IPAddress]?) {
@@ -104,7 +105,7 @@ struct OutboundHTTP: Sendable {
         }
     }
 
-    private func destination(of url: String, mustResolve: Bool) async throws -> Destination {
+    private func destination(of url: String, lookupLimit: Duration, mustResolve: Bool) async throws -> Destination {
         guard let parsed = URL(string: url), let urlHost = parsed.host, !urlHost.isEmpty else {
             throw OutboundRefusal(host: url, reason: "the URL has no host")
         }
@@ -127,15 +128,11 @@ struct OutboundHTTP: Sendable {
         case .name(let name):
             let named = policy.allowedNames.contains(name)
             if !named, let reason = target.nameRefusal { throw OutboundRefusal(host: host, reason: reason) }
-            let addresses: [IPAddress]
-            if mustResolve {
-                addresses = try await policy.resolver.addresses(of: name)
-            } else {
-                // A registration does not wait on a slow resolver for long: unanswered, the name is checked at each request.
-                guard let answer = await Self.resolve(name, with: policy.resolver, within: Self.registrationLookupLimit) else {
-                    return Destination(host: host)
-                }
-                addresses = answer
+            // Neither a registration nor a delivery waits on a slow resolver for long: a registration accepts the name
+            // (each request checks it), a request fails (and is retried on its caller's schedule).
+            guard let addresses = await Self.resolve(name, with: policy.resolver, within: lookupLimit) else {
+                if mustResolve { throw HostResolutionError(reason: "\(name): the resolver failed or gave no answer within \(lookupLimit)") }
+                return Destination(host: host)
             }
             guard let first = addresses.first else {
                 if mustResolve { throw HostResolutionError(reason: "\(name) does not resolve") }
