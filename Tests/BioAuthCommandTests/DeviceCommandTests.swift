@@ -80,6 +80,27 @@ struct DeviceCommandTests {
         }
     }
 
+    @Test("a refusal the user caused says what to do, in their words, with its code and recovery (a short password, a weak PIN)")
+    func refusalsExplained() async throws {
+        try await Self.withServer { server, folder in
+            let output = Output()
+            let app = try await Self.launch(folder, server: server, output: output)
+            #expect(await app.run(["signup", "bob", "short"]) == 1)
+            #expect(
+                output.text.contains(
+                    "A password needs at least 8 characters. Choose a longer one. (invalid_password, HTTP 400; recovery: changeInput)"
+                )
+            )
+            _ = await app.run(["signup", "bob", "correct horse"])
+            _ = await app.run(["signin", "bob", "correct horse"])
+            #expect(await app.run(["set-pin", "111111", "correct horse"]) == 1)
+            #expect(
+                output.text.contains("too easy to guess") && output.text.contains("(weak_pin, HTTP 400; recovery: changeInput)"),
+                "\(output.text)"
+            )
+        }
+    }
+
     @Test("non-matching faces are remembered across runs; enrollment change turns sign-in off with the reason")
     func sensorStatePersists() async throws {
         try await Self.withServer { server, folder in

@@ -8,6 +8,11 @@ public struct RecoveryAction: Hashable, Sendable, CustomStringConvertible {
         case openSettingsToEnroll
         case openSettingsToSetPasscode
         case usePassword
+        case changeInput
+        case signInAgain
+        case contactBank
+        case tryLater
+        case updateApp
         case none
     }
 
@@ -24,6 +29,18 @@ public struct RecoveryAction: Hashable, Sendable, CustomStringConvertible {
     public static let openSettingsToSetPasscode = RecoveryAction(backing: .openSettingsToSetPasscode)
     /// Continue with the account password (or, for a payment, the payment PIN).
     public static let usePassword = RecoveryAction(backing: .usePassword)
+    /// Let the user change what they entered and send it again: another username, a longer password, another PIN, the
+    /// right password, a smaller amount.
+    public static let changeInput = RecoveryAction(backing: .changeInput)
+    /// The session is over: show the sign-in screen.
+    public static let signInAgain = RecoveryAction(backing: .signInAgain)
+    /// Only the bank can help: show how to reach it (the app's own support page or number).
+    public static let contactBank = RecoveryAction(backing: .contactBank)
+    /// Offer to try again later: the service is busy or locked for a while (``APIProblem`` says until when, when the
+    /// server said).
+    public static let tryLater = RecoveryAction(backing: .tryLater)
+    /// The app and the server disagree (the app is out of date, or has a defect): ask the user to update the app.
+    public static let updateApp = RecoveryAction(backing: .updateApp)
     /// Nothing to offer: the user or the app chose to stop.
     public static let none = RecoveryAction(backing: .none)
 

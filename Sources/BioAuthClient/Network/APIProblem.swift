@@ -19,9 +19,12 @@ public struct APIProblem: Error, Hashable, Sendable, CustomStringConvertible {
         self.detail = detail
     }
 
-    /// What to tell the user, in `language`; codes without their own text get a general one.
+    /// What to tell the user, in `language`: the code's own text, else its ``kind``'s (which says who can act), else a
+    /// general one for a code this SDK does not know.
     public func message(in language: Language) -> String {
-        Localizer.template("problem.\(code.rawValue)", language: language) ?? Localizer.string("problem.other", language: language)
+        Localizer.template("problem.\(code.rawValue)", language: language)
+            ?? kind.flatMap { Localizer.template("problem.kind.\($0.rawValue)", language: language) }
+            ?? Localizer.string("problem.other", language: language)
     }
 
     public var description: String { "APIProblem(\(code)\(status.map { ", \($0)" } ?? "")): \(detail)" }

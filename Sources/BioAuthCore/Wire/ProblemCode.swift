@@ -242,3 +242,25 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The App Attest key is already bound to another device.
     public static let appAttestKeyReused = ProblemCode(rawValue: "app_attest_key_reused")
 }
+
+extension ProblemCode {
+    /// Every code the server answers with, in the order above (a test holds this list to the declarations).
+    public static let all: [ProblemCode] = [
+        .malformedRequest, .invalidEncoding, .bodyTooLarge, .notAcceptable, .notFound, .methodNotAllowed, .internalError, .notReady,
+        .invalidUsername, .invalidPassword, .usernameTaken, .invalidCredentials, .accountLocked, .invalidInstallationID, .unauthenticated,
+        .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused, .challengeNotFound, .challengeExpired, .challengeUsed,
+        .challengeMismatch, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing, .invalidPublicKey, .keyIDMismatch,
+        .keyAlreadyRegistered, .invalidDeviceName, .deviceNotFound, .deviceRevoked, .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo,
+        .invalidIdempotencyKey, .idempotencyKeyReused, .paymentNotFound, .paymentAlreadyAuthorized, .paymentCancelled, .paymentExpired,
+        .paymentLocked, .transactionMismatch, .invalidPIN, .weakPIN, .pinNotSet, .wrongPIN, .pinLocked, .pinPaymentsDisabled, .rateLimited,
+        .invalidClient, .unsupportedGrantType, .invalidScope, .invalidServiceToken, .insufficientScope, .payeeNotRegistered, .payeeNameMismatch,
+        .payeeNameTaken, .accountNotFound, .invalidWebhookURL, .webhookDestinationNotAllowed, .invalidEventType, .webhookEndpointNotFound,
+        .webhookEndpointLimit, .passkeyMalformed, .passkeyTypeMismatch, .passkeyChallengeMismatch, .passkeyOriginMismatch, .passkeyTokenBinding,
+        .passkeyRPIDMismatch, .passkeyUserNotPresent, .passkeyUserNotVerified, .passkeyBackupFlags, .passkeyUnsupportedAlgorithm,
+        .passkeyInvalidPublicKey, .passkeyAttestationFormat, .passkeyAttestationInvalid, .passkeyAttestationUntrusted, .passkeyInvalidSignature,
+        .passkeyUserHandleMismatch, .passkeyCounterReplayed, .passkeysDisabled, .passkeyNotFound, .passkeyUnknownCredential,
+        .passkeyAlreadyRegistered, .appAttestMissing, .appAttestMalformed, .appAttestFormat, .appAttestCertificateExpired,
+        .appAttestUntrustedChain, .appAttestNonceMismatch, .appAttestKeyIDMismatch, .appAttestAppIDMismatch, .appAttestCounterNotZero,
+        .appAttestEnvironmentMismatch, .appAttestCredentialIDMismatch, .appAttestInvalidSignature, .appAttestCounterReplayed, .appAttestKeyReused,
+    ]
+}

@@ -281,7 +281,7 @@ final class DeviceSession: @unchecked Sendable {
         case let error as BiometricError:
             "\(error.message(in: phone.language, biometry: biometry)) (\(error.code); recovery: \(error.recovery))"
         case let problem as APIProblem:
-            "\(problem.message(in: phone.language)) (\(problem.code)\(problem.status.map { ", HTTP \($0)" } ?? ""))"
+            "\(problem.message(in: phone.language)) (\(problem.code)\(problem.status.map { ", HTTP \($0)" } ?? ""); recovery: \(problem.recovery))"
         case let error as SessionError:
             "\(error.reason) (\(error.code))"
         default:
