@@ -62,6 +62,22 @@ struct ProblemGuideTests {
         #expect(BioAuthScreens(language: .english).message(for: problem, biometry: .faceID) == problem.message(in: .english))
     }
 
+    @Test(
+        "a lock or a rate limit says how long to wait, from the server's Retry-After",
+        arguments: [
+            (ProblemCode.accountLocked, 290, "Too many wrong passwords. Try again in 5 minutes.", "密码错误次数过多，请 5 分钟后再试。"),
+            (.rateLimited, 1, "Too many attempts. Try again in 1 second.", "尝试次数过多，请 1 秒后再试。"),
+            (.pinLocked, 3600, "Too many wrong payment PINs. Try again in 1 hour, or pay with biometrics.", "支付密码错误次数过多，请 1 小时后再试，或使用生物识别支付。"),
+            (.pinLocked, 3601, "Too many wrong payment PINs. Try again in 2 hours, or pay with biometrics.", "支付密码错误次数过多，请 2 小时后再试，或使用生物识别支付。"),
+        ]
+    )
+    func waits(code: ProblemCode, seconds: Int, english: String, chinese: String) {
+        let problem = APIProblem(code, status: 429, detail: "x", retryAfter: seconds)
+        #expect(problem.message(in: .english) == english)
+        #expect(problem.message(in: .simplifiedChinese) == chinese)
+        #expect(APIProblem(code, status: 429, detail: "x").message(in: .english).contains("later"), "without a time: later")
+    }
+
     @Test("a code from a newer server gets the general message and the offer to retry")
     func unknownCode() {
         let problem = APIProblem(ProblemCode(rawValue: "from_a_newer_server"), detail: "x")

@@ -300,6 +300,29 @@ struct FlowsEndToEndTests {
         #expect(await problemCode { try await api.health() } == .serverUnreachable)
     }
 
+    @Test("a locked account tells the app how long to wait (Retry-After), and the user reads it in their language")
+    func lockSaysHowLong() async throws {
+        try await TestBackend.run(
+            configure: { $0.accountLockDuration = 300 },
+            { backend in
+                let api = BioAuthAPI(serverURL: backend.server.url)
+                _ = try await api.createAccount(username: "carol", password: "correct horse")
+                var last: APIProblem?
+                for _ in 1...5 {
+                    do { _ = try await api.signIn(username: "carol", password: "wrong password", installationID: "p") } catch let problem
+                        as APIProblem
+                    {
+                        last = problem
+                    }
+                }
+                let locked = try #require(last)
+                #expect(locked.code == .accountLocked && locked.retryAfter == 300 && locked.recovery == .tryLater)
+                #expect(locked.message(in: .english) == "Too many wrong passwords. Try again in 5 minutes.")
+                #expect(locked.message(in: .simplifiedChinese) == "密码错误次数过多，请 5 分钟后再试。")
+            }
+        )
+    }
+
     @Test("a 5xx without a problem document: a clear error and nothing changed locally")
     func serverError() async throws {
         try await TestBackend.run { backend in

@@ -130,6 +130,7 @@ struct ServiceClientTests {
                 #expect(try await api.serviceToken(bank).status == 200)
                 let limited = try await api.serviceToken(bank)
                 #expect(limited.status == 429 && limited.code == "rate_limited", "\(limited.raw)")
+                #expect(limited.headers[.retryAfter].flatMap(Int.init).map { (1...60).contains($0) } == true, "\(limited.headers)")
                 api.clock.advance(by: 61)
                 #expect(try await api.serviceToken(bank).status == 200, "a new window")
                 let text = String(decoding: try #require(api.service.metrics.exposition()), as: UTF8.self)

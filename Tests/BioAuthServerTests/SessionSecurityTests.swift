@@ -16,9 +16,11 @@ struct SessionSecurityTests {
                 for _ in 1...4 { #expect(try await attempt("wrong password").code == "invalid_credentials") }
                 let fifth = try await attempt("wrong password")
                 #expect(fifth.status == 423 && fifth.code == "account_locked")
+                #expect(fifth.headers[.retryAfter] == "600", "the lock says how long it lasts: \(fifth.headers)")
                 #expect(try await attempt("correct horse").code == "account_locked")
                 api.clock.advance(by: 599)
-                #expect(try await attempt("correct horse").code == "account_locked")
+                let last = try await attempt("correct horse")
+                #expect(last.code == "account_locked" && last.headers[.retryAfter] == "1")
                 api.clock.advance(by: 2)
                 #expect(try await attempt("correct horse").status == 201)
                 let kinds = try await api.auditKinds()

@@ -11,20 +11,37 @@ public struct APIProblem: Error, Hashable, Sendable, CustomStringConvertible {
     public let status: Int?
     /// The server's explanation, or what went wrong on the way. Not for branching.
     public let detail: String
+    /// Seconds until the request may succeed, when the server said (its `Retry-After`: a rate limit, a lock).
+    public let retryAfter: Int?
 
     /// A problem with `code`.
-    public init(_ code: ProblemCode, status: Int? = nil, detail: String) {
+    public init(_ code: ProblemCode, status: Int? = nil, detail: String, retryAfter: Int? = nil) {
         self.code = code
         self.status = status
         self.detail = detail
+        self.retryAfter = retryAfter
     }
 
-    /// What to tell the user, in `language`: the code's own text, else its ``kind``'s (which says who can act), else a
-    /// general one for a code this SDK does not know.
+    /// What to tell the user, in `language`: the code's own text (saying how long to wait, when the server said), else
+    /// its ``kind``'s (which says who can act), else a general one for a code this SDK does not know.
     public func message(in language: Language) -> String {
-        Localizer.template("problem.\(code.rawValue)", language: language)
+        if let retryAfter, Localizer.template("problem.\(code.rawValue).wait", language: language) != nil {
+            return Localizer.string(
+                "problem.\(code.rawValue).wait",
+                language: language,
+                arguments: [Self.wait(seconds: retryAfter, language: language)]
+            )
+        }
+        return Localizer.template("problem.\(code.rawValue)", language: language)
             ?? kind.flatMap { Localizer.template("problem.kind.\($0.rawValue)", language: language) }
             ?? Localizer.string("problem.other", language: language)
+    }
+
+    /// "45 seconds", "5 minutes", "2 hours" ("45 秒", "5 分钟", "2 小时"), rounded up to the unit.
+    static func wait(seconds: Int, language: Language) -> String {
+        let (count, unit): (Int, String) =
+            seconds < 60 ? (max(seconds, 1), "second") : seconds < 3600 ? ((seconds + 59) / 60, "minute") : ((seconds + 3599) / 3600, "hour")
+        return Localizer.string("wait.\(unit)\(count == 1 ? "" : "s")", language: language, arguments: [String(count)])
     }
 
     public var description: String { "APIProblem(\(code)\(status.map { ", \($0)" } ?? "")): \(detail)" }

@@ -348,7 +348,12 @@ public struct BioAuthAPI: Sendable {
     static func problem(_ status: Int, _ response: Components.Responses.Problem) -> APIProblem {
         switch response.body {
         case .applicationProblemJson(let problem):
-            APIProblem(ProblemCode(rawValue: problem.code), status: status, detail: problem.detail ?? problem.title)
+            APIProblem(
+                ProblemCode(rawValue: problem.code),
+                status: status,
+                detail: problem.detail ?? problem.title,
+                retryAfter: response.headers.retryAfter
+            )
         }
     }
 

@@ -8,10 +8,13 @@ import OpenAPIRuntime
 struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
     let code: ProblemCode
     let detail: String
+    /// Seconds until the request may succeed (a rate limit's window, a lock), sent as `Retry-After` (RFC 9110 §10.2.3).
+    let retryAfter: Int?
 
-    init(_ code: ProblemCode, _ detail: String) {
+    init(_ code: ProblemCode, _ detail: String, retryAfter: Int? = nil) {
         self.code = code
         self.detail = detail
+        self.retryAfter = retryAfter.map { max(1, $0) }
     }
 
     var status: HTTPResponse.Status { Self.status(of: code) }
@@ -85,6 +88,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         if status == .unauthorized { fields[.wwwAuthenticate] = code == .invalidClient ? #"Basic realm="bioauth""# : "Bearer" }
         // A token response or refusal must not be cached (RFC 6749 §5.1); neither should any other problem.
         if code == .invalidClient { fields[.cacheControl] = "no-store" }
+        if let retryAfter { fields[.retryAfter] = String(retryAfter) }
         return fields
     }
     var httpBody: HTTPBody? { HTTPBody(jsonBody) }

@@ -142,6 +142,6 @@ extension BioAuthService {
 
     func lockedError(until: Date) -> APIError {
         let seconds = Int(until.timeIntervalSince(now).rounded(.up))
-        return APIError(.accountLocked, "Too many wrong passwords. Try again in \(max(seconds, 1)) seconds.")
+        return APIError(.accountLocked, "Too many wrong passwords. Try again in \(max(seconds, 1)) seconds.", retryAfter: seconds)
     }
 }

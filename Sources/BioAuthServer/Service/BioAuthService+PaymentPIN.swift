@@ -170,6 +170,10 @@ extension BioAuthService {
 
     private func pinLockedError(until: Date) -> APIError {
         let minutes = Int((until.timeIntervalSince(now) / 60).rounded(.up))
-        return APIError(.pinLocked, "Too many wrong PINs. PIN payments are locked for \(max(minutes, 1)) minutes.")
+        return APIError(
+            .pinLocked,
+            "Too many wrong PINs. PIN payments are locked for \(max(minutes, 1)) minutes.",
+            retryAfter: Int(until.timeIntervalSince(now).rounded(.up))
+        )
     }
 }

@@ -16,7 +16,7 @@ extension BioAuthService {
         guard hits <= Int64(limit) else {
             let seconds = max(1, (start + windowLength - now + 999) / 1000)
             metrics.rateLimited(name)
-            throw Refusal(APIError(.rateLimited, "Too many requests. Try again in \(seconds) seconds."))
+            throw Refusal(APIError(.rateLimited, "Too many requests. Try again in \(seconds) seconds.", retryAfter: Int(seconds)))
         }
     }
 }
