@@ -67,7 +67,10 @@ struct OperatorTests {
             }
             #expect(signedIn.role == .support && signedIn.totpEnrolled)
             #expect(try await operators.list().map(\.totpEnrolled) == [true])
-            #expect(try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil) == .codeRequired)
+            // Enrolled: the right password without a code is answered as a wrong one (the password is never confirmed alone).
+            await #expect(throws: OperatorError.invalidCredentials) {
+                try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil)
+            }
             await #expect(throws: OperatorError.invalidCredentials, "a used code is refused") {
                 try await operators.signIn(name: "mei.support", password: "correct horse battery", code: code)
             }
@@ -81,7 +84,9 @@ struct OperatorTests {
         }
     }
 
-    @Test("five failures lock sign-in for 15 minutes, right password and code included; a disabled operator is refused")
+    @Test(
+        "five failures from one address lock the name there for the window, right password and code included, and nowhere else; an unknown name locks alike"
+    )
     func lockout() async throws {
         try await TestServer.run { api in
             let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
@@ -90,20 +95,44 @@ struct OperatorTests {
                 Issue.record("no enrollment offered")
                 return
             }
-            for attempt in 1...5 {
-                let error = await #expect(throws: OperatorError.self) {
-                    try await operators.signIn(name: "li.admin", password: "guess \(attempt) guess", code: nil)
+            for name in ["li.admin", "no.such.operator"] {
+                for attempt in 1...5 {
+                    let error = await #expect(throws: OperatorError.self) {
+                        try await operators.signIn(name: name, password: "guess \(attempt) guess", code: nil, address: "203.0.113.9")
+                    }
+                    #expect(attempt < 5 ? error == .invalidCredentials : error == .locked(until: api.clock.now.addingTimeInterval(900)), "\(name)")
                 }
-                #expect(attempt < 5 ? error == .invalidCredentials : error == .locked(until: api.clock.now.addingTimeInterval(900)))
+                // The same answer for a name that exists and one that does not.
+                await #expect(throws: OperatorError.locked(until: api.clock.now.addingTimeInterval(900)), "\(name)") {
+                    try await operators.signIn(name: name, password: "correct horse battery", code: "123456", address: "203.0.113.9")
+                }
             }
             await #expect(throws: OperatorError.locked(until: api.clock.now.addingTimeInterval(900))) {
-                try await operators.signIn(name: "li.admin", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now))
+                try await operators.signIn(
+                    name: "LI.ADMIN",
+                    password: "correct horse battery",
+                    code: Self.totp(typed: secret, at: api.clock.now),
+                    address: "203.0.113.9"
+                )
+            }
+            // The flood came from one address: the operator at their own desk signs in.
+            guard
+                case .signedIn = try await operators.signIn(
+                    name: "li.admin",
+                    password: "correct horse battery",
+                    code: Self.totp(typed: secret, at: api.clock.now),
+                    address: "10.1.2.3"
+                )
+            else {
+                Issue.record("locked out from another address")
+                return
             }
             api.clock.advance(by: 901)
             if case .signedIn = try await operators.signIn(
                 name: "li.admin",
                 password: "correct horse battery",
-                code: Self.totp(typed: secret, at: api.clock.now)
+                code: Self.totp(typed: secret, at: api.clock.now),
+                address: "203.0.113.9"
             ) {
             } else {
                 Issue.record("not signed in after the lock ran out")

@@ -370,6 +370,66 @@ extension SupportDeskTests {
 
 extension SupportDeskTests {
     @Test(
+        "the console never confirms a password alone: an enrolled operator's right password without a code, a wrong password and an unknown name get the same page"
+    )
+    func passwordNeverConfirmedAlone() async throws {
+        try await TestServer.run(
+            .live,
+            configure: { $0.consoleEnabled = true },
+            { api in
+                _ = try await Self.desk(api)
+                let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+                guard case .enrollTOTP(let secret, _) = try await operators.signIn(name: "mei", password: "correct horse battery", code: nil) else {
+                    Issue.record("no enrollment offered")
+                    return
+                }
+                guard
+                    case .signedIn = try await operators.signIn(
+                        name: "mei",
+                        password: "correct horse battery",
+                        code: OperatorTests.totp(typed: secret, at: api.clock.now)
+                    )
+                else {
+                    Issue.record("not enrolled")
+                    return
+                }
+                func attempt(_ name: String, _ password: String) async throws -> (status: Int, raw: String) {
+                    let response = try await api.client.execute(
+                        uri: "/console/sign-in",
+                        method: .post,
+                        headers: [.contentType: "application/x-www-form-urlencoded"],
+                        body: ByteBuffer(string: "name=\(name)&password=\(password)&code=")
+                    )
+                    return (response.status.code, String(buffer: response.body))
+                }
+                let rightWithoutCode = try await attempt("mei", "correct+horse+battery")
+                let wrong = try await attempt("mei", "wrong+horse+battery")
+                let unknown = try await attempt("nobody", "correct+horse+battery")
+                #expect(rightWithoutCode.status == 401 && wrong.status == 401 && unknown.status == 401)
+                #expect(rightWithoutCode.raw.contains("The name, password or code is wrong."))
+                #expect(rightWithoutCode.raw == wrong.raw.replacingOccurrences(of: "wrong+horse", with: "correct+horse"), "one page for both")
+                #expect(unknown.raw.replacingOccurrences(of: "nobody", with: "mei") == rightWithoutCode.raw, "and for an unknown name")
+            }
+        )
+    }
+
+    @Test("failures from many addresses lock a name everywhere once they reach the slower backstop")
+    func backstop() async throws {
+        try await TestServer.run { api in
+            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
+            for attempt in 0..<Operators.maxFailuresPerName {
+                await #expect(throws: OperatorError.self) {
+                    try await operators.signIn(name: "mei", password: "guess guess \(attempt)", code: nil, address: "198.51.100.\(attempt % 25)")
+                }
+            }
+            await #expect(throws: OperatorError.locked(until: api.clock.now.addingTimeInterval(Operators.lockDuration))) {
+                try await operators.signIn(name: "mei", password: "correct horse battery", code: nil, address: "10.9.9.9")
+            }
+        }
+    }
+
+    @Test(
         "console sign-in checks passwords on the server's hashing threads (as customers' are), an unknown name included, never on a request's thread"
     )
     func consoleSignInOnHashingThreads() async throws {

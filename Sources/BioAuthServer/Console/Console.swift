@@ -182,11 +182,9 @@ struct Console: Sendable {
         let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
         let operators = Operators(service: service)
         do {
-            switch try await operators.signIn(name: name, password: password, code: code) {
+            switch try await operators.signIn(name: name, password: password, code: code, address: ClientAddress.current) {
             case .enrollTOTP(let secret, let uri):
                 return signInPage(request, name: name, enroll: (secret, uri), error: nil, status: .ok)
-            case .codeRequired:
-                return signInPage(request, name: name, enroll: nil, error: "error.code", status: .ok)
             case .signedIn(let signedIn):
                 let token = try await sessions.start(for: signedIn)
                 var response = Self.redirect("/console/overview")

@@ -60,24 +60,31 @@ public enum OperatorError: Error, Equatable, Sendable, CustomStringConvertible {
 /// The bank's operators: made with `bioauth admin operator create` (the first one) and signing in with a password and a
 /// TOTP second factor (RFC 6238: 6 digits, 30 s, SHA-1, as authenticator apps expect), enrolled at the first sign-in.
 ///
-/// Five failures in a row (a wrong password or a wrong code) lock sign-in for 15 minutes. A code is accepted in the
-/// step before, at or after the current one, and never twice: a code seen once is refused afterwards.
+/// An enrolled operator's password and code are checked together: a wrong password, a wrong code and a missing code get
+/// one answer, so the password cannot be confirmed without the second factor. A code is accepted in the step before, at
+/// or after the current one, and never twice: a code seen once is refused afterwards.
+///
+/// Failures lock sign-in by name and client address: five in a window of 15 minutes from one address lock that name for
+/// that address until the window ends, and ``maxFailuresPerName`` from all addresses lock the name everywhere (a slower
+/// backstop against guessing from many addresses). So a flood from one address cannot lock an operator out who signs
+/// in from another, and a name that does not exist is counted and locked exactly like one that does: the answers never
+/// tell which names exist.
 public struct Operators: Sendable {
-    /// What ``signIn(name:password:code:)`` asks for next.
+    /// What ``signIn(name:password:code:address:)`` asks for next.
     public enum SignIn: Sendable, Equatable {
         /// The password was right and no second factor is enrolled yet: show `secret` (the key to type into an
         /// authenticator app, base32) and `uri` (the same as an `otpauth://` URI, for a QR code), then sign in again with a
         /// code from the app to enroll it.
         case enrollTOTP(secret: String, uri: String)
-        /// The password was right; send a code from the authenticator app.
-        case codeRequired
         /// Signed in.
         case signedIn(Operator)
     }
 
-    /// Failures in a row that lock sign-in.
+    /// Failures from one address, in one window, that lock a name for that address.
     public static let maxFailures = 5
-    /// How long sign-in stays locked.
+    /// Failures from all addresses, in one window, that lock a name everywhere.
+    public static let maxFailuresPerName = 50
+    /// The window failures are counted in; a lock lasts until its window ends.
     public static let lockDuration: TimeInterval = 15 * 60
 
     let database: any DatabaseExecutor
@@ -204,23 +211,35 @@ public struct Operators: Sendable {
     /// One step of signing in: the password, then (with `code`) the TOTP code. Without an enrolled second factor, the
     /// first right password gives a new secret to enroll, and the next sign-in with the password and a code from it
     /// enrolls it. Every failure counts toward the lock; a success clears the count.
-    public func signIn(name: String, password: String, code: String?) async throws -> SignIn {
+    public func signIn(name: String, password: String, code: String?, address: String? = nil) async throws -> SignIn {
         let now = clock.now
+        let buckets = Self.failureBuckets(name: name, address: address)
+        let window = Int64(Self.lockDuration * 1000)
+        // Locked names are refused before anything is looked up, whether they exist or not.
+        let lockedUntil = try await database.transaction { db -> Int64? in
+            let fromHere = try await db.rateLimits.hits(buckets.address, now: now.millisecondsSince1970, window: window)
+            let everywhere = try await db.rateLimits.hits(buckets.name, now: now.millisecondsSince1970, window: window)
+            if let fromHere, fromHere.hits >= Int64(Self.maxFailures) { return fromHere.windowStart + window }
+            if let everywhere, everywhere.hits >= Int64(Self.maxFailuresPerName) { return everywhere.windowStart + window }
+            return nil
+        }
+        if let lockedUntil { throw OperatorError.locked(until: Date(millisecondsSince1970: lockedUntil)) }
         let found = try await database.transaction { db in try await db.operators.credentials(name: name) }
-        // A name that does not exist costs a bcrypt check too, so the time does not say which names exist.
+        // A name that does not exist costs a bcrypt check too, so the time does not say which names exist, and it counts
+        // as a failure like any other.
         guard let found else {
             _ = try await verify(password, hash: nil)
-            throw OperatorError.invalidCredentials
+            throw try await fail(buckets, now: now)
         }
         let account = found.operator
         guard account.disabledAt == nil else { throw OperatorError.disabled }
-        if let until = account.lockedUntil, until > now { throw OperatorError.locked(until: until) }
-        guard try await verify(password, hash: found.passwordHash) else { throw try await fail(account, now: now) }
+        guard try await verify(password, hash: found.passwordHash) else { throw try await fail(buckets, now: now) }
         let enrolled = found.totpSecret
         let pending = found.pendingTOTPSecret
         let lastStep = found.lastStep ?? -1
+        // Enrolled: the code is part of the credentials; without it the answer is a wrong password's.
+        if enrolled != nil, code == nil { throw try await fail(buckets, now: now) }
         guard let secret = enrolled ?? pending, let code else {
-            if enrolled != nil { return .codeRequired }
             let secret = pending ?? Self.newTOTPSecret(random)
             if pending == nil {
                 try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: secret) }
@@ -229,7 +248,7 @@ public struct Operators: Sendable {
             let typed = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
             return .enrollTOTP(secret: typed, uri: uri)
         }
-        guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(account, now: now) }
+        guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(buckets, now: now) }
         try await database.transaction { db in try await db.operators.recordSignIn(account.id, secret: secret, step: step) }
         return .signedIn(
             Operator(
@@ -247,14 +266,25 @@ public struct Operators: Sendable {
 
     // MARK: Internals
 
-    /// Counts a failure, locking at ``maxFailures``; returns the error to throw.
-    private func fail(_ account: Operator, now: Date) async throws -> OperatorError {
-        let until = now.addingTimeInterval(Self.lockDuration)
-        // Both expressions read the row as it was: the failure that reaches the limit locks and starts the count again.
-        let locked = try await database.transaction { db in
-            try await db.operators.recordFailure(account.id, maxFailures: Self.maxFailures, lockUntil: until.millisecondsSince1970)
+    /// The rate-limit buckets that count `name`'s failures: from `address`, and from everywhere. Names are counted as
+    /// typed, lowercased (a name that does not exist has buckets too).
+    static func failureBuckets(name: String, address: String?) -> (address: String, name: String) {
+        let key = String(name.lowercased().prefix(128))
+        return ("operator-failures:\(key)@\(address ?? "unknown")", "operator-failures:\(key)")
+    }
+
+    /// Counts a failure in both buckets; returns the error to throw: the lock when this failure reached a limit.
+    private func fail(_ buckets: (address: String, name: String), now: Date) async throws -> OperatorError {
+        let window = Int64(Self.lockDuration * 1000)
+        let at = now.millisecondsSince1970
+        let lockedUntil = try await database.transaction { db -> Int64? in
+            let fromHere = try await db.rateLimits.hit(buckets.address, now: at, window: window)
+            let everywhere = try await db.rateLimits.hit(buckets.name, now: at, window: window)
+            if fromHere.hits >= Int64(Self.maxFailures) { return fromHere.windowStart + window }
+            if everywhere.hits >= Int64(Self.maxFailuresPerName) { return everywhere.windowStart + window }
+            return nil
         }
-        return locked == nil ? .invalidCredentials : .locked(until: until)
+        return lockedUntil.map { .locked(until: Date(millisecondsSince1970: $0)) } ?? .invalidCredentials
     }
 
     /// The time step (unix time / 30) in which `code` is the TOTP of `secret`, looking one step either side of `date`.

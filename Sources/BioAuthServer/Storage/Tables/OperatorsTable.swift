@@ -108,20 +108,6 @@ struct OperatorsTable: Table {
             .set("totp_last_step", to: step).set("failed_attempts", to: 0).set("locked_until", to: SQLLiteral.null).where("id", .equal, id).run()
     }
 
-    /// Counts a failed sign-in; the `maxFailures`th in a row locks until `until` and starts the count again. Returns the
-    /// lock's end when this failure locked.
-    func recordFailure(_ id: String, maxFailures: Int, lockUntil until: Int64) async throws -> Int64? {
-        // Both expressions read the row as it was: the failure that reaches the limit locks and starts the count again.
-        try await db.raw(
-            """
-            UPDATE operators SET
-                failed_attempts = CASE WHEN failed_attempts + 1 >= \(bind: maxFailures) THEN 0 ELSE failed_attempts + 1 END,
-                locked_until = CASE WHEN failed_attempts + 1 >= \(bind: maxFailures) THEN \(bind: until) ELSE NULL END
-            WHERE id = \(bind: id) RETURNING locked_until
-            """
-        ).first()?.decode(column: "locked_until", as: Int64?.self) ?? nil
-    }
-
     // MARK: Console sessions
 
     /// Stores a new console session of `operatorID` under its token's hash.

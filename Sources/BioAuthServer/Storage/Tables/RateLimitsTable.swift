@@ -21,6 +21,16 @@ struct RateLimitsTable: Table {
         return (try row.decode(column: "window_start", as: Int64.self), try row.decode(column: "hits", as: Int64.self))
     }
 
+    /// The hits counted on `bucket` in its window as it stands at `now` (0 when the window has passed or the bucket has
+    /// none), without counting one.
+    func hits(_ bucket: String, now: Int64, window: Int64) async throws -> (windowStart: Int64, hits: Int64)? {
+        guard let row = try await db.select().columns("window_start", "hits").from("rate_limits").where("bucket", .equal, bucket).first()
+        else { return nil }
+        let start = try row.decode(column: "window_start", as: Int64.self)
+        guard now >= start, now - start < window else { return nil }
+        return (start, try row.decode(column: "hits", as: Int64.self))
+    }
+
     /// Binds: bucket, now, window length, window length.
     static let countHit = FixedSQL(
         """
