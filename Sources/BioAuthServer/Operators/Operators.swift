@@ -24,8 +24,6 @@ public struct Operator: Sendable, Equatable {
     public let role: OperatorRole
     /// Whether the TOTP second factor is enrolled (it is at the first sign-in).
     public let totpEnrolled: Bool
-    /// Until when sign-in is refused after repeated failures, if it is.
-    public let lockedUntil: Date?
     /// When the operator was made.
     public let createdAt: Date
     /// The operator who made this one, or nil for the command line.
@@ -183,7 +181,6 @@ public struct Operators: Sendable {
             name: new.name,
             role: new.role,
             totpEnrolled: false,
-            lockedUntil: nil,
             createdAt: new.createdAt,
             createdBy: createdBy,
             disabledAt: nil
@@ -256,7 +253,6 @@ public struct Operators: Sendable {
                 name: account.name,
                 role: account.role,
                 totpEnrolled: true,
-                lockedUntil: nil,
                 createdAt: account.createdAt,
                 createdBy: account.createdBy,
                 disabledAt: nil

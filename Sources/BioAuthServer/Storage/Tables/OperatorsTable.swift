@@ -101,11 +101,11 @@ struct OperatorsTable: Table {
         try await db.update("operators").set("totp_pending_secret", to: secret).where("id", .equal, id).run()
     }
 
-    /// Enrolls `secret` (if it was pending), records `step` as the last one a code was accepted in, and clears the failures
-    /// and the lock.
+    /// Enrolls `secret` (if it was pending) and records `step` as the last one a code was accepted in. (Failures are counted
+    /// in `rate_limits`, by name and address; the row's `failed_attempts` and `locked_until` are no longer used.)
     func recordSignIn(_ id: String, secret: String, step: Int64) async throws {
         try await db.update("operators").set("totp_secret", to: secret).set("totp_pending_secret", to: SQLLiteral.null)
-            .set("totp_last_step", to: step).set("failed_attempts", to: 0).set("locked_until", to: SQLLiteral.null).where("id", .equal, id).run()
+            .set("totp_last_step", to: step).where("id", .equal, id).run()
     }
 
     // MARK: Console sessions
@@ -142,7 +142,7 @@ struct OperatorsTable: Table {
     }
 
     private static let columns =
-        "id, name, role, failed_attempts, locked_until, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
+        "id, name, role, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
 
     private static func `operator`(_ row: any SQLRow) throws -> Operator {
         Operator(
@@ -150,7 +150,6 @@ struct OperatorsTable: Table {
             name: try row.decode(column: "name", as: String.self),
             role: OperatorRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .viewer,
             totpEnrolled: try row.decode(column: "enrolled", as: Bool.self),
-            lockedUntil: Date(storedMilliseconds: try row.decode(column: "locked_until", as: Int64?.self)),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             createdBy: try row.decode(column: "created_by", as: String?.self),
             disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self))
