@@ -134,7 +134,7 @@ class BearerToken:
             return client_basic()
         if case.operation.label in SERVICE:
             token = service_token()
-            call("POST", "/v1/service/payees", {"payeeId": REGISTERED_PAYEE, "name": "Coffee Shop", "verification": "verified"}, token=token)
+            call("POST", "/v1/service/payees", {"payeeId": REGISTERED_PAYEE, "name": "Tea Garden", "verification": "verified"}, token=token)
             return "Bearer " + token
         if case.operation.label in ISOLATED:
             return signed_in_account()["token"]
