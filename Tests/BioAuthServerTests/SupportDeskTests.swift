@@ -1,6 +1,7 @@
 import BioAuthCore
 import BioAuthTesting
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import Testing
@@ -234,6 +235,29 @@ struct SupportDeskTests {
             try await operators.disable(name: "mei")
             #expect(try await sessions.session(live) == nil, "the operator is disabled")
         }
+    }
+
+    @Test(
+        "every answer under a browser page's path carries its security headers: a console 404 and 405, a passkey page 404, a console 500",
+        arguments: [false, true]
+    )
+    func browserPageProblemsCarryHeaders(consoleEnabled: Bool) async throws {
+        try await TestServer.run(
+            configure: { $0.consoleEnabled = consoleEnabled },
+            { api in
+                for (method, path) in [(HTTPRequest.Method.get, "/console/nope"), (.delete, "/console/overview"), (.get, "/console")] {
+                    let reply = try await api.call(method, path)
+                    if reply.status < 400 { continue }  // /console redirects to the overview when the console is on
+                    #expect(reply.headers[.contentSecurityPolicy] == Console.securityHeaders[.contentSecurityPolicy], "\(method) \(path)")
+                    #expect(reply.headers[HTTPField.Name("X-Frame-Options")!] == "DENY" && reply.headers[.xContentTypeOptions] == "nosniff")
+                    #expect(reply.headers[.cacheControl] == "no-store" && reply.headers[HTTPField.Name("Referrer-Policy")!] == "same-origin")
+                }
+                let web = try await api.call(.get, "/web/nope")
+                #expect(web.status == 404 && web.headers[.contentSecurityPolicy] == PasskeyWebPage.securityHeaders[.contentSecurityPolicy])
+                let apiProblem = try await api.call(.get, "/v1/nope")
+                #expect(apiProblem.status == 404 && apiProblem.headers[.contentSecurityPolicy] == nil, "the API's answers are not pages")
+            }
+        )
     }
 
     @Test("the operator console is off unless enabled: its pages are not served")

@@ -46,7 +46,7 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func respond(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
-        let response: Response
+        var response: Response
         do {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodySize {
                 throw APIError(.bodyTooLarge, "The body is larger than \(maxBodySize) bytes.")
@@ -85,7 +85,21 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             metrics.problem(.internalError)
             response = Self.problem(.internalError)
         }
+        // Every answer under a browser page's path carries the page's security headers, its 404s, 405s and other problems
+        // included (the page's own responses already do).
+        if let page = Self.browserPageHeaders(for: request.uri.path) {
+            for field in page where response.headers[field.name] == nil { response.headers.append(field) }
+        }
         return response
+    }
+
+    /// The security headers of the browser pages whose paths `path` is under: the operator console (`/console`) and the
+    /// passkey web page (`/web`); nil for the API.
+    static func browserPageHeaders(for path: String) -> HTTPFields? {
+        func under(_ prefix: String) -> Bool { path == prefix || path.hasPrefix(prefix + "/") }
+        if under("/console") { return Console.securityHeaders }
+        if under("/web") { return PasskeyWebPage.securityHeaders }
+        return nil
     }
 
     static func problem(_ error: APIError) -> Response {
