@@ -47,6 +47,11 @@ struct ServerSettingsTests {
             ([], ["BIOAUTH_SHUTDOWN_DRAIN": "-1"], "shutdown drain must be 0-300 seconds"),
             (["--shutdown-drain", "301"], [:], "shutdown drain must be 0-300 seconds"),
             (["--database", "postgres://u:hunter2@db/x", "--port", "x"], [:], "--port must be a whole number, not x"),
+            (["--console-idle-timeout", "30"], [:], "console idle timeout must be 60 seconds to 8 hours"),
+            (
+                ["--console-idle-timeout", "3600", "--console-session-lifetime", "600"], [:],
+                "console session lifetime must be at least the console idle timeout and at most 7 days"
+            ),
             (
                 [], ["BIOAUTH_OUTBOUND_ALLOW": "10.0.0.1/8"],
                 "outbound allow list: 10.0.0.1/8 is neither a host name, an address nor a CIDR range with its host bits zero"
@@ -148,6 +153,7 @@ extension ServerSettingsTests {
             "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",
             "--webhook-poll-interval", "1", "--webhook-timeout", "1", "--webhook-retry-base", "1", "--webhook-retry-window-hours", "1",
             "--webhook-rotation-overlap-hours", "1", "--webhook-retention-days", "1", "--console",
+            "--console-idle-timeout", "600", "--console-session-lifetime", "3600",
             "--outbound-allow", "10.0.0.0/8", "--outbound-allow", "hooks.bank.internal",
             "--passkey-origins", "https://www.bank.example", "--passkey-rp-id", "bank.example", "--passkey-rp-name", "Bank",
             "--passkey-attestation", "none", "--passkey-attestation-roots", "", "--passkey-web",

@@ -231,6 +231,27 @@ struct SupportDeskTests {
             #expect(try await sessions.session(ended) == nil, "signed out")
             #expect(try await sessions.session("not-a-token-but-long-enough-to-look-up") == nil)
 
+            // The limits are settings: a desk that wants 5 idle minutes and a 1-hour day gets them.
+            let strict = ConsoleSessions(
+                database: api.database,
+                clock: api.clock,
+                random: SystemRandomSource(),
+                idleTimeout: 300,
+                absoluteTimeout: 3600
+            )
+            let short = try await strict.start(for: mei)
+            api.clock.advance(by: 299)
+            #expect(try await strict.session(short) != nil)
+            api.clock.advance(by: 302)
+            #expect(try await strict.session(short) == nil, "idle for more than the configured 5 minutes")
+            let day = try await strict.start(for: mei)
+            for _ in 0..<12 {
+                api.clock.advance(by: 290)
+                #expect(try await strict.session(day) != nil)
+            }
+            api.clock.advance(by: 121)
+            #expect(try await strict.session(day) == nil, "past the configured hour")
+
             let live = try await sessions.start(for: mei)
             try await operators.disable(name: "mei")
             #expect(try await sessions.session(live) == nil, "the operator is disabled")

@@ -91,6 +91,10 @@ public struct ServerConfiguration: Sendable {
     public var outbound = OutboundPolicy()
     /// Whether the operator console is served under `/console` (off by default).
     public var consoleEnabled = false
+    /// How long a console session lasts without a request (15 minutes; 1 minute to 8 hours).
+    public var consoleIdleTimeout: TimeInterval = 15 * 60
+    /// How long a console session lasts after sign-in, however busy (8 hours; at least the idle timeout, at most 7 days).
+    public var consoleSessionLifetime: TimeInterval = 8 * 3600
     /// Passkeys: origins, relying party, attestation, and the web sign-in page (off by default).
     public var passkeys = PasskeyPolicy()
 
@@ -123,6 +127,10 @@ public struct ServerConfiguration: Sendable {
             throw fail("\(name) must be positive")
         }
         guard (0...300).contains(shutdownDrain) else { throw fail("shutdown drain must be 0-300 seconds") }
+        guard (60...8 * 3600).contains(consoleIdleTimeout) else { throw fail("console idle timeout must be 60 seconds to 8 hours") }
+        guard consoleSessionLifetime >= consoleIdleTimeout, consoleSessionLifetime <= 7 * 86_400 else {
+            throw fail("console session lifetime must be at least the console idle timeout and at most 7 days")
+        }
         guard paymentLifetime <= 300 else { throw fail("payment lifetime must be at most 300 seconds") }
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }

@@ -3,13 +3,14 @@ import Foundation
 import SQLKit
 
 /// Signed-in operators of the console: a random token in a `__Host-` cookie (the database keeps its SHA-256) and a
-/// CSRF token every form carries. A session ends after 15 minutes without a request or 8 hours after sign-in, at sign-out,
-/// and when its operator is disabled.
+/// CSRF token every form carries. A session ends after ``ServerConfiguration/consoleIdleTimeout`` without a request (15
+/// minutes) or ``ServerConfiguration/consoleSessionLifetime`` after sign-in (8 hours), at sign-out, and when its operator
+/// is disabled.
 struct ConsoleSessions: Sendable {
     /// The cookie's name: `__Host-` makes the browser insist on Secure, Path=/ and no Domain.
     static let cookieName = "__Host-bioauth-console"
-    static let idleTimeout: TimeInterval = 15 * 60
-    static let absoluteTimeout: TimeInterval = 8 * 3600
+    let idleTimeout: TimeInterval
+    let absoluteTimeout: TimeInterval
 
     /// A live session, as a request finds it.
     struct Session: Sendable {
@@ -21,16 +22,30 @@ struct ConsoleSessions: Sendable {
     let clock: any WallClock
     let random: any RandomSource
 
-    /// The console sessions of `service`'s database.
+    /// The console sessions of `service`'s database, with its configured limits.
     init(service: BioAuthService) {
-        self.init(database: service.database, clock: service.clock, random: service.random)
+        self.init(
+            database: service.database,
+            clock: service.clock,
+            random: service.random,
+            idleTimeout: service.configuration.consoleIdleTimeout,
+            absoluteTimeout: service.configuration.consoleSessionLifetime
+        )
     }
 
     /// Console sessions over `database`, with `clock` for their limits and `random` for their tokens.
-    init(database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource) {
+    init(
+        database: any DatabaseExecutor,
+        clock: any WallClock,
+        random: any RandomSource,
+        idleTimeout: TimeInterval,
+        absoluteTimeout: TimeInterval
+    ) {
         self.database = database
         self.clock = clock
         self.random = random
+        self.idleTimeout = idleTimeout
+        self.absoluteTimeout = absoluteTimeout
     }
 
     private func newSecret() -> String { Base64URL.encode(random.bytes(32)) }
@@ -51,8 +66,8 @@ struct ConsoleSessions: Sendable {
     func session(_ token: String?) async throws -> Session? {
         guard let token, (20...100).contains(token.utf8.count) else { return nil }
         let now = clock.now.millisecondsSince1970
-        let idle = now - Int64(Self.idleTimeout * 1000)
-        let absolute = now - Int64(Self.absoluteTimeout * 1000)
+        let idle = now - Int64(idleTimeout * 1000)
+        let absolute = now - Int64(absoluteTimeout * 1000)
         return try await database.transaction { db in
             guard
                 let touched = try await db.operators.touchSession(

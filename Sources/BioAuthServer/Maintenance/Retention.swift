@@ -45,6 +45,9 @@ public struct Retention: Sendable {
     let clock: any WallClock
     let policy: RetentionPolicy
     let rateLimitWindow: TimeInterval
+    /// The console sessions' limits: a session is over once it has sat idle, or run, this long.
+    let consoleIdleTimeout: TimeInterval
+    let consoleSessionLifetime: TimeInterval
     let metrics: ServerMetrics?
     /// Who holds the lease while this value purges: a new random id per value.
     let holder = UUID().uuidString
@@ -67,6 +70,8 @@ public struct Retention: Sendable {
         self.clock = clock
         self.policy = configuration.retention
         self.rateLimitWindow = configuration.rateLimitWindow
+        self.consoleIdleTimeout = configuration.consoleIdleTimeout
+        self.consoleSessionLifetime = configuration.consoleSessionLifetime
         self.metrics = metrics
     }
 
@@ -137,8 +142,8 @@ public struct Retention: Sendable {
                 kind: .operatorSessions,
                 purge: OperatorsTable.purgeSessions(
                     endedBefore: tokens,
-                    idleSince: tokens - Int64(ConsoleSessions.idleTimeout * 1000),
-                    startedBefore: tokens - Int64(ConsoleSessions.absoluteTimeout * 1000)
+                    idleSince: tokens - Int64(consoleIdleTimeout * 1000),
+                    startedBefore: tokens - Int64(consoleSessionLifetime * 1000)
                 )
             ),
             Rule(kind: .idempotencyKeys, purge: IdempotencyKeysTable.purge(before: now - Int64(policy.idempotencyKeys * 1000))),

@@ -152,6 +152,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve the operator console under /console (operators: bioauth admin operator create).")
     var console = false
 
+    @Option(help: "Seconds a console session lasts without a request, 60 to 28800 (default 900).")
+    var consoleIdleTimeout: String?
+
+    @Option(help: "Seconds a console session lasts after sign-in however busy, at least the idle timeout, at most 604800 (default 28800).")
+    var consoleSessionLifetime: String?
+
     @Flag(
         name: .customLong("app-attest-allow-pin"),
         help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused)."
@@ -193,6 +199,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("appAttest", appAttest), ("appAttestAppIds", appAttestAppIDs.isEmpty ? nil : appAttestAppIDs.joined(separator: ",")),
             ("appAttestEnvironment", appAttestEnvironment), ("appAttestAllowPin", appAttestAllowPIN ? "true" : nil),
             ("console", console ? "true" : nil),
+            ("consoleIdleTimeout", consoleIdleTimeout),
+            ("consoleSessionLifetime", consoleSessionLifetime),
         ]
         for (key, value) in given { flags[key] = value }
         return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }.merging(passkeys.flags) { $1 }

@@ -211,6 +211,8 @@ enum ServerSettings {
                 },
                 show: { String($0.consoleEnabled) }
             ),
+            seconds("consoleIdleTimeout", \.consoleIdleTimeout),
+            seconds("consoleSessionLifetime", \.consoleSessionLifetime),
             list("passkeyOrigins", \.passkeys.origins),
             Setting(
                 key: "passkeyRpId",
