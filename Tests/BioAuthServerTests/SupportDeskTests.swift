@@ -281,6 +281,35 @@ struct SupportDeskTests {
         )
     }
 
+    @Test("with a console port the console is served on its own listener only: 404 on the API's, pages (and their headers) on its own")
+    func consoleListener() async throws {
+        try await TestServer.run(
+            .live,
+            configure: {
+                $0.consoleEnabled = true
+                $0.consolePort = 0
+            },
+            { api in
+                let port = try #require(await api.consolePorts.first { _ in true })
+                let onAPI = try await api.call(.get, "/console/sign-in")
+                #expect(onAPI.status == 404 && onAPI.code == "not_found", "not on the API's listener")
+                let bytes = try await RawHTTPConnection.offPool {
+                    try RawHTTPConnection.exchange(
+                        port: port,
+                        Array("GET /console/sign-in HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+                    )
+                }
+                let page = try #require(RawHTTPConnection.parse(bytes))
+                #expect(page.status == 200 && page.body.contains("Operator sign-in"), "\(page.status)")
+                #expect(page.headers.lowercased().contains("content-security-policy: default-src 'none'"))
+                let api404 = try await RawHTTPConnection.offPool {
+                    try RawHTTPConnection.exchange(port: port, Array("GET /v1/me HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8))
+                }
+                #expect(RawHTTPConnection.parse(api404)?.status == 404, "the API is not on the console's listener")
+            }
+        )
+    }
+
     @Test("the operator console is off unless enabled: its pages are not served")
     func consoleOffByDefault() async throws {
         try await TestServer.run { api in

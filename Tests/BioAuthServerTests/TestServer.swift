@@ -34,6 +34,7 @@ struct TestServer {
         let database = try await openDatabase(location.location, logger: logger)
         do {
             let (metricsPorts, metricsPort) = AsyncStream.makeStream(of: Int.self)
+            let (consolePorts, consolePort) = AsyncStream.makeStream(of: Int.self)
             let (app, service) = try await BioAuthServerApplication.build(
                 configuration: configuration,
                 database: wrapDatabase(database),
@@ -43,10 +44,16 @@ struct TestServer {
                 onMetricsServerRunning: { channel in
                     metricsPort.yield(channel.localAddress?.port ?? 0)
                     metricsPort.finish()
+                },
+                onConsoleServerRunning: { channel in
+                    consolePort.yield(channel.localAddress?.port ?? 0)
+                    consolePort.finish()
                 }
             )
             let result = try await app.test(setup) { client in
-                try await body(API(client: client, database: database, clock: clock, service: service, metricsPorts: metricsPorts))
+                try await body(
+                    API(client: client, database: database, clock: clock, service: service, metricsPorts: metricsPorts, consolePorts: consolePorts)
+                )
             }
             try? await database.close()
             await location.drop()
@@ -103,6 +110,8 @@ struct API: Sendable {
     let service: BioAuthService
     /// The metrics listener's port once it listens (with `metricsPort` configured and `.live`).
     let metricsPorts: AsyncStream<Int>
+    /// The console listener's port once it listens (with `consolePort` configured and `.live`).
+    var consolePorts = AsyncStream<Int> { $0.finish() }
 
     @discardableResult
     func call(

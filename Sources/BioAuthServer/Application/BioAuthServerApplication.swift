@@ -84,7 +84,8 @@ public enum BioAuthServerApplication {
         logger: Logger,
         metrics: ServerMetrics = .prometheus(),
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
-        onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+        onMetricsServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+        onConsoleServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
         var configuration = configuration
         configuration.passkeys.applyDefaultOrigin(port: configuration.port)
@@ -150,14 +151,34 @@ public enum BioAuthServerApplication {
             ]
         )
 
+        var services: [any Service] = [ResourceCloser(database: database, passwords: passwords, logger: logger)]
         if configuration.consoleEnabled {
-            try await Console.load(service: service).register(on: router)
+            let console = try await Console.load(service: service)
+            if let consolePort = configuration.consolePort {
+                // Its own listener only: /console on the API's listener is then 404 like any unknown path.
+                let consoleRouter = Router(context: BioAuthRequestContext.self)
+                consoleRouter.add(middleware: HTTPProblemMiddleware(maxBodySize: configuration.maxRequestBodySize, metrics: metrics))
+                consoleRouter.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+                console.register(on: consoleRouter)
+                var consoleLogger = logger
+                consoleLogger[metadataKey: "listener"] = "console"
+                services.append(
+                    Application(
+                        router: consoleRouter,
+                        server: .http1(configuration: .init(additionalChannelHandlers: [FramingErrorHandler(metrics: metrics)])),
+                        configuration: .init(address: .hostname(configuration.consoleHost, port: consolePort), serverName: "BioAuth"),
+                        onServerRunning: onConsoleServerRunning,
+                        logger: consoleLogger
+                    )
+                )
+            } else {
+                console.register(on: router)
+            }
         }
         if configuration.passkeys.webPageEnabled {
             try PasskeyWebPage.load().register(on: router)
         }
 
-        var services: [any Service] = [ResourceCloser(database: database, passwords: passwords, logger: logger)]
         if configuration.retention.interval > 0 {
             let retention = Retention(database: database, configuration: configuration, clock: clock, metrics: metrics)
             services.append(RetentionJob(retention: retention, interval: configuration.retention.interval, logger: logger))

@@ -91,6 +91,11 @@ public struct ServerConfiguration: Sendable {
     public var outbound = OutboundPolicy()
     /// Whether the operator console is served under `/console` (off by default).
     public var consoleEnabled = false
+    /// The console's own listener: with a port set, `/console` is served there only (and is 404 on the API's listener),
+    /// so it can stay on the bank's internal network. Nil (the default): on the API's listener.
+    public var consolePort: Int?
+    /// The console listener's address (`127.0.0.1`).
+    public var consoleHost: String = "127.0.0.1"
     /// How long a console session lasts without a request (15 minutes; 1 minute to 8 hours).
     public var consoleIdleTimeout: TimeInterval = 15 * 60
     /// How long a console session lasts after sign-in, however busy (8 hours; at least the idle timeout, at most 7 days).
@@ -106,6 +111,13 @@ public struct ServerConfiguration: Sendable {
         func fail(_ message: String) -> ConfigurationError { ConfigurationError(message: message) }
         guard (0...65535).contains(port) else { throw fail("port must be 0-65535") }
         guard !host.isEmpty else { throw fail("host must not be empty") }
+        if let consolePort {
+            guard (0...65535).contains(consolePort) else { throw fail("console port must be 0-65535") }
+            guard consolePort == 0 || (consolePort != port && consolePort != metricsPort) else {
+                throw fail("console port must differ from the port and the metrics port")
+            }
+            guard !consoleHost.isEmpty else { throw fail("console host must not be empty") }
+        }
         if let metricsPort {
             guard (0...65535).contains(metricsPort) else { throw fail("metrics port must be 0-65535") }
             guard metricsPort == 0 || metricsPort != port else { throw fail("metrics port must differ from the port") }

@@ -152,6 +152,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve the operator console under /console (operators: bioauth admin operator create).")
     var console = false
 
+    @Option(help: "Serve the console on a listener of its own at this port (and not on the API's); default: on the API's listener.")
+    var consolePort: String?
+
+    @Option(help: "The console listener's address (default 127.0.0.1; keep it on the bank's internal network).")
+    var consoleHost: String?
+
     @Option(help: "Seconds a console session lasts without a request, 60 to 28800 (default 900).")
     var consoleIdleTimeout: String?
 
@@ -199,6 +205,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("appAttest", appAttest), ("appAttestAppIds", appAttestAppIDs.isEmpty ? nil : appAttestAppIDs.joined(separator: ",")),
             ("appAttestEnvironment", appAttestEnvironment), ("appAttestAllowPin", appAttestAllowPIN ? "true" : nil),
             ("console", console ? "true" : nil),
+            ("consolePort", consolePort),
+            ("consoleHost", consoleHost),
             ("consoleIdleTimeout", consoleIdleTimeout),
             ("consoleSessionLifetime", consoleSessionLifetime),
         ]

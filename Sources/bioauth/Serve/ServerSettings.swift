@@ -211,6 +211,15 @@ enum ServerSettings {
                 },
                 show: { String($0.consoleEnabled) }
             ),
+            Setting(
+                key: "consolePort",
+                apply: { configuration, text throws(Reason) in
+                    guard let port = Int(text) else { throw Reason(text: "must be a whole number") }
+                    configuration.consolePort = port
+                },
+                show: { $0.consolePort.map(String.init) ?? "off (on the API's listener)" }
+            ),
+            text("consoleHost", \.consoleHost),
             seconds("consoleIdleTimeout", \.consoleIdleTimeout),
             seconds("consoleSessionLifetime", \.consoleSessionLifetime),
             list("passkeyOrigins", \.passkeys.origins),
