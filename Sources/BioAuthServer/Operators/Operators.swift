@@ -237,10 +237,11 @@ public struct Operators: Sendable {
         // Enrolled: the code is part of the credentials; without it the answer is a wrong password's.
         if enrolled != nil, code == nil { throw try await fail(buckets, now: now) }
         guard let secret = enrolled ?? pending, let code else {
-            let secret = pending ?? Self.newTOTPSecret(random)
-            if pending == nil {
-                try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: secret) }
-            }
+            // A new key on every visit before enrollment, replacing the one shown before: a key read over someone's
+            // shoulder, or by whoever knew the first password, stops working at the operator's next visit, and only a
+            // code from the key shown in the latest visit enrolls.
+            let secret = Self.newTOTPSecret(random)
+            try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: secret) }
             let uri = TOTP(secret: secret).createAuthenticatorURL(label: "BioAuth:\(account.name)", issuer: "BioAuth")
             let typed = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
             return .enrollTOTP(secret: typed, uri: uri)
