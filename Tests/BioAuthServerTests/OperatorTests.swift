@@ -34,7 +34,7 @@ struct OperatorTests {
     )
     func enrollAndSignIn(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             let made = try await operators.create(name: "mei.support", role: .support, password: "correct horse battery")
             #expect(made.id.hasPrefix("op_") && !made.totpEnrolled)
             await #expect(throws: OperatorError.invalidCredentials) {
@@ -96,7 +96,7 @@ struct OperatorTests {
     )
     func lockout() async throws {
         try await TestServer.run { api in
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             _ = try await operators.create(name: "li.admin", role: .admin, password: "correct horse battery")
             guard case .enrollTOTP(let secret, _) = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: nil) else {
                 Issue.record("no enrollment offered")
@@ -154,7 +154,7 @@ struct OperatorTests {
     @Test("a short password, a bad or taken name, are refused and nothing is stored")
     func refusals() async throws {
         try await TestServer.run { api in
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             await #expect(throws: OperatorError.self) { try await operators.create(name: "wang", role: .viewer, password: "short pass") }
             await #expect(throws: OperatorError.self) {
                 try await operators.create(name: "wang wei", role: .viewer, password: "correct horse battery")
@@ -162,6 +162,60 @@ struct OperatorTests {
             _ = try await operators.create(name: "wang", role: .viewer, password: "correct horse battery")
             await #expect(throws: OperatorError.self) { try await operators.create(name: "wang", role: .admin, password: "correct horse battery") }
             #expect(try await operators.list().map(\.role) == [.viewer])
+        }
+    }
+
+    @Test(
+        "TOTP keys are sealed at rest: the database never holds one in clear, and a key an earlier version stored in clear is sealed at start-up and still works",
+        arguments: StorageBackend.available
+    )
+    func totpKeysSealed(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let operators = Operators(service: api.service)
+            _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
+            guard case .enrollTOTP(let typed, _) = try await operators.signIn(name: "mei", password: "correct horse battery", code: nil) else {
+                Issue.record("no enrollment offered")
+                return
+            }
+            func stored() async throws -> [String] {
+                try await api.database.transaction { db in
+                    try await db.operators.totpKeys().flatMap { [$0.secret, $0.pending].compactMap { $0 } }
+                }
+            }
+            let secret = try #require(AuthenticatorApp(typed: typed)).key
+            let rawKey = String(decoding: secret, as: UTF8.self)
+            #expect(try await stored().allSatisfy { $0.hasPrefix("v1.") && !$0.contains(rawKey) }, "the pending key is sealed")
+            guard
+                case .signedIn = try await operators.signIn(
+                    name: "mei",
+                    password: "correct horse battery",
+                    code: Self.totp(typed: typed, at: api.clock.now)
+                )
+            else {
+                Issue.record("not enrolled")
+                return
+            }
+            let enrolled = try await stored()
+            #expect(enrolled.count == 1 && enrolled[0].hasPrefix("v1.") && !enrolled[0].contains(rawKey), "the enrolled key is sealed")
+
+            // An earlier version's row: the key in clear. Start-up seals it, and the operator's app still works.
+            try await api.database.transaction { db in
+                try await db.raw("UPDATE operators SET totp_secret = \(bind: rawKey), totp_last_step = 0 WHERE name = 'mei'").run()
+            }
+            #expect(try await operators.sealLegacyTOTPKeys() == 1)
+            #expect(try await operators.sealLegacyTOTPKeys() == 0, "once")
+            #expect(try await stored().allSatisfy { $0.hasPrefix("v1.") })
+            api.clock.advance(by: 30)
+            guard
+                case .signedIn = try await operators.signIn(
+                    name: "mei",
+                    password: "correct horse battery",
+                    code: Self.totp(typed: typed, at: api.clock.now)
+                )
+            else {
+                Issue.record("the resealed key does not sign in")
+                return
+            }
         }
     }
 }

@@ -173,7 +173,7 @@ extension RetentionTests {
     )
     func operatorSessions(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             let mei = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
             let sessions = ConsoleSessions(service: api.service)
             // Two days ago: one session signed out, one left to time out.

@@ -13,7 +13,7 @@ import Testing
 @Suite("Support desk")
 struct SupportDeskTests {
     static func desk(_ api: API) async throws -> SupportDesk {
-        let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+        let operators = Operators(service: api.service)
         _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
         _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery")
         return try await SupportDesk.open(database: api.database, configuration: api.service.configuration, clock: api.clock)
@@ -164,7 +164,7 @@ struct SupportDeskTests {
     func administration() async throws {
         try await TestServer.run { api in
             let desk = try await Self.desk(api)
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             let ada = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
             let mei = try #require(try await operators.list().first { $0.name == "mei" })
             await #expect(throws: SupportError.notAllowed("only admins can do this")) {
@@ -207,7 +207,7 @@ struct SupportDeskTests {
     @Test("a console session ends after 15 idle minutes, 8 hours after sign-in however busy, at sign-out, and when its operator is disabled")
     func consoleSessionLifetime() async throws {
         try await TestServer.run { api in
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             let mei = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
             let sessions = ConsoleSessions(service: api.service)
 
@@ -383,7 +383,7 @@ extension SupportDeskTests {
     func adminActionsAreAtomic() async throws {
         try await TestServer.run { api in
             let desk = try await Self.desk(api)
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             let ada = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
             let client = try await ServiceClients(database: api.database, clock: api.clock).create(name: "gateway", scopes: ["sessions:introspect"])
             // The audit log refuses every write from now on (SQLite aborts the statement, and so the transaction).
@@ -452,7 +452,7 @@ extension SupportDeskTests {
             configure: { $0.consoleEnabled = true },
             { api in
                 _ = try await Self.desk(api)
-                let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+                let operators = Operators(service: api.service)
                 guard case .enrollTOTP(let secret, _) = try await operators.signIn(name: "mei", password: "correct horse battery", code: nil) else {
                     Issue.record("no enrollment offered")
                     return
@@ -490,7 +490,7 @@ extension SupportDeskTests {
     @Test("failures from many addresses lock a name everywhere once they reach the slower backstop")
     func backstop() async throws {
         try await TestServer.run { api in
-            let operators = Operators(database: api.database, clock: api.clock, bcryptCost: 4)
+            let operators = Operators(service: api.service)
             _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
             for attempt in 0..<Operators.maxFailuresPerName {
                 await #expect(throws: OperatorError.self) {

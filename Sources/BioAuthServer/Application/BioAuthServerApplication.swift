@@ -119,6 +119,8 @@ public enum BioAuthServerApplication {
             try await service.sealLegacyPINHashes()
             // Webhook secrets stored in clear by an earlier version are sealed the same way, under the same file.
             try await service.sealLegacyWebhookSecrets()
+            // So are console operators' TOTP keys.
+            try await Operators(service: service).sealLegacyTOTPKeys()
             // Payees registered before names were kept apart by their look-alike keys get them now.
             for clash in try await PayeeRegistry(database: database, clock: clock).storeLegacyLookalikeKeys() {
                 logger.warning(

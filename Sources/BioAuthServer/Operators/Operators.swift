@@ -89,6 +89,8 @@ public struct Operators: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     private let hashing: Hashing
+    /// Seals the TOTP keys at rest (the server's, from the PIN key file); nil for the command line, which never signs in.
+    private let totpKeys: SecretSealer?
 
     /// Where bcrypt runs.
     private enum Hashing: Sendable {
@@ -109,14 +111,57 @@ public struct Operators: Sendable {
         self.clock = clock
         self.random = random
         self.hashing = .inline(cost: UInt8(clamping: bcryptCost))
+        self.totpKeys = nil
     }
 
-    /// The operators of `service`'s database; bcrypt runs on its hashing threads at the server's cost.
+    /// The operators of `service`'s database; bcrypt runs on its hashing threads at the server's cost, and TOTP keys are
+    /// sealed under its PIN key file.
     init(service: BioAuthService) {
         self.database = service.database
         self.clock = service.clock
         self.random = service.random
         self.hashing = .threads(service.passwords)
+        self.totpKeys = service.sealers.operatorTOTPKeys
+    }
+
+    /// The sealer of TOTP keys, which signing in needs.
+    private func sealer() throws -> SecretSealer {
+        guard let totpKeys else { throw ConfigurationError(message: "an operator signs in through the server, which holds the PIN key file") }
+        return totpKeys
+    }
+
+    /// Whether `stored` is a TOTP key stored in clear by an earlier version (32 characters of base32).
+    static func isLegacyTOTPKey(_ stored: String) -> Bool {
+        stored.utf8.count == 32 && stored.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x32...0x37).contains($0) }
+    }
+
+    /// The TOTP key `stored` holds for operator `id`: opened, or as it is when stored in clear by an earlier version;
+    /// nil when it does not open (sealed under another key file, or damaged).
+    private func openTOTPKey(_ stored: String?, for id: String) throws -> String? {
+        guard let stored else { return nil }
+        return Self.isLegacyTOTPKey(stored) ? stored : try sealer().open(stored, for: id)
+    }
+
+    /// Seals every TOTP key an earlier version stored in clear (run at start-up; harmless when several instances run it at
+    /// once). Returns how many operators had one.
+    @discardableResult
+    func sealLegacyTOTPKeys() async throws -> Int {
+        let sealer = try sealer()
+        return try await database.transaction { db in
+            var count = 0
+            for row in try await db.operators.totpKeys() {
+                func sealed(_ stored: String?) throws -> String? {
+                    guard let stored, Self.isLegacyTOTPKey(stored) else { return stored }
+                    return try sealer.seal(stored, for: row.id)
+                }
+                let secret = try sealed(row.secret)
+                let pending = try sealed(row.pending)
+                guard secret != row.secret || pending != row.pending else { continue }
+                try await db.operators.replaceTOTPKeys(row.id, secret: secret, pending: pending, old: (row.secret, row.pending))
+                count += 1
+            }
+            return count
+        }
     }
 
     private func hash(_ password: String) async throws -> String {
@@ -231,8 +276,11 @@ public struct Operators: Sendable {
         let account = found.operator
         guard account.disabledAt == nil else { throw OperatorError.disabled }
         guard try await verify(password, hash: found.passwordHash) else { throw try await fail(buckets, now: now) }
-        let enrolled = found.totpSecret
-        let pending = found.pendingTOTPSecret
+        let enrolled = try openTOTPKey(found.totpSecret, for: account.id)
+        let pending = try openTOTPKey(found.pendingTOTPSecret, for: account.id)
+        // A key that does not open (another key file, damage) is not enrolled: refused like a wrong code, and logged by
+        // the server's start-up check of the key file.
+        if found.totpSecret != nil, enrolled == nil { throw try await fail(buckets, now: now) }
         let lastStep = found.lastStep ?? -1
         // Enrolled: the code is part of the credentials; without it the answer is a wrong password's.
         if enrolled != nil, code == nil { throw try await fail(buckets, now: now) }
@@ -241,13 +289,15 @@ public struct Operators: Sendable {
             // shoulder, or by whoever knew the first password, stops working at the operator's next visit, and only a
             // code from the key shown in the latest visit enrolls.
             let secret = Self.newTOTPSecret(random)
-            try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: secret) }
+            let sealed = try sealer().seal(secret, for: account.id)
+            try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: sealed) }
             let uri = TOTP(secret: secret).createAuthenticatorURL(label: "BioAuth:\(account.name)", issuer: "BioAuth")
             let typed = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
             return .enrollTOTP(secret: typed, uri: uri)
         }
         guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(buckets, now: now) }
-        try await database.transaction { db in try await db.operators.recordSignIn(account.id, secret: secret, step: step) }
+        let sealed = try sealer().seal(secret, for: account.id)
+        try await database.transaction { db in try await db.operators.recordSignIn(account.id, secret: sealed, step: step) }
         return .signedIn(
             Operator(
                 id: account.id,

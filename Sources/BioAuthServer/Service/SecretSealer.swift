@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 
 /// Seals what the server must keep but the database alone must not give away, under a key kept in a file outside the
-/// database (`--pin-key`): payment PIN hashes, and webhook signing secrets.
+/// database (`--pin-key`): payment PIN hashes, webhook signing secrets, and console operators' TOTP keys.
 ///
 /// - **PIN hashes.** A 6-digit PIN has a million values, so a bcrypt hash alone falls to an offline search in minutes
 ///   once the database leaks. Sealed, the database alone gives nothing to search. Encrypting the hash (rather than
@@ -12,6 +12,8 @@ import Foundation
 ///   leaked dump they would let anyone forge `payment.authorized` to the bank's backend. They are sealed under a key
 ///   derived from the same file for that one purpose (``derived(for:)``), so a value of one kind never opens as the
 ///   other.
+/// - **Operators' TOTP keys.** Like webhook secrets, needed in clear to check a code, and under a key of their own: a
+///   dump alone does not give anyone an operator's second factor.
 ///
 /// Each value is AES-256-GCM with the row it belongs to as authenticated data (the account id, the endpoint id): a
 /// sealed value copied onto another row does not open there.
@@ -81,10 +83,13 @@ struct SecretSealer: Sendable {
 struct Sealers: Sendable {
     let pins: SecretSealer
     let webhookSecrets: SecretSealer
+    /// Console operators' TOTP keys (the server needs them in clear to check codes).
+    let operatorTOTPKeys: SecretSealer
 
     init(_ key: SecretSealer) {
         pins = key
         webhookSecrets = key.derived(for: "webhook secrets")
+        operatorTOTPKeys = key.derived(for: "operator totp keys")
     }
 
     /// The sealers of the key file at `path` (created if missing; `":memory:"` for a key that lives with the process).

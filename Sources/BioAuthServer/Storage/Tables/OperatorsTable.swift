@@ -101,6 +101,31 @@ struct OperatorsTable: Table {
         try await db.update("operators").set("totp_pending_secret", to: secret).where("id", .equal, id).run()
     }
 
+    /// Every operator's stored TOTP keys (sealed, or in clear from an earlier version), for sealing at start-up.
+    func totpKeys() async throws -> [(id: String, secret: String?, pending: String?)] {
+        try await db.select().columns("id", "totp_secret", "totp_pending_secret").from("operators")
+            .where { $0.where("totp_secret", .isNot, SQLLiteral.null).orWhere("totp_pending_secret", .isNot, SQLLiteral.null) }
+            .all()
+            .map {
+                (
+                    try $0.decode(column: "id", as: String.self), try $0.decode(column: "totp_secret", as: String?.self),
+                    try $0.decode(column: "totp_pending_secret", as: String?.self)
+                )
+            }
+    }
+
+    /// Stores operator `id`'s TOTP keys as `secret` and `pending`, if they are still `old` (another instance may have
+    /// sealed them first).
+    func replaceTOTPKeys(_ id: String, secret: String?, pending: String?, old: (secret: String?, pending: String?)) async throws {
+        try await db.raw(
+            """
+            UPDATE operators SET totp_secret = \(bind: secret), totp_pending_secret = \(bind: pending)
+            WHERE id = \(bind: id) AND totp_secret IS NOT DISTINCT FROM \(bind: old.secret)
+                AND totp_pending_secret IS NOT DISTINCT FROM \(bind: old.pending)
+            """
+        ).run()
+    }
+
     /// Enrolls `secret` (if it was pending) and records `step` as the last one a code was accepted in. (Failures are counted
     /// in `rate_limits`, by name and address; the row's `failed_attempts` and `locked_until` are no longer used.)
     func recordSignIn(_ id: String, secret: String, step: Int64) async throws {
