@@ -10,6 +10,19 @@ import Testing
 struct OperatorTests {
     static func totp(typed: String, at date: Date) -> String { AuthenticatorApp(typed: typed)?.code(at: date) ?? "" }
 
+    /// Signs `name` in for the first time (password `correct horse battery`) and enrolls the key shown; returns it (typed).
+    static func enroll(_ name: String, with operators: Operators, at date: Date) async throws -> String {
+        guard case .enrollTOTP(let typed, _) = try await operators.signIn(name: name, password: "correct horse battery", code: nil) else {
+            throw EnrollmentFailed()
+        }
+        guard case .signedIn = try await operators.signIn(name: name, password: "correct horse battery", code: totp(typed: typed, at: date)) else {
+            throw EnrollmentFailed()
+        }
+        return typed
+    }
+
+    struct EnrollmentFailed: Error {}
+
     static func totp(_ secret: String, at date: Date) -> String { AuthenticatorApp(key: Data(secret.utf8)).code(at: date) }
 
     static func base32(_ text: String) -> Data { AuthenticatorApp(typed: text)?.key ?? Data() }
@@ -185,22 +198,14 @@ struct OperatorTests {
             let secret = try #require(AuthenticatorApp(typed: typed)).key
             let rawKey = String(decoding: secret, as: UTF8.self)
             #expect(try await stored().allSatisfy { $0.hasPrefix("v1.") && !$0.contains(rawKey) }, "the pending key is sealed")
-            guard
-                case .signedIn = try await operators.signIn(
-                    name: "mei",
-                    password: "correct horse battery",
-                    code: Self.totp(typed: typed, at: api.clock.now)
-                )
-            else {
-                Issue.record("not enrolled")
-                return
-            }
+            let enrolledKey = try await Self.enroll("mei", with: operators, at: api.clock.now)
+            let enrolledRaw = String(decoding: try #require(AuthenticatorApp(typed: enrolledKey)).key, as: UTF8.self)
             let enrolled = try await stored()
-            #expect(enrolled.count == 1 && enrolled[0].hasPrefix("v1.") && !enrolled[0].contains(rawKey), "the enrolled key is sealed")
+            #expect(enrolled.count == 1 && enrolled[0].hasPrefix("v1.") && !enrolled[0].contains(enrolledRaw), "the enrolled key is sealed")
 
             // An earlier version's row: the key in clear. Start-up seals it, and the operator's app still works.
             try await api.database.transaction { db in
-                try await db.raw("UPDATE operators SET totp_secret = \(bind: rawKey), totp_last_step = 0 WHERE name = 'mei'").run()
+                try await db.raw("UPDATE operators SET totp_secret = \(bind: enrolledRaw), totp_last_step = 0 WHERE name = 'mei'").run()
             }
             #expect(try await operators.sealLegacyTOTPKeys() == 1)
             #expect(try await operators.sealLegacyTOTPKeys() == 0, "once")
@@ -210,7 +215,7 @@ struct OperatorTests {
                 case .signedIn = try await operators.signIn(
                     name: "mei",
                     password: "correct horse battery",
-                    code: Self.totp(typed: typed, at: api.clock.now)
+                    code: Self.totp(typed: enrolledKey, at: api.clock.now)
                 )
             else {
                 Issue.record("the resealed key does not sign in")

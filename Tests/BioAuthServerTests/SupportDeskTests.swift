@@ -452,21 +452,7 @@ extension SupportDeskTests {
             configure: { $0.consoleEnabled = true },
             { api in
                 _ = try await Self.desk(api)
-                let operators = Operators(service: api.service)
-                guard case .enrollTOTP(let secret, _) = try await operators.signIn(name: "mei", password: "correct horse battery", code: nil) else {
-                    Issue.record("no enrollment offered")
-                    return
-                }
-                guard
-                    case .signedIn = try await operators.signIn(
-                        name: "mei",
-                        password: "correct horse battery",
-                        code: OperatorTests.totp(typed: secret, at: api.clock.now)
-                    )
-                else {
-                    Issue.record("not enrolled")
-                    return
-                }
+                _ = try await OperatorTests.enroll("mei", with: Operators(service: api.service), at: api.clock.now)
                 func attempt(_ name: String, _ password: String) async throws -> (status: Int, raw: String) {
                     let response = try await api.client.execute(
                         uri: "/console/sign-in",

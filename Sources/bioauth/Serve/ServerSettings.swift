@@ -83,6 +83,18 @@ enum ServerSettings {
         )
     }
 
+    /// The port of an optional listener; `unset` is what `--print-config` shows without one.
+    private static func optionalPort(_ key: String, _ path: WritableKeyPath<ServerConfiguration, Int?>, unset: String) -> Setting {
+        Setting(
+            key: key,
+            apply: { configuration, text throws(Reason) in
+                guard let port = Int(text) else { throw Reason(text: "must be a whole number") }
+                configuration[keyPath: path] = port
+            },
+            show: { $0[keyPath: path].map(String.init) ?? unset }
+        )
+    }
+
     private static func text(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String>) -> Setting {
         Setting(key: key, apply: { configuration, text throws(Reason) in configuration[keyPath: path] = text }, show: { $0[keyPath: path] })
     }
@@ -143,14 +155,7 @@ enum ServerSettings {
                 show: { $0.logLevel.rawValue }
             ),
             choice("logFormat", \.logFormat),
-            Setting(
-                key: "metricsPort",
-                apply: { configuration, text throws(Reason) in
-                    guard let port = Int(text) else { throw Reason(text: "must be a whole number") }
-                    configuration.metricsPort = port
-                },
-                show: { $0.metricsPort.map(String.init) ?? "off" }
-            ),
+            optionalPort("metricsPort", \.metricsPort, unset: "off"),
             text("metricsHost", \.metricsHost),
             text("rpId", \.relyingPartyID),
             integer("bcryptCost", \.bcryptCost),
@@ -211,14 +216,7 @@ enum ServerSettings {
                 },
                 show: { String($0.consoleEnabled) }
             ),
-            Setting(
-                key: "consolePort",
-                apply: { configuration, text throws(Reason) in
-                    guard let port = Int(text) else { throw Reason(text: "must be a whole number") }
-                    configuration.consolePort = port
-                },
-                show: { $0.consolePort.map(String.init) ?? "off (on the API's listener)" }
-            ),
+            optionalPort("consolePort", \.consolePort, unset: "off (on the API's listener)"),
             text("consoleHost", \.consoleHost),
             seconds("consoleIdleTimeout", \.consoleIdleTimeout),
             seconds("consoleSessionLifetime", \.consoleSessionLifetime),
