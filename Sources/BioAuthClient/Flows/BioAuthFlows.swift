@@ -8,9 +8,14 @@ import Foundation
 /// an expired access token once, transparently; and turns biometric sign-in off locally, saying why, when the
 /// enrollment changed or the server revoked the device.
 ///
+/// On a device, with BioAuthApple's backends (as `Examples/BioAuthExample` builds them):
+///
 /// ```swift
-/// let flows = try await BioAuthFlows(api: api, authenticator: LocalAuthenticator(), keyStore: SecureEnclaveKeyStore(),
-///                                    store: KeychainSecureStore(), configuration: .init(language: .simplifiedChinese))
+/// let authenticator = LocalAuthenticator()
+/// let store = KeychainSecureStore.system(service: "com.bank.app")
+/// let flows = try await BioAuthFlows(api: BioAuthAPI(serverURL: serverURL), authenticator: authenticator,
+///                                    keyStore: HardwareKeyStore.secureEnclave(authenticator: authenticator, storage: store),
+///                                    store: store, configuration: .init(language: .simplifiedChinese))
 /// if let offer = try await flows.signIn(username: "alice", password: password) {   // "启用面容 ID 登录？"
 ///     try await flows.enableBiometricSignIn()
 /// }
