@@ -194,7 +194,11 @@ extension InABrowser {
                 try await WebDriver.run(http: http) { browser in
                     try await Self.signIn(browser, scene.origin, name: "vic")
                     try await browser.waitForURL(endingWith: "/console/overview")
-                    try await browser.go("\(scene.origin)/console/customers?q=alice")
+                    // The failures table's column is the problem code, not an OTP code (验证码), in Chinese too.
+                    try await browser.go("\(scene.origin)/console/overview?lang=zh-Hans")
+                    let chinese = try await browser.source
+                    #expect(chinese.contains("<th>问题代码</th>") && !chinese.contains("<th>验证码</th>"))
+                    try await browser.go("\(scene.origin)/console/customers?q=alice&lang=en")
                     _ = try await browser.element("table")
                     let page = try await browser.source
                     #expect(page.contains("Alice") && !page.contains("/revoke"), "no revoke form for a viewer")
