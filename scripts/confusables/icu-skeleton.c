@@ -4,8 +4,8 @@
  *                        code point and its skeleton as hex (generate.sh turns that into the server's table);
  *   icu-skeleton         reads UTF-8 lines on standard input and prints, for each, its two look-alike keys as
  *                        DisplayName.lookalikeKeys defines them, tab-separated: skeleton(fold(skeleton(fold(line)))) and
- *                        skeleton(fold(skeleton(line))), with ICU's full case folding (the tests compare BioAuth's keys
- *                        with these).
+ *                        skeleton(fold(skeleton(line))), with fold ICU's full case folding then lowercasing (the tests
+ *                        compare BioAuth's keys with these).
  * Built against the system's ICU (Debian's libicu-dev): cc icu-skeleton.c -licui18n -licuuc -o icu-skeleton
  */
 #include <stdio.h>
@@ -67,7 +67,9 @@ int main(int argc, char **argv) {
                     int32_t n = 0, m = 0;
                     u_strFromUTF8(units, 262144, &n, text, textLength, &status);
                     int32_t f = u_strFoldCase(foldedUnits, 262144, units, n, U_FOLD_CASE_DEFAULT, &status);
-                    u_strToUTF8(text, sizeof text, &m, foldedUnits, f, &status);
+                    /* then lowercased, as DisplayName.fold does */
+                    int32_t l = u_strToLower(units, 262144, foldedUnits, f, "", &status);
+                    u_strToUTF8(text, sizeof text, &m, units, l, &status);
                     if (U_FAILURE(status)) { fprintf(stderr, "folding: %s\n", u_errorName(status)); return 1; }
                     textLength = m;
                 } else {

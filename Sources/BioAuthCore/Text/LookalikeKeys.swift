@@ -5,7 +5,7 @@ extension DisplayName {
     /// shows keeps each key unique.
     ///
     /// With `skeleton` Unicode TS #39's confusable skeleton (NFD, each code point replaced by its prototype from Unicode's
-    /// confusables.txt, NFD again) and `fold` Unicode's full case folding:
+    /// confusables.txt, NFD again) and `fold` Unicode's full case folding followed by lowercasing:
     /// - ``foldedFirst`` is `skeleton(fold(skeleton(fold(name))))`: equal for names that differ in case and in look-alike
     ///   characters ("Coffee Shop", "COFFEE SHOP", "C0ffee Shop"; the second round folds what the first mapped to a
     ///   capital, `0` → `O`).
@@ -37,9 +37,11 @@ extension DisplayName {
         return String(mapped).decomposedStringWithCanonicalMapping
     }
 
-    /// Unicode's full case folding (`ß` → `ss`, `ς` → `σ`), whatever the locale.
+    /// Unicode's full case folding (`ß` → `ss`, `ς` → `σ`), whatever the locale, then lowercased: Foundation's folding
+    /// data can be older than the standard library's case mappings (`ƛ` U+019B and its capital `꟝` U+A7DC, new in
+    /// Unicode 16, fold apart but lowercase alike), and a capital the folding does not know must not make a second name.
     static func fold(_ text: String) -> String {
-        text.folding(options: [.caseInsensitive], locale: nil)
+        text.folding(options: [.caseInsensitive], locale: nil).lowercased()
     }
 
     /// Every code point the confusable mappings replace (for tests that compare the mappings with another implementation).
