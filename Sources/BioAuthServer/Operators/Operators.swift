@@ -36,7 +36,7 @@ public struct Operator: Sendable, Equatable {
 public enum OperatorError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The name, password or code is wrong (which one is not said).
     case invalidCredentials
-    /// Too many failures in a row; sign-in is refused until then.
+    /// Too many failures for this name from this address (or from everywhere); sign-in is refused until then.
     case locked(until: Date)
     /// The operator is disabled.
     case disabled
@@ -250,9 +250,13 @@ public struct Operators: Sendable {
         }
     }
 
-    /// One step of signing in: the password, then (with `code`) the TOTP code. Without an enrolled second factor, the
-    /// first right password gives a new secret to enroll, and the next sign-in with the password and a code from it
-    /// enrolls it. Every failure counts toward the lock; a success clears the count.
+    /// One step of signing in from client `address`: the password, then (with `code`) the TOTP code. Without an enrolled
+    /// second factor, each right password gives a new secret to enroll (the one given before stops working), and the next
+    /// sign-in with the password and a code from it enrolls it. Every failure counts toward the locks of `name` (see the
+    /// type's description); a success does not reset them: they end with their window.
+    ///
+    /// Only the server's operators (`init(service:)`, which hold the PIN key that seals TOTP keys) sign in; the command
+    /// line's throw `ConfigurationError`.
     public func signIn(name: String, password: String, code: String?, address: String? = nil) async throws -> SignIn {
         let now = clock.now
         let buckets = Self.failureBuckets(name: name, address: address)

@@ -22,7 +22,16 @@ struct OutboundRefusal: Error, CustomStringConvertible {
 /// resolves to a public address at registration and to `127.0.0.1` afterwards (DNS rebinding) is refused, not
 /// followed. TLS still verifies the certificate against the URL's host name. Redirects are never followed.
 struct OutboundHTTP: Sendable {
-    let policy: OutboundPolicy
+    let resolver: any HostResolver
+    /// The allow list, read once: names, and addresses or ranges.
+    let allowedNames: Set<String>
+    let allowedRanges: [IPRange]
+
+    init(policy: OutboundPolicy) {
+        resolver = policy.resolver
+        allowedNames = policy.allowedNames
+        allowedRanges = policy.allowedRanges
+    }
 
     /// A checked destination: the host as the URL names it, and the address to connect to.
     struct Destination: Sendable, Equatable {
@@ -48,8 +57,9 @@ struct OutboundHTTP: Sendable {
     ///
     /// - Throws: ``OutboundRefusal`` (then nothing was sent), ``HostResolutionError``, or the HTTP client's error.
     func post(to url: String, headers: HTTPHeaders, body: Data, timeout: TimeInterval) async throws -> Int {
-        let limit = TimeAmount.milliseconds(Int64(timeout * 1000))
-        let destination = try await destination(of: url, lookupLimit: .milliseconds(Int64(timeout * 1000)), mustResolve: true)
+        let milliseconds = Int64(timeout * 1000)
+        let limit = TimeAmount.milliseconds(milliseconds)
+        let destination = try await destination(of: url, lookupLimit: .milliseconds(milliseconds), mustResolve: true)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         // A receiver that refuses connections fails the attempt at once (it is retried on the caller's schedule).
@@ -97,10 +107,13 @@ struct OutboundHTTP: Sendable {
         }
         return await withCheckedContinuation { continuation in
             answer.withLockedValue { $0.continuation = continuation }
-            Task { settle(try? await resolver.addresses(of: name)) }
-            Task {
+            let timer = Task {
                 try? await Task.sleep(for: limit)
                 settle(nil)
+            }
+            Task {
+                settle(try? await resolver.addresses(of: name))
+                timer.cancel()
             }
         }
     }
@@ -116,9 +129,10 @@ struct OutboundHTTP: Sendable {
         guard let target = OutboundHost(host) else {
             throw OutboundRefusal(host: host, reason: "not an address in its standard form nor a DNS name")
         }
-        let ranges = policy.allowedRanges
         func permitted(_ address: IPAddress) throws {
-            guard let kind = OutboundAddressRules.refusal(of: address), !ranges.contains(where: { $0.contains(address) }) else { return }
+            guard let kind = OutboundAddressRules.refusal(of: address), !allowedRanges.contains(where: { $0.contains(address) }) else {
+                return
+            }
             throw OutboundRefusal(host: host, reason: "\(address) is \(kind)")
         }
         switch target {
@@ -126,11 +140,11 @@ struct OutboundHTTP: Sendable {
             try permitted(address)
             return Destination(host: host, address: address)
         case .name(let name):
-            let named = policy.allowedNames.contains(name)
+            let named = allowedNames.contains(name)
             if !named, let reason = target.nameRefusal { throw OutboundRefusal(host: host, reason: reason) }
             // Neither a registration nor a delivery waits on a slow resolver for long: a registration accepts the name
             // (each request checks it), a request fails (and is retried on its caller's schedule).
-            guard let addresses = await Self.resolve(name, with: policy.resolver, within: lookupLimit) else {
+            guard let addresses = await Self.resolve(name, with: resolver, within: lookupLimit) else {
                 if mustResolve { throw HostResolutionError(reason: "\(name): the resolver failed or gave no answer within \(lookupLimit)") }
                 return Destination(host: host)
             }

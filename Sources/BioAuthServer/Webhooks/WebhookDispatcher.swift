@@ -108,13 +108,13 @@ struct WebhookDispatcher: Service {
         }
     }
 
-    /// One pass (what tests drive on their clock): the expiry sweep, then every due delivery, in batches of up to 16, one per
+    /// One pass (what tests drive on their clock): the expiry sweep, then every due delivery, in batches of up to ``poolSize``, one per
     /// endpoint, attempted concurrently. Returns how many payments expired and how many deliveries were attempted.
     func runOnce() async throws -> (expired: Int, attempted: Int) {
         let expired = try await expireOverduePayments()
         var attempted = 0
         while !Task.isShuttingDownGracefully {
-            let claims = try await claimDue(limit: 16)
+            let claims = try await claimDue(limit: Self.poolSize)
             guard !claims.isEmpty else { break }
             await withTaskGroup(of: Void.self) { group in
                 for claim in claims { group.addTask { await self.attempt(claim) } }
