@@ -473,6 +473,26 @@ extension SupportDeskTests {
         )
     }
 
+    @Test("a retention purge in the middle of an operator's lock does not lift it")
+    func purgeKeepsOperatorLocks() async throws {
+        try await TestServer.run { api in
+            let operators = Operators(service: api.service)
+            _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
+            for attempt in 0..<Operators.maxFailures {
+                await #expect(throws: OperatorError.self) {
+                    try await operators.signIn(name: "mei", password: "guess guess \(attempt)", code: nil, address: "203.0.113.5")
+                }
+            }
+            let lockEnds = api.clock.now.addingTimeInterval(Operators.lockDuration)
+            api.clock.advance(by: 10 * 60)
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            _ = try #require(try await retention.purge())
+            await #expect(throws: OperatorError.locked(until: lockEnds)) {
+                try await operators.signIn(name: "mei", password: "correct horse battery", code: nil, address: "203.0.113.5")
+            }
+        }
+    }
+
     @Test("failures from many addresses lock a name everywhere once they reach the slower backstop")
     func backstop() async throws {
         try await TestServer.run { api in

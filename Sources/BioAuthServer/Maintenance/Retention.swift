@@ -148,7 +148,12 @@ public struct Retention: Sendable {
             ),
             Rule(kind: .idempotencyKeys, purge: IdempotencyKeysTable.purge(before: now - Int64(policy.idempotencyKeys * 1000))),
             Rule(kind: .auditEvents, purge: AuditEventsTable.purge(before: now - Int64(policy.auditEvents * 1000))),
-            Rule(kind: .rateLimits, purge: RateLimitsTable.purge(windowsBefore: now - Int64(rateLimitWindow * 1000))),
+            // The longest window any bucket counts in: the requests' rate limits, or an operator's sign-in lock (15
+            // minutes), which a purge must not lift early.
+            Rule(
+                kind: .rateLimits,
+                purge: RateLimitsTable.purge(windowsBefore: now - Int64(max(rateLimitWindow, Operators.lockDuration) * 1000))
+            ),
             // A webhook event goes with its deliveries and their attempts once every delivery has ended long enough ago; a
             // pending one (still being tried) keeps all of them.
             Rule(kind: .webhookAttempts, purge: WebhooksTable.purgeAttempts(before: webhooks)),
