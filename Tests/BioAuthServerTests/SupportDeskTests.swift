@@ -12,6 +12,18 @@ import Testing
 /// the customer's own audit log with the operator and the reason, and a viewer can take none of them.
 @Suite("Support desk")
 struct SupportDeskTests {
+    /// Posts the console's sign-in form (`form`, URL-encoded). Console pages are HTML, so the request goes past `API.call`,
+    /// which expects problem documents for errors.
+    static func consoleSignIn(_ api: API, form: String) async throws -> (status: Int, raw: String) {
+        let response = try await api.client.execute(
+            uri: "/console/sign-in",
+            method: .post,
+            headers: [.contentType: "application/x-www-form-urlencoded"],
+            body: ByteBuffer(string: form)
+        )
+        return (response.status.code, String(buffer: response.body))
+    }
+
     static func desk(_ api: API) async throws -> SupportDesk {
         let operators = Operators(service: api.service)
         _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
@@ -419,15 +431,8 @@ extension SupportDeskTests {
             configure: { $0.consoleEnabled = true },
             { api in
                 _ = try await Self.desk(api)
-                // Console pages are HTML, so the request goes past `API.call`, which expects problem documents for errors.
                 func attempt(_ name: String) async throws -> (status: Int, raw: String) {
-                    let response = try await api.client.execute(
-                        uri: "/console/sign-in",
-                        method: .post,
-                        headers: [.contentType: "application/x-www-form-urlencoded"],
-                        body: ByteBuffer(string: "name=\(name)&password=wrong+horse+battery")
-                    )
-                    return (response.status.code, String(buffer: response.body))
+                    try await Self.consoleSignIn(api, form: "name=\(name)&password=wrong+horse+battery")
                 }
                 for index in 0..<Console.signInAttemptsPerAddress {
                     let reply = try await attempt(index % 2 == 0 ? "mei" : "vic\(index)")
@@ -454,13 +459,7 @@ extension SupportDeskTests {
                 _ = try await Self.desk(api)
                 _ = try await OperatorTests.enroll("mei", with: Operators(service: api.service), at: api.clock.now)
                 func attempt(_ name: String, _ password: String) async throws -> (status: Int, raw: String) {
-                    let response = try await api.client.execute(
-                        uri: "/console/sign-in",
-                        method: .post,
-                        headers: [.contentType: "application/x-www-form-urlencoded"],
-                        body: ByteBuffer(string: "name=\(name)&password=\(password)&code=")
-                    )
-                    return (response.status.code, String(buffer: response.body))
+                    try await Self.consoleSignIn(api, form: "name=\(name)&password=\(password)&code=")
                 }
                 let rightWithoutCode = try await attempt("mei", "correct+horse+battery")
                 let wrong = try await attempt("mei", "wrong+horse+battery")
@@ -524,13 +523,7 @@ extension SupportDeskTests {
                 let port = try #require(await api.metricsPorts.first { _ in true })
                 let before = try await MetricsTests.scrape(port).value("bioauth_password_hash_wait_seconds_count") ?? 0
                 for name in ["mei", "nobody-here"] {
-                    let response = try await api.client.execute(
-                        uri: "/console/sign-in",
-                        method: .post,
-                        headers: [.contentType: "application/x-www-form-urlencoded"],
-                        body: ByteBuffer(string: "name=\(name)&password=wrong+horse+battery")
-                    )
-                    #expect(response.status.code == 401)
+                    #expect(try await Self.consoleSignIn(api, form: "name=\(name)&password=wrong+horse+battery").status == 401)
                 }
                 let after = try await MetricsTests.scrape(port)
                 #expect(after.value("bioauth_password_hash_wait_seconds_count") == before + 2, "\(after.text)")
