@@ -38,9 +38,9 @@ extension InABrowser {
             logger.logLevel = .error
             let server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
                 let operators = Operators(database: database, bcryptCost: 4)
-                _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
-                _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery")
-                _ = try await operators.create(name: "ada", role: .admin, password: "correct horse battery")
+                _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery", mustChangePassword: false)
+                _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery", mustChangePassword: false)
+                _ = try await operators.create(name: "ada", role: .admin, password: "correct horse battery", mustChangePassword: false)
                 _ = try await PayeeRegistry(database: database).register(id: "tom-1", name: "Tom & Jerry's")
             }
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))

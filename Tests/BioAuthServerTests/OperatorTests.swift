@@ -12,7 +12,7 @@ struct OperatorTests {
 
     /// Signs `name` in for the first time (password `correct horse battery`) and enrolls the key shown; returns it (typed).
     static func enroll(_ name: String, with operators: Operators, at date: Date) async throws -> String {
-        guard case .enrollTOTP(let typed, _) = try await operators.signIn(name: name, password: "correct horse battery", code: nil) else {
+        guard case .enrollTOTP(let typed, _, _) = try await operators.signIn(name: name, password: "correct horse battery", code: nil) else {
             throw EnrollmentFailed()
         }
         guard case .signedIn = try await operators.signIn(name: name, password: "correct horse battery", code: totp(typed: typed, at: date)) else {
@@ -48,7 +48,7 @@ struct OperatorTests {
     func enrollAndSignIn(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
             let operators = Operators(service: api.service)
-            let made = try await operators.create(name: "mei.support", role: .support, password: "correct horse battery")
+            let made = try await operators.create(name: "mei.support", role: .support, password: "correct horse battery", mustChangePassword: false)
             #expect(made.id.hasPrefix("op_") && !made.totpEnrolled)
             await #expect(throws: OperatorError.invalidCredentials) {
                 try await operators.signIn(name: "mei.support", password: "wrong password!", code: nil)
@@ -58,7 +58,11 @@ struct OperatorTests {
             }
 
             guard
-                case .enrollTOTP(let secret, let uri) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil)
+                case .enrollTOTP(let secret, let uri, false) = try await operators.signIn(
+                    name: "mei.support",
+                    password: "correct horse battery",
+                    code: nil
+                )
             else {
                 Issue.record("no enrollment offered")
                 return
@@ -67,17 +71,24 @@ struct OperatorTests {
             #expect(Self.base32(secret).count == 32, "a 256-bit key")
             // A new key on every visit before enrollment: a code from the key shown before does not enroll.
             guard
-                case .enrollTOTP(let fresh, _) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil)
+                case .enrollTOTP(let fresh, _, _) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: nil)
             else {
                 Issue.record("no enrollment offered on the second visit")
                 return
             }
             #expect(fresh != secret, "a fresh key on each visit")
-            await #expect(throws: OperatorError.invalidCredentials, "a code from the earlier key") {
-                try await operators.signIn(name: "mei.support", password: "correct horse battery", code: Self.totp(typed: secret, at: api.clock.now))
-            }
-            await #expect(throws: OperatorError.invalidCredentials) {
-                try await operators.signIn(name: "mei.support", password: "correct horse battery", code: "000000")
+            // A wrong code while enrolling, with the right password: the same key again, not a new one, and not enrolled.
+            let earlier = try await operators.signIn(
+                name: "mei.support",
+                password: "correct horse battery",
+                code: Self.totp(typed: secret, at: api.clock.now)
+            )
+            #expect(earlier == .enrollTOTP(secret: fresh, uri: uri.replacingOccurrences(of: secret, with: fresh), afterWrongCode: true))
+            let typo = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: "000000")
+            #expect(typo == .enrollTOTP(secret: fresh, uri: uri.replacingOccurrences(of: secret, with: fresh), afterWrongCode: true))
+            #expect(try await operators.list().map(\.totpEnrolled) == [false])
+            await #expect(throws: OperatorError.invalidCredentials, "a wrong password with a code shows no key") {
+                try await operators.signIn(name: "mei.support", password: "wrong password!", code: "000000", address: "10.0.0.4")
             }
             let code = Self.totp(typed: fresh, at: api.clock.now)
             guard case .signedIn(let signedIn) = try await operators.signIn(name: "mei.support", password: "correct horse battery", code: code) else {
@@ -110,8 +121,9 @@ struct OperatorTests {
     func lockout() async throws {
         try await TestServer.run { api in
             let operators = Operators(service: api.service)
-            _ = try await operators.create(name: "li.admin", role: .admin, password: "correct horse battery")
-            guard case .enrollTOTP(let secret, _) = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: nil) else {
+            _ = try await operators.create(name: "li.admin", role: .admin, password: "correct horse battery", mustChangePassword: false)
+            guard case .enrollTOTP(let secret, _, _) = try await operators.signIn(name: "li.admin", password: "correct horse battery", code: nil)
+            else {
                 Issue.record("no enrollment offered")
                 return
             }
@@ -185,8 +197,8 @@ struct OperatorTests {
     func totpKeysSealed(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
             let operators = Operators(service: api.service)
-            _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery")
-            guard case .enrollTOTP(let typed, _) = try await operators.signIn(name: "mei", password: "correct horse battery", code: nil) else {
+            _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery", mustChangePassword: false)
+            guard case .enrollTOTP(let typed, _, _) = try await operators.signIn(name: "mei", password: "correct horse battery", code: nil) else {
                 Issue.record("no enrollment offered")
                 return
             }

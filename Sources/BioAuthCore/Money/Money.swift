@@ -27,6 +27,27 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         return sign + padded[..<split] + "." + padded[split...]
     }
 
+    /// The amount a person wrote in major units, as ``decimalString`` writes it: `"88"`, `"88.5"` or `"88.50"` for
+    /// ¥88.50; no sign, no grouping, at most the currency's decimals (`"88.505"` and `"1.5"` in JPY are nil), and nil
+    /// beyond what `Int64` minor units hold. Parsed with integer arithmetic, so nothing is rounded.
+    public init?(decimalString text: String, currency: Currency) {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0]
+        let fraction = parts.count > 1 ? parts[1] : ""
+        let exponent = currency.minorUnitExponent
+        guard !whole.isEmpty, whole.utf8.count <= 19, whole.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            fraction.utf8.allSatisfy({ (0x30...0x39).contains($0) }), fraction.count <= exponent, parts.count == 1 || !fraction.isEmpty
+        else { return nil }
+        var minor = Int64(0)
+        for digit in (whole + fraction + String(repeating: "0", count: exponent - fraction.count)).utf8 {
+            let (shifted, overflow) = minor.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) = shifted.addingReportingOverflow(Int64(digit - 0x30))
+            guard !overflow, !overflow2 else { return nil }
+            minor = added
+        }
+        self.init(minorUnits: minor, currency: currency)
+    }
+
     /// `"CNY 88.00"`: unambiguous, for logs and diagnostics (never localized).
     public var description: String { "\(currency.code) \(decimalString)" }
 }

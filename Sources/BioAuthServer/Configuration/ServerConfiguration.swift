@@ -100,6 +100,11 @@ public struct ServerConfiguration: Sendable {
     public var consoleIdleTimeout: TimeInterval = 15 * 60
     /// How long a console session lasts after sign-in, however busy (8 hours; at least the idle timeout, at most 7 days).
     public var consoleSessionLifetime: TimeInterval = 8 * 3600
+    /// The issuer an operator's authenticator app shows beside their name (`BioAuth`): give staging and production
+    /// different ones, so that their codes are told apart. 1-32 of `A-Z a-z 0-9`, space, `.`, `-` and `_`.
+    public var consoleTOTPIssuer = "BioAuth"
+    /// The time zone the console shows times and the overview's hours in: an IANA name such as `Asia/Shanghai` (`UTC`).
+    public var consoleTimeZone = "UTC"
     /// Passkeys: origins, relying party, attestation, and the web sign-in page (off by default).
     public var passkeys = PasskeyPolicy()
 
@@ -142,6 +147,15 @@ public struct ServerConfiguration: Sendable {
         guard (60...8 * 3600).contains(consoleIdleTimeout) else { throw fail("console idle timeout must be 60 seconds to 8 hours") }
         guard consoleSessionLifetime >= consoleIdleTimeout, consoleSessionLifetime <= 7 * 86_400 else {
             throw fail("console session lifetime must be at least the console idle timeout and at most 7 days")
+        }
+        guard (1...32).contains(consoleTOTPIssuer.utf8.count),
+            consoleTOTPIssuer.utf8.allSatisfy({ ServiceClients.nameBytes.contains($0) || $0 == 0x20 }),
+            consoleTOTPIssuer.first != " ", consoleTOTPIssuer.last != " "
+        else {
+            throw fail("console TOTP issuer must be 1-32 characters of A-Z a-z 0-9, space, . - _ (no colon)")
+        }
+        guard TimeZone(identifier: consoleTimeZone) != nil else {
+            throw fail("console time zone must be an IANA time zone name such as Asia/Shanghai or UTC, not \(consoleTimeZone)")
         }
         guard paymentLifetime <= 300 else { throw fail("payment lifetime must be at most 300 seconds") }
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }

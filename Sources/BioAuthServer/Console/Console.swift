@@ -44,11 +44,13 @@ struct Console: Sendable {
         }
         router.get("/console/sign-in") { request, _ in console.signInPage(request, name: "", enroll: nil, error: nil, status: .ok) }
         router.post("/console/sign-in") { request, _ in try await console.signIn(request) }
+        router.get("/console/password") { request, _ in try await console.passwordPage(request) }
+        router.post("/console/password") { request, _ in try await console.setPassword(request) }
         router.post("/console/sign-out") { request, _ in
-            try await console.acting(request) { _, _ in
+            try await console.acting(request, allowRestricted: true) { _, _ in
                 try await console.sessions.end(request.cookies[ConsoleSessions.cookieName]?.value)
                 var response = Self.redirect("/console/sign-in")
-                response.headers[.setCookie] = "\(ConsoleSessions.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict"
+                response.headers[.setCookie] = Self.endedSessionCookie
                 return response
             }
         }
@@ -72,12 +74,40 @@ struct Console: Sendable {
         }
         router.post("/console/admin/operators/{name}/disable") { request, context in
             let name = try context.parameters.require("name")
-            return try await console.administering(request, done: "operator-disabled") { session, _ in
-                do {
-                    try await console.desk.disableOperator(name: name, by: session.operator)
-                } catch let error as OperatorError {
-                    throw SupportError.invalid(error.description)
+            return try await console.administering(request, done: "operator-disabled") { session, form in
+                try await console.desk.disableOperator(name: name, reason: form["reason"] ?? "", by: session.operator)
+            }
+        }
+        router.post("/console/admin/operators/{name}/enable") { request, context in
+            let name = try context.parameters.require("name")
+            return try await console.administering(request, done: "operator-enabled") { session, form in
+                try await console.desk.enableOperator(name: name, reason: form["reason"] ?? "", by: session.operator)
+            }
+        }
+        router.post("/console/admin/operators/{name}/role") { request, context in
+            let name = try context.parameters.require("name")
+            return try await console.administering(request, done: "operator-role-changed") { session, form in
+                guard let role = OperatorRole(rawValue: form["role"] ?? "") else {
+                    throw SupportError.invalid("the role is viewer, support or admin")
                 }
+                try await console.desk.changeOperatorRole(name: name, to: role, reason: form["reason"] ?? "", by: session.operator)
+            }
+        }
+        router.post("/console/admin/operators/{name}/reset-password") { request, context in
+            let name = try context.parameters.require("name")
+            return try await console.administering(request, done: "operator-password-reset") { session, form in
+                try await console.desk.resetOperatorPassword(
+                    name: name,
+                    temporaryPassword: form["password"] ?? "",
+                    reason: form["reason"] ?? "",
+                    by: session.operator
+                )
+            }
+        }
+        router.post("/console/admin/operators/{name}/reset-totp") { request, context in
+            let name = try context.parameters.require("name")
+            return try await console.administering(request, done: "operator-totp-reset") { session, form in
+                try await console.desk.resetOperatorTOTP(name: name, reason: form["reason"] ?? "", by: session.operator)
             }
         }
         router.post("/console/admin/service-clients/{client}/disable") { request, context in
@@ -98,6 +128,13 @@ struct Console: Sendable {
         }
         router.get("/console/customers/{account}") { request, context in
             try await console.customer(request, account: try context.parameters.require("account"))
+        }
+        router.get("/console/customers/{account}/payments/{payment}") { request, context in
+            try await console.paymentPage(
+                request,
+                account: try context.parameters.require("account"),
+                payment: try context.parameters.require("payment")
+            )
         }
         router.post("/console/customers/{account}/devices/{device}/revoke") { request, context in
             let account = try context.parameters.require("account")
@@ -147,13 +184,119 @@ struct Console: Sendable {
         name: String,
         enroll: (secret: String, uri: String)?,
         error: String?,
+        flash: String? = nil,
         status: HTTPResponse.Status
     ) -> Response {
         let language = Self.language(request)
         var view: [String: Any] = ["name": name, "t": language.text]
-        if let enroll { view["enroll"] = ["secret": enroll.secret, "uri": enroll.uri] }
+        if let enroll {
+            view["enroll"] = [
+                "secret": Self.grouped(enroll.secret), "uri": enroll.uri,
+                "qr": QRCode(text: enroll.uri)?.svg(pixelsPerModule: 5, label: language["qrLabel"]) ?? "",
+            ]
+        }
         let content = templates.render(view, withTemplate: "sign-in") ?? ""
-        return page(request, title: language["signIn"], content: content, session: nil, error: error.map { language[$0] }, status: status)
+        return page(
+            request,
+            title: language["signIn"],
+            content: content,
+            session: nil,
+            flash: flash.map { language[$0] },
+            error: error.map { language[$0] },
+            status: status
+        )
+    }
+
+    /// A key in groups of four, as people type it (authenticator apps ignore the spaces).
+    static func grouped(_ key: String) -> String {
+        var groups: [Substring] = []
+        var rest = key[...]
+        while !rest.isEmpty {
+            groups.append(rest.prefix(4))
+            rest = rest.dropFirst(4)
+        }
+        return groups.joined(separator: " ")
+    }
+
+    /// The page where an operator chooses their password: at their first sign-in and after an admin reset it (the new
+    /// one twice), or when they change it (also the current one and a code).
+    private func passwordPage(
+        _ request: Request,
+        error: String? = nil,
+        status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return Self.redirect("/console/sign-in")
+        }
+        let language = Self.language(request)
+        let forced = session.operator.mustChangePassword
+        let view: [String: Any] = ["t": language.text, "csrf": session.csrfToken, "forced": forced, "name": session.operator.name]
+        return page(
+            request,
+            title: language[forced ? "choosePasswordTitle" : "changePasswordTitle"],
+            content: templates.render(view, withTemplate: "password") ?? "",
+            session: session,
+            error: error.map { language[$0] },
+            status: status
+        )
+    }
+
+    /// Stores the password the operator chose. A new operator then sees the key to enroll (their session ends: they sign
+    /// in with the new password and a code); the others go on to the overview.
+    private func setPassword(_ request: Request) async throws -> Response {
+        try await acting(request, allowRestricted: true) { session, form in
+            let new = form["new"] ?? ""
+            guard new == form["repeat"] ?? "" else {
+                return try await passwordPage(request, error: "error.passwordsDiffer", status: .unprocessableContent)
+            }
+            guard (try? Operators.checkPassword(new)) != nil else {
+                return try await passwordPage(request, error: "error.passwordRule", status: .unprocessableContent)
+            }
+            let operators = Operators(service: service)
+            let token = request.cookies[ConsoleSessions.cookieName]?.value
+            do {
+                guard session.operator.mustChangePassword else {
+                    try await operators.changePassword(
+                        operatorID: session.operator.id,
+                        current: form["current"] ?? "",
+                        code: form["code"] ?? "",
+                        newPassword: new,
+                        address: ClientAddress.current,
+                        keepingSession: token.map(BioAuthService.tokenHash)
+                    )
+                    return Self.redirect("/console/overview?done=password-changed")
+                }
+                let updated = try await operators.choosePassword(operatorID: session.operator.id, newPassword: new)
+                guard updated.totpEnrolled else {
+                    try await sessions.end(token)
+                    let shown = try await operators.newEnrollment(updated)
+                    var response = signInPage(request, name: updated.name, enroll: shown, error: nil, flash: "done.password-set", status: .ok)
+                    response.headers[.setCookie] = Self.endedSessionCookie
+                    return response
+                }
+                return Self.redirect("/console/overview?done=password-changed")
+            } catch let error as OperatorError {
+                switch error {
+                case .locked: return try await passwordPage(request, error: "error.locked", status: .tooManyRequests)
+                case .invalidCredentials: return try await passwordPage(request, error: "error.currentCredentials", status: .unauthorized)
+                case .invalid: return try await passwordPage(request, error: "error.passwordSame", status: .unprocessableContent)
+                case .disabled: return Self.redirect("/console/sign-in")
+                }
+            }
+        }
+    }
+
+    /// The cookie that makes the browser forget an ended session.
+    static let endedSessionCookie = "\(ConsoleSessions.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict"
+
+    /// The signed-in operator's session when they may use the console; otherwise nil and where to send them: the sign-in
+    /// page without a session, the password page while they must choose their own password (or have no second factor).
+    private func signedIn(_ request: Request) async throws -> (session: ConsoleSessions.Session?, elsewhere: Response) {
+        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
+            return (nil, Self.redirect("/console/sign-in"))
+        }
+        guard !session.isRestricted else { return (nil, Self.redirect("/console/password")) }
+        return (session, Self.redirect("/console/overview"))
     }
 
     /// Sign-in attempts one client address may make per rate-limit window, whatever the names: bounds password guessing
@@ -183,8 +326,20 @@ struct Console: Sendable {
         let operators = Operators(service: service)
         do {
             switch try await operators.signIn(name: name, password: password, code: code, address: ClientAddress.current) {
-            case .enrollTOTP(let secret, let uri):
-                return signInPage(request, name: name, enroll: (secret, uri), error: nil, status: .ok)
+            case .enrollTOTP(let secret, let uri, let afterWrongCode):
+                return signInPage(
+                    request,
+                    name: name,
+                    enroll: (secret, uri),
+                    error: afterWrongCode ? "error.enrollCode" : nil,
+                    status: afterWrongCode ? .unauthorized : .ok
+                )
+            case .changePassword(let signedIn):
+                // A session that only reaches the password page until the operator has chosen their own.
+                let token = try await sessions.start(for: signedIn)
+                var response = Self.redirect("/console/password")
+                response.headers[.setCookie] = "\(ConsoleSessions.cookieName)=\(token); Path=/; Secure; HttpOnly; SameSite=Strict"
+                return response
             case .signedIn(let signedIn):
                 let token = try await sessions.start(for: signedIn)
                 var response = Self.redirect("/console/overview")
@@ -201,45 +356,71 @@ struct Console: Sendable {
         }
     }
 
+    /// The customer search: an id a customer reads out opens its customer (a payment id, the payment); the start of a
+    /// username in any case lists the customers it matches, or opens the one that is exactly it.
     private func customers(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
-            return Self.redirect("/console/sign-in")
-        }
+        let (found, elsewhere) = try await signedIn(request)
+        guard let session = found else { return elsewhere }
+        let language = Self.language(request)
         let query = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespaces) ?? ""
+        var view: [String: Any] = ["query": query, "t": language.text]
         if !query.isEmpty {
-            do {
-                // Only the id is needed here; the customer's page loads the rest.
-                return Self.redirect("/console/customers/\(Self.pathSafe(try await desk.accountID(query)))")
-            } catch is SupportError {
-                let content = templates.render(["query": query, "notFound": true, "t": Self.language(request).text], withTemplate: "customers") ?? ""
-                return page(request, title: Self.language(request)["customers"], content: content, session: session, status: .notFound)
+            switch try? await desk.search(query) {
+            case .id(let kind, let id, let accountID):
+                let customer = "/console/customers/\(Self.pathSafe(accountID))"
+                return Self.redirect(kind == "payment" ? "\(customer)/payments/\(Self.pathSafe(id))" : customer)
+            case .usernames(let matches) where matches.count == 1 && matches[0].username == query.lowercased():
+                return Self.redirect("/console/customers/\(Self.pathSafe(matches[0].accountID))")
+            case .usernames(let matches) where !matches.isEmpty:
+                view["hasMatches"] = true
+                view["matches"] = matches.map { ["accountID": $0.accountID, "username": $0.username] }
+            default:
+                view["notFound"] = true
+                let content = templates.render(view, withTemplate: "customers") ?? ""
+                return page(request, title: language["customers"], content: content, session: session, status: .notFound)
             }
         }
-        let content = templates.render(["query": "", "t": Self.language(request).text], withTemplate: "customers") ?? ""
-        return page(request, title: Self.language(request)["customers"], content: content, session: session)
+        let content = templates.render(view, withTemplate: "customers") ?? ""
+        return page(request, title: language["customers"], content: content, session: session)
     }
 
     /// Operators, payees and service clients, for admins.
     private func admin(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
-            return Self.redirect("/console/sign-in")
-        }
+        let (found, elsewhere) = try await signedIn(request)
+        guard let session = found else { return elsewhere }
         guard session.operator.role == .admin else { return forbidden(request, "error.admin", session: session) }
         let language = Self.language(request)
-        let time = { (date: Date) in (try? InternetDateTime().encode(date)) ?? "–" }
+        let clock = consoleTime(request)
         let operators = try await Operators(service: service).list()
+        let names = Dictionary(operators.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let payees = try await PayeeRegistry(database: service.database, clock: service.clock).list()
         let clients = try await ServiceClients(database: service.database, clock: service.clock, random: service.random).list()
+        let roles = OperatorRole.allCases.map(\.rawValue)
         let view: [String: Any] = [
             "t": language.text, "csrf": session.csrfToken,
+            "newRoles": roles.map { ["value": $0, "label": language.word("role", $0)] },
             "operators": operators.map { item -> [String: Any] in
-                [
-                    "id": item.id, "name": item.name, "role": item.role.rawValue, "createdAt": time(item.createdAt),
-                    "state": item.disabledAt != nil ? language["disabled"] : item.totpEnrolled ? language["active"] : language["totpPending"],
-                    "canDisable": item.disabledAt == nil && item.name != session.operator.name,
+                let state =
+                    item.disabledAt != nil
+                    ? "disabled" : item.mustChangePassword ? "passwordNotChosen" : item.totpEnrolled ? "active" : "totpPending"
+                return [
+                    "id": item.id, "name": item.name, "role": language.word("role", item.role.rawValue), "createdAt": clock.format(item.createdAt),
+                    "state": language[state], "disabled": item.disabledAt != nil, "isSelf": item.id == session.operator.id,
+                    "roles": roles.map { ["value": $0, "label": language.word("role", $0), "selected": $0 == item.role.rawValue] },
                 ]
             },
-            "payees": payees.map { ["id": $0.id, "name": $0.name, "verification": $0.verification.rawValue, "registeredBy": $0.registeredBy] },
+            "changes": try await desk.operatorChanges(limit: 50).map { change -> [String: Any] in
+                [
+                    "occurredAt": clock.format(change.occurredAt), "kind": language.word("kind", change.kind),
+                    "by": names[change.operatorID] ?? change.operatorID, "details": change.reason,
+                ]
+            },
+            "payees": payees.map {
+                [
+                    "id": $0.id, "name": $0.name, "verification": language.word("verification", $0.verification.rawValue),
+                    "registeredBy": names[$0.registeredBy] ?? $0.registeredBy,
+                ]
+            },
             "clients": clients.map { client -> [String: Any] in
                 [
                     "id": client.id, "name": client.name, "scopes": client.scopes.joined(separator: " "),
@@ -278,24 +459,31 @@ struct Console: Sendable {
     }
 
     private func overview(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
-            return Self.redirect("/console/sign-in")
-        }
+        let (found, elsewhere) = try await signedIn(request)
+        guard let session = found else { return elsewhere }
         let language = Self.language(request)
-        let overview = try await desk.overview(hours: 24)
+        let clock = consoleTime(request)
+        let overview = try await desk.overview(hours: 24, timeZone: clock.timeZone)
         let view: [String: Any] = [
-            "t": language.text, "chart": Self.chart(overview, language: language),
+            "t": language.text, "chart": Self.chart(overview, language: language, time: clock), "zone": clock.zoneName,
             "biometric": overview.hours.map(\.biometric).reduce(0, +), "passkey": overview.hours.map(\.passkey).reduce(0, +),
             "password": overview.hours.map(\.password).reduce(0, +),
             "failures": overview.hours.map(\.failures).reduce(0, +),
             "codes": overview.failuresByCode.map { ["code": $0.code, "count": $0.count] },
         ]
-        return page(request, title: language["overview"], content: templates.render(view, withTemplate: "overview") ?? "", session: session)
+        let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes.contains($0) ? language["done.\($0)"] : nil }
+        return page(
+            request,
+            title: language["overview"],
+            content: templates.render(view, withTemplate: "overview") ?? "",
+            session: session,
+            flash: flash
+        )
     }
 
     /// The hours as an SVG bar chart, four bars an hour (device key, passkey, password, failed), drawn here from numbers only: no
     /// script, no style attribute (the CSP allows neither inline), every text escaped.
-    static func chart(_ overview: SupportDesk.Overview, language: ConsoleLanguage) -> String {
+    static func chart(_ overview: SupportDesk.Overview, language: ConsoleLanguage, time: ConsoleTime) -> String {
         let width = 960
         let height = 260
         let left = 40
@@ -319,7 +507,7 @@ struct Console: Sendable {
                     ##"<rect x="\##(format(x + Double(series) * bar))" y="\##(format(Double(height - bottom) - h))" width="\##(format(bar))" height="\##(format(h))" fill="\##(colors[series])"><title>\##(value)</title></rect>"##
             }
             if index % 3 == 0 {
-                let label = hourLabel(hour.start)
+                let label = time.hour(hour.start)
                 svg +=
                     ##"<text x="\##(format(x + bar))" y="\##(height - bottom + 16)" text-anchor="middle" font-size="11" fill="#475569">\##(label)</text>"##
             }
@@ -334,50 +522,70 @@ struct Console: Sendable {
 
     private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    private static func hourLabel(_ date: Date) -> String {
-        let hour = Int(date.timeIntervalSince1970 / 3600) % 24
-        return String(format: "%02d:00", hour)
-    }
-
     private static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
             .replacingOccurrences(of: "\"", with: "&quot;")
     }
 
+    /// The payments search: a payment id opens the payment; otherwise the filters (amounts in major units of the chosen
+    /// currency, dates in the console's time zone).
     private func payments(_ request: Request) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
-            return Self.redirect("/console/sign-in")
-        }
+        let (found, elsewhere) = try await signedIn(request)
+        guard let session = found else { return elsewhere }
         let language = Self.language(request)
+        let clock = consoleTime(request)
         let query = request.uri.queryParameters
         let given = { (name: String) -> String in query.get(name)?.trimmingCharacters(in: .whitespaces) ?? "" }
+        if !given("id").isEmpty {
+            if case .id("payment", let id, let accountID) = try? await desk.search(given("id")) {
+                return Self.redirect("/console/customers/\(Self.pathSafe(accountID))/payments/\(Self.pathSafe(id))")
+            }
+            let content = templates.render(["t": language.text, "id": given("id"), "currencies": [] as [Any]], withTemplate: "payments") ?? ""
+            return page(
+                request,
+                title: language["paymentSearch"],
+                content: content,
+                session: session,
+                error: language["noPayment"],
+                status: .notFound
+            )
+        }
         let day = DateFormatter()
         day.locale = Locale(identifier: "en_US_POSIX")
-        day.timeZone = TimeZone(identifier: "UTC")
+        day.timeZone = clock.timeZone
         day.dateFormat = "yyyy-MM-dd"
+        let currency = Currency(code: given("currency").isEmpty ? "CNY" : given("currency")) ?? .cny
         var view: [String: Any] = [
             "t": language.text, "payee": given("payee"), "from": given("from"), "until": given("until"), "min": given("min"), "max": given("max"),
-            "statuses": ["pending", "authorized", "cancelled", "expired", "locked"].map { ["value": $0, "selected": $0 == given("status")] },
+            "statuses": ["pending", "authorized", "cancelled", "expired", "locked"].map {
+                ["value": $0, "label": language.word("status", $0), "selected": $0 == given("status")]
+            },
+            "currencies": Currency.all.map { ["code": $0.code, "selected": $0 == currency] },
         ]
         var error: String?
         var search = SupportDesk.PaymentSearch(status: given("status").isEmpty ? nil : given("status"), payee: given("payee"))
         for (name, apply) in [
             ("from", { (text: String) -> Bool in day.date(from: text).map { search.from = $0 } != nil }),
             ("until", { (text: String) -> Bool in day.date(from: text).map { search.until = $0 } != nil }),
-            ("min", { (text: String) -> Bool in Int64(text).map { search.minAmountMinor = $0 } != nil }),
-            ("max", { (text: String) -> Bool in Int64(text).map { search.maxAmountMinor = $0 } != nil }),
+            (
+                "min",
+                { (text: String) -> Bool in Money(decimalString: text, currency: currency).map { search.minAmountMinor = $0.minorUnits } != nil }
+            ),
+            (
+                "max",
+                { (text: String) -> Bool in Money(decimalString: text, currency: currency).map { search.maxAmountMinor = $0.minorUnits } != nil }
+            ),
         ] where !given(name).isEmpty && !apply(given(name)) {
-            error = "\(language["error.search"]) \(name)"
+            error = "\(language["error.search"]) \(language["field.\(name)"])"
         }
+        if search.minAmountMinor != nil || search.maxAmountMinor != nil { search.currency = currency.code }
         if error == nil {
             do {
-                let time = { (date: Date) in (try? InternetDateTime().encode(date)) ?? "–" }
                 view["results"] = try await desk.payments(search).map { found -> [String: Any] in
                     [
                         "id": found.payment.id, "accountID": found.accountID, "username": found.username,
-                        "amount": found.payment.amount.map { "\($0.decimalString) \($0.currency.code)" } ?? "?",
-                        "payeeName": found.payment.payeeName, "payeeID": found.payment.payeeID, "status": found.payment.status,
-                        "createdAt": time(found.payment.createdAt),
+                        "amount": Self.amount(found.payment.amount), "payeeName": found.payment.payeeName, "payeeID": found.payment.payeeID,
+                        "status": language.word("status", found.payment.status), "createdAt": clock.format(found.payment.createdAt),
                     ]
                 }
             } catch let refused as SupportError {
@@ -396,66 +604,152 @@ struct Console: Sendable {
     }
 
     private func customer(_ request: Request, account: String) async throws -> Response {
-        guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
-            return Self.redirect("/console/sign-in")
-        }
+        let (found, elsewhere) = try await signedIn(request)
+        guard let session = found else { return elsewhere }
+        let language = Self.language(request)
         let record: CustomerRecord
         do {
             record = try await desk.customer(account)
         } catch is SupportError {
-            let language = Self.language(request)
             return page(request, title: language["notFound"], content: "<h1>\(language["notFound"])</h1>", session: session, status: .notFound)
         }
         let canAct = session.operator.role != .viewer
-        let language = Self.language(request)
-        let time = { (date: Date?) in date.flatMap { try? InternetDateTime().encode($0) } ?? "–" }
+        let clock = consoleTime(request)
+        let operators = try await operatorNames()
+        let deviceNames = Dictionary(record.devices.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let passkeyNames = Dictionary(record.passkeys.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let payments = Dictionary(record.payments.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var view: [String: Any] = [
-            "username": record.username, "accountID": record.accountID, "createdAt": time(record.createdAt), "csrf": session.csrfToken,
+            "username": record.username, "accountID": record.accountID, "createdAt": clock.format(record.createdAt), "csrf": session.csrfToken,
             "canAct": canAct, "hasSessions": !record.sessions.isEmpty, "t": language.text,
             "devices": record.devices.map { device -> [String: Any] in
                 [
-                    "id": device.id, "name": device.name, "biometryKind": device.biometryKind,
-                    "attested": language[device.attestation == "apple-appattest" ? "yes" : "no"], "createdAt": time(device.createdAt),
-                    "lastUsedAt": time(device.lastUsedAt),
-                    "state": device.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
+                    "id": device.id, "name": device.name, "biometryKind": language.word("biometry", device.biometryKind),
+                    "attested": language[device.attestation == "apple-appattest" ? "yes" : "no"], "createdAt": clock.format(device.createdAt),
+                    "lastUsedAt": clock.format(device.lastUsedAt),
+                    "state": device.revokedAt.map { "\(language["revoked"]) \(clock.format($0))" } ?? language["active"],
                     "canRevoke": canAct && device.revokedAt == nil,
                 ]
             },
             "passkeys": record.passkeys.map { passkey -> [String: Any] in
                 [
                     "id": passkey.id, "name": passkey.name, "kind": language[passkey.backupEligible ? "passkeySynced" : "passkeyDeviceBound"],
-                    "attestation": passkey.attestationFormat + (passkey.attestationTrusted ? " ✓" : ""), "createdAt": time(passkey.createdAt),
-                    "lastUsedAt": time(passkey.lastUsedAt),
-                    "state": passkey.revokedAt.map { "\(language["revoked"]) \(time($0))" } ?? language["active"],
+                    "attestation": passkey.attestationFormat + (passkey.attestationTrusted ? " ✓" : ""), "createdAt": clock.format(passkey.createdAt),
+                    "lastUsedAt": clock.format(passkey.lastUsedAt),
+                    "state": passkey.revokedAt.map { "\(language["revoked"]) \(clock.format($0))" } ?? language["active"],
                     "canRevoke": canAct && passkey.revokedAt == nil,
                 ]
             },
             "sessions": record.sessions.map { session -> [String: Any] in
-                ["id": session.id, "method": session.method, "installationID": session.installationID, "createdAt": time(session.createdAt)]
+                [
+                    "id": session.id, "method": language.word("method", session.method), "installationID": session.installationID,
+                    "createdAt": clock.format(session.createdAt),
+                ]
             },
             "payments": record.payments.map { payment -> [String: Any] in
                 [
-                    "id": payment.id, "amount": payment.amount.map { "\($0.decimalString) \($0.currency.code)" } ?? "?",
-                    "payeeName": payment.payeeName,
-                    "payeeID": payment.payeeID, "status": payment.status, "createdAt": time(payment.createdAt),
+                    "id": payment.id, "amount": Self.amount(payment.amount), "payeeName": payment.payeeName, "payeeID": payment.payeeID,
+                    "status": language.word("status", payment.status), "createdAt": clock.format(payment.createdAt),
                     "canCancel": canAct && payment.status == "pending",
                 ]
             },
             "events": record.events.map { event -> [String: Any] in
+                // What the event concerns, by the name the customer knows it by.
+                var concerns: [String] = []
+                if let id = event.deviceID { concerns.append("\(language["device"]) \(deviceNames[id] ?? id)") }
+                if let id = event.passkeyID { concerns.append("\(language["passkey"]) \(passkeyNames[id] ?? id)") }
+                if let id = event.paymentID {
+                    concerns.append(
+                        payments[id].map { "\(language["payment"]) \(Self.amount($0.amount)) → \($0.payeeName)" } ?? "\(language["payment"]) \(id)"
+                    )
+                }
                 var row: [String: Any] = [
-                    "occurredAt": time(event.occurredAt), "kind": event.kind, "outcome": event.succeeded ? "success" : (event.code ?? "failure"),
-                    "reason": event.reason ?? "",
+                    "occurredAt": clock.format(event.occurredAt), "kind": language.word("kind", event.kind),
+                    "outcome": event.succeeded ? language.word("outcome", "success") : (event.code ?? language.word("outcome", "failure")),
+                    "reason": event.reason ?? "", "concerns": concerns.joined(separator: "; "),
                 ]
-                if let id = event.operatorID { row["operatorID"] = id }
+                if let id = event.operatorID { row["operatorName"] = operators[id] ?? id }
+                if let address = event.clientAddress { row["address"] = address }
+                if let agent = event.userAgent { row["userAgent"] = agent }
                 return row
             },
         ]
         // Absent values are left out: the templates' sections test for presence.
-        if let until = record.lockedUntil { view["lockedUntil"] = time(until) }
-        if let until = record.pinLockedUntil { view["pinLockedUntil"] = time(until) }
+        if let until = record.lockedUntil { view["lockedUntil"] = clock.format(until) }
+        if let until = record.pinLockedUntil { view["pinLockedUntil"] = clock.format(until) }
         let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes.contains($0) ? language["done.\($0)"] : nil }
         return page(request, title: record.username, content: templates.render(view, withTemplate: "customer") ?? "", session: session, flash: flash)
     }
+
+    /// A payment's page: what it is, who asked for it, each attempt, who authorized it, its receipt checked, and the
+    /// webhook deliveries of its events.
+    private func paymentPage(_ request: Request, account: String, payment paymentID: String) async throws -> Response {
+        let (found, elsewhere) = try await signedIn(request)
+        guard let session = found else { return elsewhere }
+        let language = Self.language(request)
+        let record: SupportDesk.PaymentRecord
+        do {
+            record = try await desk.payment(paymentID, customer: account)
+        } catch is SupportError {
+            return page(request, title: language["notFound"], content: "<h1>\(language["noPayment"])</h1>", session: session, status: .notFound)
+        }
+        let clock = consoleTime(request)
+        let operators = try await operatorNames()
+        let devices = try await desk.customer(record.accountID).devices
+        let deviceName = { (id: String) in devices.first { $0.id == id }.map { "\($0.name) (\(language.word("biometry", $0.biometryKind)))" } ?? id }
+        let payment = record.payment
+        var view: [String: Any] = [
+            "t": language.text, "csrf": session.csrfToken, "id": payment.id, "accountID": record.accountID, "username": record.username,
+            "amount": Self.amount(payment.amount), "payeeName": payment.payeeName, "payeeID": payment.payeeID,
+            "payeeVerified": record.payeeVerified.map { language.word("verification", $0 ? "verified" : "unverified") } ?? language["unknown"],
+            "status": language.word("status", payment.status), "createdAt": clock.format(payment.createdAt),
+            "expiresAt": clock.format(record.expiresAt), "failedAttempts": record.failedAttempts,
+            "canCancel": session.operator.role != .viewer && payment.status == "pending",
+            "steps": record.steps.map { step -> [String: Any] in
+                var who: [String] = []
+                if let client = step.clientID { who.append("\(language["serviceClientShort"]) \(client)") }
+                if let device = step.deviceID { who.append("\(language["device"]) \(deviceName(device))") }
+                if let id = step.operatorID { who.append("\(operators[id] ?? id): \(step.reason ?? "")") }
+                if step.kind == "payment_created", step.clientID == nil { who.append(language["theCustomer"]) }
+                return [
+                    "occurredAt": clock.format(step.occurredAt),
+                    "kind": step.kind == "payment_authorized" && !step.succeeded ? language["failedAttempt"] : language.word("kind", step.kind),
+                    "outcome": step.succeeded ? language.word("outcome", "success") : (step.code ?? language.word("outcome", "failure")),
+                    "who": who.joined(separator: "; "),
+                ]
+            },
+            "deliveries": record.deliveries.map { delivery -> [String: Any] in
+                [
+                    "eventType": delivery.eventType, "endpointID": delivery.endpointID, "status": language.word("delivery", delivery.status),
+                    "attempts": delivery.attempts, "lastStatus": delivery.lastStatusCode.map { "HTTP \($0)" } ?? "–",
+                    "deliveredAt": clock.format(delivery.deliveredAt),
+                ]
+            },
+        ]
+        if let memo = record.memo { view["memo"] = memo }
+        if let method = record.authorizationMethod {
+            view["authorizedBy"] = method == "pin" ? language["byPIN"] : record.deviceID.map(deviceName) ?? language.word("method", method)
+        }
+        if let receipt = record.receipt {
+            view["receipt"] = ["verdict": language[record.receiptVerifies ? "receiptVerifies" : "receiptFails"], "keyId": receipt.keyId]
+        }
+        let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes.contains($0) ? language["done.\($0)"] : nil }
+        return page(
+            request,
+            title: "\(language["payment"]) \(Self.amount(payment.amount))",
+            content: templates.render(view, withTemplate: "payment") ?? "",
+            session: session,
+            flash: flash
+        )
+    }
+
+    /// Every operator's name by id: audit events name operators by id.
+    private func operatorNames() async throws -> [String: String] {
+        Dictionary(try await Operators(service: service).list().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// An amount in major units with its currency: `88.00 CNY`.
+    static func amount(_ money: Money?) -> String { money.map { "\($0.decimalString) \($0.currency.code)" } ?? "?" }
 
     /// A support action from a form: the session, the CSRF token, the origin and the role are checked, then `body` runs
     /// with the operator's name and the reason; afterwards the customer's page is shown again.
@@ -476,11 +770,17 @@ struct Console: Sendable {
         }
     }
 
-    /// Runs `body` for a form post of a signed-in operator whose CSRF token and origin are right; 403 otherwise.
-    private func acting(_ request: Request, _ body: (ConsoleSessions.Session, [String: String]) async throws -> Response) async throws -> Response {
+    /// Runs `body` for a form post of a signed-in operator whose CSRF token and origin are right; 403 otherwise. Only
+    /// signing out and choosing a password are `allowRestricted`: open to an operator who must choose their password.
+    private func acting(
+        _ request: Request,
+        allowRestricted: Bool = false,
+        _ body: (ConsoleSessions.Session, [String: String]) async throws -> Response
+    ) async throws -> Response {
         guard let session = try await sessions.session(request.cookies[ConsoleSessions.cookieName]?.value) else {
             return Self.redirect("/console/sign-in")
         }
+        guard allowRestricted || !session.isRestricted else { return Self.redirect("/console/password") }
         guard sameOrigin(request) else { return forbidden(request, "error.origin", session: session) }
         let form = try await Self.form(request)
         guard let token = form["csrf"], Validation.constantTimeEqual(token.utf8, session.csrfToken.utf8) else {
@@ -503,7 +803,10 @@ struct Console: Sendable {
         let language = Self.language(request)
         var view: [String: Any] = ["title": title, "content": content, "t": language.text, "lang": language.rawValue]
         if let session {
-            view["operator"] = ["name": session.operator.name, "role": session.operator.role.rawValue, "csrf": session.csrfToken]
+            view["operator"] = [
+                "name": session.operator.name, "role": language["role.\(session.operator.role.rawValue)"], "csrf": session.csrfToken,
+                "complete": !session.isRestricted,
+            ]
             view["isAdmin"] = session.operator.role == .admin
         }
         if let flash { view["flash"] = flash }
@@ -545,6 +848,11 @@ struct Console: Sendable {
         )
     }
 
+    /// How the request's page writes times: the deployment's zone, the page's language, now.
+    private func consoleTime(_ request: Request) -> ConsoleTime {
+        ConsoleTime(timeZone: service.configuration.consoleTimeZone, language: Self.language(request), now: service.clock.now)
+    }
+
     /// The request's language (``ConsoleLanguage/of(query:cookie:acceptLanguage:)``).
     private static func language(_ request: Request) -> ConsoleLanguage {
         ConsoleLanguage.of(
@@ -572,8 +880,8 @@ struct Console: Sendable {
     /// The actions whose result a page says, by a fixed key (no text from the request is echoed).
     private static let flashes: Set<String> = [
         "revoked", "passkey-revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created", "operator-disabled",
-        "payee-registered",
-        "client-disabled",
+        "payee-registered", "client-disabled", "operator-enabled", "operator-role-changed", "operator-password-reset", "operator-totp-reset",
+        "password-changed",
     ]
 
     // MARK: Requests

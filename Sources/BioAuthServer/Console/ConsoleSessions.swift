@@ -16,6 +16,10 @@ struct ConsoleSessions: Sendable {
     struct Session: Sendable {
         let `operator`: Operator
         let csrfToken: String
+
+        /// Whether the session only reaches the password page: its operator must choose their own password first (a new
+        /// operator's first sign-in, or after an admin reset it).
+        var isRestricted: Bool { `operator`.mustChangePassword || !`operator`.totpEnrolled }
     }
 
     let database: any DatabaseExecutor

@@ -15,6 +15,8 @@ enum ClientAddress {
         let peer: SocketAddress?
         let forwardedFor: [String]
         let trustedProxies: Set<String>
+        /// The request's `User-Agent`, as sent.
+        var userAgent: String? = nil
     }
 
     /// The current request's origin, `nil` outside a request.
@@ -24,6 +26,14 @@ enum ClientAddress {
     /// in-process tests).
     static var current: String? {
         origin.flatMap { resolve(peer: $0.peer, forwardedFor: $0.forwardedFor, trustedProxies: $0.trustedProxies) }
+    }
+
+    /// The current request's `User-Agent` as the audit log keeps it: at most 200 characters, control characters
+    /// dropped; nil outside a request or without one.
+    static var userAgent: String? {
+        guard let sent = origin?.userAgent else { return nil }
+        let kept = String(String.UnicodeScalarView(sent.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(200))
+        return kept.isEmpty ? nil : kept
     }
 
     /// The bucket key of `address`: dotted IPv4, or `v6:` and the hex of the first 8 bytes.
@@ -86,7 +96,12 @@ struct ClientAddressMiddleware<Context: RemoteAddressRequestContext>: RouterMidd
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // The header counts only behind a trusted proxy; without any, it is not even read.
         let forwarded = trustedProxies.isEmpty ? [] : request.headers[values: forwardedForField]
-        let origin = ClientAddress.Origin(peer: context.remoteAddress, forwardedFor: forwarded, trustedProxies: trustedProxies)
+        let origin = ClientAddress.Origin(
+            peer: context.remoteAddress,
+            forwardedFor: forwarded,
+            trustedProxies: trustedProxies,
+            userAgent: request.headers[.userAgent]
+        )
         return try await ClientAddress.$origin.withValue(origin) { try await next(request, context) }
     }
 }

@@ -30,6 +30,9 @@ public struct Operator: Sendable, Equatable {
     public let createdBy: String?
     /// When the operator was disabled, if it was.
     public let disabledAt: Date?
+    /// Whether they must choose a new password before anything else: a new operator, and one whose password an admin
+    /// reset, still holds a password someone else chose.
+    public let mustChangePassword: Bool
 }
 
 /// Why an operator sign-in or change was refused.
@@ -41,7 +44,7 @@ public enum OperatorError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The operator is disabled.
     case disabled
     /// A name that is not 1-64 of `A-Z a-z 0-9 . _ -`, taken, or unknown; a password shorter than 12 characters or longer
-    /// than 72 bytes.
+    /// than 72 bytes, or the same as the one it replaces.
     case invalid(String)
 
     /// What went wrong, for the command line and logs.
@@ -72,8 +75,11 @@ public struct Operators: Sendable {
     public enum SignIn: Sendable, Equatable {
         /// The password was right and no second factor is enrolled yet: show `secret` (the key to type into an
         /// authenticator app, base32) and `uri` (the same as an `otpauth://` URI, for a QR code), then sign in again with a
-        /// code from the app to enroll it.
-        case enrollTOTP(secret: String, uri: String)
+        /// code from the app to enroll it. `afterWrongCode`: the code given was wrong, and the key is the one shown before.
+        case enrollTOTP(secret: String, uri: String, afterWrongCode: Bool)
+        /// The credentials were right, and the operator must choose their own password before anything else
+        /// (``choosePassword(operatorID:newPassword:)``); a new operator enrolls their second factor afterwards.
+        case changePassword(Operator)
         /// Signed in.
         case signedIn(Operator)
     }
@@ -88,9 +94,13 @@ public struct Operators: Sendable {
     let database: any DatabaseExecutor
     let clock: any WallClock
     let random: any RandomSource
+    /// The issuer authenticator apps show beside the operator's name (``ServerConfiguration/consoleTOTPIssuer``).
+    let issuer: String
     private let hashing: Hashing
     /// Seals the TOTP keys at rest (the server's, from the PIN key file); nil for the command line, which never signs in.
     private let totpKeys: SecretSealer?
+    /// Audits an operator's own password changes (the server's); nil for the command line.
+    private let recorder: ChangeRecorder?
 
     /// Where bcrypt runs.
     private enum Hashing: Sendable {
@@ -110,8 +120,10 @@ public struct Operators: Sendable {
         self.database = database
         self.clock = clock
         self.random = random
+        self.issuer = ServerConfiguration().consoleTOTPIssuer
         self.hashing = .inline(cost: UInt8(clamping: bcryptCost))
         self.totpKeys = nil
+        self.recorder = nil
     }
 
     /// The operators of `service`'s database; bcrypt runs on its hashing threads at the server's cost, and TOTP keys are
@@ -120,8 +132,10 @@ public struct Operators: Sendable {
         self.database = service.database
         self.clock = service.clock
         self.random = service.random
+        self.issuer = service.configuration.consoleTOTPIssuer
         self.hashing = .threads(service.passwords)
         self.totpKeys = service.sealers.operatorTOTPKeys
+        self.recorder = service.recorder
     }
 
     /// The sealer of TOTP keys, which signing in needs.
@@ -185,9 +199,17 @@ public struct Operators: Sendable {
         }
     }
 
-    /// Makes an operator. The password is at least 12 characters (and at most 72 bytes, bcrypt's limit).
-    public func create(name: String, role: OperatorRole, password: String, createdBy: String? = nil) async throws -> Operator {
-        let new = try await prepare(name: name, role: role, password: password)
+    /// Makes an operator. The password is at least 12 characters (and at most 72 bytes, bcrypt's limit). With
+    /// `mustChangePassword` (the default) they choose their own at their first sign-in, before they enroll their second
+    /// factor: whoever chose this one cannot sign in as them afterwards. False only when the operator typed it themself.
+    public func create(
+        name: String,
+        role: OperatorRole,
+        password: String,
+        createdBy: String? = nil,
+        mustChangePassword: Bool = true
+    ) async throws -> Operator {
+        let new = try await prepare(name: name, role: role, password: password, mustChangePassword: mustChangePassword)
         return try await database.transaction { db in try await insert(new, createdBy: createdBy, on: db) }
     }
 
@@ -199,22 +221,36 @@ public struct Operators: Sendable {
         let role: OperatorRole
         let hash: String
         let createdAt: Date
+        let mustChangePassword: Bool
     }
 
-    func prepare(name: String, role: OperatorRole, password: String) async throws -> NewOperator {
+    func prepare(name: String, role: OperatorRole, password: String, mustChangePassword: Bool = true) async throws -> NewOperator {
         guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ ServiceClients.nameBytes.contains($0) }) else {
             throw OperatorError.invalid("an operator's name must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
-        guard password.count >= 12, password.utf8.count <= 72 else {
-            throw OperatorError.invalid("an operator's password must be at least 12 characters and at most 72 bytes")
-        }
+        try Self.checkPassword(password)
         return NewOperator(
             id: "op_" + random.newRandomID(),
             name: name,
             role: role,
             hash: try await hash(password),
-            createdAt: clock.now
+            createdAt: clock.now,
+            mustChangePassword: mustChangePassword
         )
+    }
+
+    /// Refuses a password shorter than 12 characters or longer than 72 bytes (bcrypt's limit).
+    static func checkPassword(_ password: String) throws {
+        guard password.count >= 12, password.utf8.count <= 72 else {
+            throw OperatorError.invalid("an operator's password must be at least 12 characters and at most 72 bytes")
+        }
+    }
+
+    /// A password hashed for storing, checked first (``checkPassword(_:)``): the slow part of a reset, done before any
+    /// unit of work.
+    func hashed(_ password: String) async throws -> String {
+        try Self.checkPassword(password)
+        return try await hash(password)
     }
 
     /// Stores `new` in the caller's unit of work (an admin's action audits in the same one).
@@ -228,7 +264,8 @@ public struct Operators: Sendable {
             totpEnrolled: false,
             createdAt: new.createdAt,
             createdBy: createdBy,
-            disabledAt: nil
+            disabledAt: nil,
+            mustChangePassword: new.mustChangePassword
         )
     }
 
@@ -288,30 +325,123 @@ public struct Operators: Sendable {
         let lastStep = found.lastStep ?? -1
         // Enrolled: the code is part of the credentials; without it the answer is a wrong password's.
         if enrolled != nil, code == nil { throw try await fail(buckets, now: now) }
+        // Not enrolled and still holding a password someone else chose: that password only lets them choose their own,
+        // before a key is shown.
+        if enrolled == nil, account.mustChangePassword { return .changePassword(account) }
         guard let secret = enrolled ?? pending, let code else {
-            // A new key on every visit before enrollment, replacing the one shown before: a key read over someone's
-            // shoulder, or by whoever knew the first password, stops working at the operator's next visit, and only a
-            // code from the key shown in the latest visit enrolls.
-            let secret = Self.newTOTPSecret(random)
-            let sealed = try sealer().seal(secret, for: account.id)
-            try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: sealed) }
-            let uri = TOTP(secret: secret).createAuthenticatorURL(label: "BioAuth:\(account.name)", issuer: "BioAuth")
-            let typed = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
-            return .enrollTOTP(secret: typed, uri: uri)
+            let shown = try await newEnrollment(account)
+            return .enrollTOTP(secret: shown.secret, uri: shown.uri, afterWrongCode: false)
         }
-        guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else { throw try await fail(buckets, now: now) }
+        guard let step = Self.matchingStep(code, secret: secret, at: now), step > lastStep else {
+            let refusal = try await fail(buckets, now: now)
+            // A wrong code while enrolling, with the right password: the same key again, so that the operator can fix a
+            // typing mistake (the failure counts all the same).
+            if enrolled == nil, refusal == .invalidCredentials {
+                let shown = enrollment(secret, for: account)
+                return .enrollTOTP(secret: shown.secret, uri: shown.uri, afterWrongCode: true)
+            }
+            throw refusal
+        }
         let sealed = try sealer().seal(secret, for: account.id)
         try await database.transaction { db in try await db.operators.recordSignIn(account.id, secret: sealed, step: step) }
-        return .signedIn(
-            Operator(
-                id: account.id,
-                name: account.name,
-                role: account.role,
-                totpEnrolled: true,
-                createdAt: account.createdAt,
-                createdBy: account.createdBy,
-                disabledAt: nil
+        let signedIn = Operator(
+            id: account.id,
+            name: account.name,
+            role: account.role,
+            totpEnrolled: true,
+            createdAt: account.createdAt,
+            createdBy: account.createdBy,
+            disabledAt: nil,
+            mustChangePassword: account.mustChangePassword
+        )
+        return account.mustChangePassword ? .changePassword(signedIn) : .signedIn(signedIn)
+    }
+
+    /// A new key to enroll for `account`, replacing the one shown before: a key read over someone's shoulder stops
+    /// working at the operator's next visit, and only a code from the key shown in the latest visit enrolls.
+    func newEnrollment(_ account: Operator) async throws -> (secret: String, uri: String) {
+        let secret = Self.newTOTPSecret(random)
+        let sealed = try sealer().seal(secret, for: account.id)
+        try await database.transaction { db in try await db.operators.setPendingTOTPSecret(account.id, secret: sealed) }
+        return enrollment(secret, for: account)
+    }
+
+    /// What an authenticator app needs of `secret`: the key as typed (base32) and the `otpauth://` URI for a QR code,
+    /// labelled with the issuer and the operator's name.
+    private func enrollment(_ secret: String, for account: Operator) -> (secret: String, uri: String) {
+        let uri = TOTP(secret: secret).createAuthenticatorURL(label: "\(issuer):\(account.name)", issuer: issuer)
+        let typed = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
+        return (typed, uri)
+    }
+
+    /// Stores `newPassword` for operator `operatorID`, who must change theirs (a new operator, or after an admin's reset),
+    /// and returns them as they are now. Their sign-in proved who they are (``SignIn/changePassword(_:)``); other console
+    /// sessions they have end. Refused when they need not change it, or when it is the old one again.
+    public func choosePassword(operatorID: String, newPassword: String) async throws -> Operator {
+        let found = try await database.transaction { db in try await db.operators.credentials(id: operatorID) }
+        guard let found, found.operator.disabledAt == nil, found.operator.mustChangePassword else {
+            throw OperatorError.invalid("there is no password to choose")
+        }
+        return try await replacePassword(found, with: newPassword, keepingSession: nil, reason: "chosen at sign-in")
+    }
+
+    /// Changes the signed-in operator's own password: the current one and a code from their authenticator app prove it is
+    /// them (a failure counts toward their sign-in locks, as at sign-in). Their other console sessions end; the one whose
+    /// token's hash is `keepingSession` stays.
+    public func changePassword(
+        operatorID: String,
+        current: String,
+        code: String,
+        newPassword: String,
+        address: String? = nil,
+        keepingSession: String? = nil
+    ) async throws {
+        let now = clock.now
+        let found = try await database.transaction { db in try await db.operators.credentials(id: operatorID) }
+        guard let found, found.operator.disabledAt == nil else { throw OperatorError.disabled }
+        let buckets = Self.failureBuckets(name: found.operator.name, address: address)
+        guard try await verify(current, hash: found.passwordHash), let secret = try openTOTPKey(found.totpSecret, for: operatorID),
+            let step = Self.matchingStep(code, secret: secret, at: now), step > (found.lastStep ?? -1)
+        else { throw try await fail(buckets, now: now) }
+        try await database.transaction { db in try await db.operators.recordStep(operatorID, step: step) }
+        _ = try await replacePassword(found, with: newPassword, keepingSession: keepingSession, reason: "changed by the operator")
+    }
+
+    /// Stores `newPassword` (checked, and not the current one) and ends the operator's other sessions.
+    private func replacePassword(
+        _ found: OperatorsTable.Credentials,
+        with newPassword: String,
+        keepingSession: String?,
+        reason: String
+    ) async throws -> Operator {
+        try Self.checkPassword(newPassword)
+        guard try await !verify(newPassword, hash: found.passwordHash) else {
+            throw OperatorError.invalid("the new password must differ from the current one")
+        }
+        let hash = try await hash(newPassword)
+        let at = clock.now.millisecondsSince1970
+        let account = found.operator
+        let recorder = self.recorder
+        try await database.transaction { db in
+            try await db.operators.setPassword(account.id, hash: hash, mustChange: false)
+            try await db.operators.endSessions(operatorID: account.id, keeping: keepingSession, at: at)
+            try await recorder?.audit(
+                .operatorPasswordChanged,
+                succeeded: true,
+                account: nil,
+                operator: SupportAction(operatorID: account.id, reason: reason),
+                on: db
             )
+        }
+        return Operator(
+            id: account.id,
+            name: account.name,
+            role: account.role,
+            totpEnrolled: account.totpEnrolled,
+            createdAt: account.createdAt,
+            createdBy: account.createdBy,
+            disabledAt: nil,
+            mustChangePassword: false
         )
     }
 

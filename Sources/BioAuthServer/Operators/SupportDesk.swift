@@ -110,6 +110,16 @@ public struct CustomerRecord: Sendable {
         public let operatorID: String?
         /// The operator's reason, for a support action.
         public let reason: String?
+        /// The device it concerns, if one.
+        public var deviceID: String? = nil
+        /// The passkey it concerns, if one.
+        public var passkeyID: String? = nil
+        /// The payment it concerns, if one.
+        public var paymentID: String? = nil
+        /// The address the request came from (as rate limits count it: IPv6 by its /64), when known.
+        public var clientAddress: String? = nil
+        /// The request's `User-Agent`, when it sent one.
+        public var userAgent: String? = nil
     }
 
     /// The account id.
@@ -199,12 +209,12 @@ public struct SupportDesk: Sendable {
 
     // MARK: Reading
 
-    /// The customer with this username or account id.
+    /// The customer with this username (any case) or account id.
     public func customer(_ query: String) async throws -> CustomerRecord {
         guard (1...64).contains(query.utf8.count) else { throw SupportError.notFound("no customer \(query)") }
         let now = clock.now
         return try await database.transaction { db in
-            guard let account = try await db.accounts.find(idOrUsername: query) else {
+            guard let account = try await db.accounts.find(idOrUsername: query.lowercased()) else {
                 throw SupportError.notFound("no customer with the username or account id \(query)")
             }
             let id = account.id
@@ -251,7 +261,12 @@ public struct SupportDesk: Sendable {
                     succeeded: event.succeeded,
                     code: event.code,
                     operatorID: event.operatorID,
-                    reason: event.reason
+                    reason: event.reason,
+                    deviceID: event.deviceID,
+                    passkeyID: event.passkeyID,
+                    paymentID: event.paymentID,
+                    clientAddress: event.clientAddress,
+                    userAgent: event.userAgent
                 )
             }
             return CustomerRecord(
@@ -265,6 +280,50 @@ public struct SupportDesk: Sendable {
                 sessions: sessions,
                 payments: payments,
                 events: events
+            )
+        }
+    }
+
+    /// What a customer search found.
+    public enum CustomerSearch: Sendable, Equatable {
+        /// The query was an id the server issued: the account's own, or one of its devices', payments', passkeys' or
+        /// sessions'. `kind` says which (`account`, `device`, `payment`, `passkey`, `session`).
+        case id(kind: String, id: String, accountID: String)
+        /// Customers whose username starts with the query (any case), by username; at most the limit asked for.
+        case usernames([(accountID: String, username: String)])
+
+        public static func == (lhs: CustomerSearch, rhs: CustomerSearch) -> Bool {
+            switch (lhs, rhs) {
+            case (.id(let a, let b, let c), .id(let d, let e, let f)): a == d && b == e && c == f
+            case (.usernames(let a), .usernames(let b)): a.map(\.accountID) == b.map(\.accountID)
+            default: false
+            }
+        }
+    }
+
+    /// Finds customers as support is told about them: by any id a customer can read out (account, device, payment,
+    /// passkey, session), or by the start of a username in any case (`Carol.L` finds `carol.li`); at most `limit` (1-100)
+    /// usernames. Each lookup reads one index, whatever the number of customers.
+    public func search(_ query: String, limit: Int = 20) async throws -> CustomerSearch {
+        let query = query.trimmingCharacters(in: .whitespaces)
+        guard (1...64).contains(query.utf8.count), (1...100).contains(limit) else {
+            throw SupportError.invalid("a search is 1-64 characters, and finds at most 100 customers")
+        }
+        let dialect = database.dialect
+        return try await database.transaction { db in
+            if Validation.isIssuedID(query.lowercased()) {
+                let id = query.lowercased()
+                if try await db.accounts.exists(id: id) { return .id(kind: "account", id: id, accountID: id) }
+                for (kind, owner) in [
+                    ("payment", db.payments.owner(of:)), ("device", db.devices.owner(of:)), ("passkey", db.passkeys.owner(of:)),
+                    ("session", db.sessions.owner(of:)),
+                ] as [(String, (String) async throws -> String?)] {
+                    if let account = try await owner(id) { return .id(kind: kind, id: id, accountID: account) }
+                }
+                return .usernames([])
+            }
+            return .usernames(
+                try await db.accounts.withUsernamePrefix(query.lowercased(), limit: limit, engine: dialect).map { ($0.id, $0.username) }
             )
         }
     }
@@ -283,6 +342,8 @@ public struct SupportDesk: Sendable {
         public var minAmountMinor: Int64?
         /// The largest amount, in minor units.
         public var maxAmountMinor: Int64?
+        /// Only payments in this currency (ISO 4217 code); amounts are in its minor units.
+        public var currency: String?
 
         /// A search; nothing given finds the newest payments.
         public init(
@@ -291,7 +352,8 @@ public struct SupportDesk: Sendable {
             from: Date? = nil,
             until: Date? = nil,
             minAmountMinor: Int64? = nil,
-            maxAmountMinor: Int64? = nil
+            maxAmountMinor: Int64? = nil,
+            currency: String? = nil
         ) {
             self.status = status
             self.payee = payee
@@ -299,6 +361,7 @@ public struct SupportDesk: Sendable {
             self.until = until
             self.minAmountMinor = minAmountMinor
             self.maxAmountMinor = maxAmountMinor
+            self.currency = currency
         }
     }
 
@@ -331,7 +394,8 @@ public struct SupportDesk: Sendable {
             from: search.from?.millisecondsSince1970,
             until: search.until?.millisecondsSince1970,
             minAmountMinor: search.minAmountMinor,
-            maxAmountMinor: search.maxAmountMinor
+            maxAmountMinor: search.maxAmountMinor,
+            currency: search.currency
         )
         return try await database.transaction { db in
             let payments = try await db.payments.search(query, now: at.millisecondsSince1970, limit: limit).map { $0.effective(at: at) }
@@ -339,6 +403,126 @@ public struct SupportDesk: Sendable {
             return payments.map { payment in
                 FoundPayment(payment: CustomerRecord.Payment(payment), accountID: payment.accountID, username: usernames[payment.accountID] ?? "")
             }
+        }
+    }
+
+    /// A payment as support opens it: what it is, who asked for it, and everything that happened to it.
+    public struct PaymentRecord: Sendable {
+        /// One thing that happened to the payment, oldest first.
+        public struct Step: Sendable {
+            /// When.
+            public let occurredAt: Date
+            /// `payment_created`, `payment_authorized` (a failed attempt when `succeeded` is false), `payment_locked` or
+            /// `payment_cancelled`.
+            public let kind: String
+            /// Whether it succeeded.
+            public let succeeded: Bool
+            /// The problem code of a failed attempt.
+            public let code: String?
+            /// The device whose key signed (or failed to), if one did.
+            public let deviceID: String?
+            /// The service client that asked for the payment, when it was the bank's backend.
+            public let clientID: String?
+            /// The operator, for a support action.
+            public let operatorID: String?
+            /// The operator's reason.
+            public let reason: String?
+        }
+        /// A webhook delivery of one of the payment's events.
+        public struct Delivery: Sendable {
+            /// The event (`payment.authorized`, …).
+            public let eventType: String
+            /// The endpoint it went to.
+            public let endpointID: String
+            /// `pending`, `delivered` or `failed`.
+            public let status: String
+            /// Attempts made.
+            public let attempts: Int
+            /// The HTTP status of the last attempt, if one answered.
+            public let lastStatusCode: Int?
+            /// When it was delivered.
+            public let deliveredAt: Date?
+        }
+        /// The payment as stored (a pending one past its expiry shows as expired).
+        public let payment: CustomerRecord.Payment
+        /// Its customer.
+        public let accountID: String
+        /// Its customer's username.
+        public let username: String
+        /// Whether the bank verified the payee when the payment was made (nil: made before this was recorded).
+        public let payeeVerified: Bool?
+        /// The memo the customer saw, if any.
+        public let memo: String?
+        /// When it expires (or expired).
+        public let expiresAt: Date
+        /// Failed authorization attempts.
+        public let failedAttempts: Int
+        /// `biometric` or `pin`, once authorized.
+        public let authorizationMethod: String?
+        /// The device whose key authorized it.
+        public let deviceID: String?
+        /// The receipt, once authorized.
+        public let receipt: PaymentReceipt?
+        /// Whether the receipt's signature verifies with a published receipt key and it says what the payment is.
+        public let receiptVerifies: Bool
+        /// What happened, oldest first (recorded from this version on; older payments show none).
+        public let steps: [Step]
+        /// The webhook deliveries of its events.
+        public let deliveries: [Delivery]
+    }
+
+    /// The customer's payment `paymentID`, with its history; another customer's payment is not found.
+    public func payment(_ paymentID: String, customer: String) async throws -> PaymentRecord {
+        let account = try await accountID(customer)
+        let now = clock.now
+        return try await database.transaction { db in
+            guard Validation.isIssuedID(paymentID), let stored = try await db.payments.find(paymentID, account: account) else {
+                throw SupportError.notFound("the customer has no payment \(paymentID)")
+            }
+            let payment = stored.effective(at: now)
+            let keys = try await ReceiptKeyRing.all(on: db)
+            let verifies = payment.receipt.map { receipt in
+                receipt.paymentId == payment.id && receipt.accountId == payment.accountID && receipt.amountMinor == payment.amountMinor
+                    && receipt.currency == payment.currency && receipt.payeeId == payment.payeeID
+                    && keys.contains { Base64URL.encode($0.publicKey.keyID) == receipt.keyId && receipt.isValid(signedBy: $0.publicKey) }
+            }
+            let steps = try await db.auditEvents.forPayment(payment.id).map { found in
+                PaymentRecord.Step(
+                    occurredAt: found.event.occurredAt,
+                    kind: found.event.kind,
+                    succeeded: found.event.succeeded,
+                    code: found.event.code,
+                    deviceID: found.event.deviceID,
+                    clientID: found.clientID,
+                    operatorID: found.event.operatorID,
+                    reason: found.event.reason
+                )
+            }
+            let deliveries = try await db.webhooks.deliveries(subject: payment.id).map { found in
+                PaymentRecord.Delivery(
+                    eventType: found.delivery.eventType,
+                    endpointID: found.endpointID,
+                    status: found.delivery.status,
+                    attempts: found.delivery.attempts,
+                    lastStatusCode: found.delivery.lastStatusCode,
+                    deliveredAt: found.delivery.deliveredAt
+                )
+            }
+            return PaymentRecord(
+                payment: CustomerRecord.Payment(payment),
+                accountID: account,
+                username: try await db.accounts.usernames([account])[account] ?? "",
+                payeeVerified: payment.payeeVerified,
+                memo: payment.memo,
+                expiresAt: payment.expiresAt,
+                failedAttempts: payment.failedAttempts,
+                authorizationMethod: payment.authorizationMethod,
+                deviceID: payment.deviceID,
+                receipt: payment.receipt,
+                receiptVerifies: verifies ?? false,
+                steps: steps,
+                deliveries: deliveries
+            )
         }
     }
 
@@ -372,11 +556,13 @@ public struct SupportDesk: Sendable {
 
     /// Sign-ins by method (device key, passkey, password) and failures by problem code over the last `hours` (1-168),
     /// counted by the database.
-    public func overview(hours: Int = 24) async throws -> Overview {
+    /// The hours begin on the hour in `timeZone` (the console's), so that a zone half an hour off UTC gets its own hours.
+    public func overview(hours: Int = 24, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) async throws -> Overview {
         guard (1...168).contains(hours) else { throw SupportError.invalid("hours is 1-168") }
         let now = clock.now.millisecondsSince1970
         let hour: Int64 = 3_600_000
-        let first = (now / hour - Int64(hours - 1)) * hour
+        let offset = Int64(timeZone.secondsFromGMT(for: clock.now)) * 1000
+        let first = ((now + offset) / hour - Int64(hours - 1)) * hour - offset
         return try await database.transaction { db in
             var buckets = (0..<hours).map { Overview.Hour(start: Date(millisecondsSince1970: first + Int64($0) * hour)) }
             for count in try await db.auditEvents.signInCounts(since: first, hour: hour) {
@@ -500,21 +686,114 @@ public struct SupportDesk: Sendable {
         }
     }
 
-    /// Disables an operator on behalf of `admin` (not themself); their console sessions end at their next request.
-    public func disableOperator(name: String, by admin: Operator) async throws {
+    /// Disables an operator on behalf of `admin` (not themself); their console sessions end at their next request. They
+    /// keep their name, which no one else can take, so the audit log still names them.
+    public func disableOperator(name: String, reason: String = "", by admin: Operator) async throws {
+        try await administerOperator(name, reason: reason, kind: .operatorDisabled, optionalReason: true, by: admin) { target, db in
+            guard try await db.operators.markDisabled(name: target.name, at: clock.now.millisecondsSince1970) else {
+                throw SupportError.invalid("\(target.name) is already disabled")
+            }
+        }
+    }
+
+    /// Enables a disabled operator again on behalf of `admin`; audited with the reason.
+    public func enableOperator(name: String, reason: String, by admin: Operator) async throws {
+        try await administerOperator(name, reason: reason, kind: .operatorEnabled, by: admin) { target, db in
+            guard try await db.operators.markEnabled(name: target.name) else { throw SupportError.invalid("\(target.name) is not disabled") }
+        }
+    }
+
+    /// Gives an operator another role on behalf of `admin` (not themself: an admin cannot demote the last admin by
+    /// mistake); it applies from their next request. Audited with the old and new roles and the reason.
+    public func changeOperatorRole(name: String, to role: OperatorRole, reason: String, by admin: Operator) async throws {
+        try await administerOperator(
+            name,
+            reason: reason,
+            kind: .operatorRoleChanged,
+            detail: { "\($0.role.rawValue) → \(role.rawValue)" },
+            by: admin
+        ) {
+            target,
+            db in
+            guard target.role != role else { throw SupportError.invalid("\(target.name) is already \(role.rawValue)") }
+            try await db.operators.setRole(target.id, role: role)
+        }
+    }
+
+    /// Resets an operator's password to `temporaryPassword` on behalf of `admin`: their console sessions end, and at their
+    /// next sign-in (with it and their code) they must choose their own before anything else. Audited.
+    public func resetOperatorPassword(name: String, temporaryPassword: String, reason: String, by admin: Operator) async throws {
+        let hash: String
+        do { hash = try await operators.hashed(temporaryPassword) } catch let error as OperatorError { throw SupportError.invalid(error.description) }
+        let at = clock.now.millisecondsSince1970
+        try await administerOperator(name, reason: reason, kind: .operatorPasswordReset, by: admin) { target, db in
+            try await db.operators.setPassword(target.id, hash: hash, mustChange: true)
+            try await db.operators.endSessions(operatorID: target.id, at: at)
+        }
+    }
+
+    /// Resets an operator's second factor on behalf of `admin` (a lost phone): their console sessions end and they enroll
+    /// a new key at their next sign-in; no code of the old key is accepted again. Audited.
+    public func resetOperatorTOTP(name: String, reason: String, by admin: Operator) async throws {
+        let at = clock.now.millisecondsSince1970
+        try await administerOperator(name, reason: reason, kind: .operatorTOTPReset, by: admin) { target, db in
+            try await db.operators.clearTOTP(target.id)
+            try await db.operators.endSessions(operatorID: target.id, at: at)
+        }
+    }
+
+    /// The enabled operator `name`, for the command line's `--operator` (who acts).
+    public func enabledOperator(named name: String) async throws -> Operator {
+        let found = try await database.transaction { db in try await db.operators.find(name: name) }
+        guard let found, found.disabledAt == nil else { throw SupportError.notAllowed("no enabled operator named \(name)") }
+        return found
+    }
+
+    /// What the admin page lists of operators' lifecycle: the most recent audited changes of operators, newest first.
+    public struct OperatorChange: Sendable {
+        /// When.
+        public let occurredAt: Date
+        /// `operator_created`, `operator_disabled`, `operator_enabled`, `operator_role_changed`, `operator_password_reset`,
+        /// `operator_totp_reset` or `operator_password_changed`.
+        public let kind: String
+        /// Who did it (an admin, or the operator for their own password).
+        public let operatorID: String
+        /// The operator it concerns, what changed and why, as recorded.
+        public let reason: String
+    }
+
+    /// The `limit` most recent operator changes, newest first.
+    public func operatorChanges(limit: Int = 50) async throws -> [OperatorChange] {
+        try await database.transaction { db in
+            try await db.auditEvents.operatorChanges(limit: limit).map { event in
+                OperatorChange(occurredAt: event.occurredAt, kind: event.kind, operatorID: event.operatorID ?? "", reason: event.reason ?? "")
+            }
+        }
+    }
+
+    /// An admin's change of another operator: the admin's role and the reason checked, the operator looked up by name,
+    /// `change` made and audited in one unit of work. The audit event's reason names the operator (`op_… (name)`), what
+    /// changed, and the admin's reason.
+    private func administerOperator(
+        _ name: String,
+        reason: String,
+        kind: AuditKind,
+        optionalReason: Bool = false,
+        detail: @escaping @Sendable (Operator) -> String = { _ in "" },
+        by admin: Operator,
+        _ change: @escaping @Sendable (Operator, any SQLDatabase) async throws -> Void
+    ) async throws {
         try Self.requireAdmin(admin)
-        guard name != admin.name else { throw SupportError.invalid("an admin cannot disable themself") }
-        let operators = self.operators
+        guard name != admin.name else { throw SupportError.invalid("an admin cannot do this to themself") }
+        let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !(optionalReason && trimmed.isEmpty) { _ = try Self.checkedReason(trimmed) }
         let recorder = self.recorder
         try await database.transaction { db -> Void in
-            try await operators.disable(name: name, on: db)
-            try await recorder.audit(
-                .operatorDisabled,
-                succeeded: true,
-                account: nil,
-                operator: SupportAction(operatorID: admin.id, reason: name),
-                on: db
-            )
+            guard let target = try await db.operators.find(name: name) else { throw SupportError.notFound("there is no operator named \(name)") }
+            try await change(target, db)
+            let what = detail(target)
+            let recorded = "\(target.id) (\(target.name))" + (what.isEmpty ? "" : " \(what)") + (trimmed.isEmpty ? "" : ": \(trimmed)")
+            try await recorder.audit(kind, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: recorded), on: db)
         }
     }
 
@@ -593,22 +872,28 @@ public struct SupportDesk: Sendable {
 
     // MARK: Internals
 
-    /// The operator named `name`, if enabled and allowed to act (support or admin), with a fit reason.
-    private func authorize(_ name: String, reason: String) async throws -> SupportAction {
+    /// `reason` trimmed, when it is 1-500 characters without control characters.
+    private static func checkedReason(_ reason: String) throws -> String {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty, Validation.isDisplayable(reason, maxCharacters: 500) else {
             throw SupportError.invalid("a reason is required: 1-500 characters without control characters")
         }
+        return reason
+    }
+
+    /// The operator named `name`, if enabled and allowed to act (support or admin), with a fit reason.
+    private func authorize(_ name: String, reason: String) async throws -> SupportAction {
+        let reason = try Self.checkedReason(reason)
         let found = try await database.transaction { db in try await db.operators.find(name: name) }
         guard let found, found.disabledAt == nil else { throw SupportError.notAllowed("no enabled operator named \(name)") }
         guard found.role != .viewer else { throw SupportError.notAllowed("\(name) is a viewer: viewers only read") }
         return SupportAction(operatorID: found.id, reason: reason)
     }
 
-    /// The account id of the customer with this username or account id.
+    /// The account id of the customer with this username (any case) or account id.
     func accountID(_ customer: String) async throws -> String {
         guard (1...64).contains(customer.utf8.count),
-            let id = try await database.transaction({ db in try await db.accounts.find(idOrUsername: customer)?.id })
+            let id = try await database.transaction({ db in try await db.accounts.find(idOrUsername: customer.lowercased())?.id })
         else { throw SupportError.notFound("no customer with the username or account id \(customer)") }
         return id
     }

@@ -2,7 +2,7 @@ import Foundation
 import SQLKit
 
 /// A security event's kind, as stored and as `GET /v1/audit` shows it.
-enum AuditKind: String, Sendable {
+enum AuditKind: String, Sendable, CaseIterable {
     case accountCreated = "account_created"
     case passwordSignIn = "password_sign_in"
     case accountLocked = "account_locked"
@@ -32,6 +32,11 @@ enum AuditKind: String, Sendable {
     case paymentPINUnlocked = "payment_pin_unlocked"
     case operatorCreated = "operator_created"
     case operatorDisabled = "operator_disabled"
+    case operatorEnabled = "operator_enabled"
+    case operatorPasswordChanged = "operator_password_changed"
+    case operatorPasswordReset = "operator_password_reset"
+    case operatorTOTPReset = "operator_totp_reset"
+    case operatorRoleChanged = "operator_role_changed"
     case serviceClientDisabled = "service_client_disabled"
     case passkeyRegistered = "passkey_registered"
     case passkeySignIn = "passkey_sign_in"
@@ -54,6 +59,12 @@ struct AuditEvent: Sendable, Equatable {
     var reason: String? = nil
     /// The passkey, for a passkey's registration, sign-in or revocation.
     var passkeyID: String? = nil
+    /// The payment, for a payment's creation, authorization (or failed attempt), lock or cancellation.
+    var paymentID: String? = nil
+    /// The address the request came from (as rate limits count it), when it came over HTTP.
+    var clientAddress: String? = nil
+    /// The request's `User-Agent` (``ClientAddress/userAgent``).
+    var userAgent: String? = nil
 }
 
 extension BioAuthService {

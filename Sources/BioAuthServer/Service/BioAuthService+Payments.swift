@@ -145,7 +145,15 @@ extension BioAuthService {
                 response: payment,
                 at: now.millisecondsSince1970
             )
-            try await recorder.audit(.paymentCreated, succeeded: true, account: account, session: session, client: client, on: db)
+            try await recorder.audit(
+                .paymentCreated,
+                succeeded: true,
+                account: account,
+                session: session,
+                client: client,
+                payment: payment.id,
+                on: db
+            )
             return payment
         }
     }
@@ -313,7 +321,15 @@ extension BioAuthService {
         guard moved else {
             throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
         }
-        try await recorder.audit(.paymentAuthorized, succeeded: true, account: payment.accountID, device: device, session: session.sessionID, on: db)
+        try await recorder.audit(
+            .paymentAuthorized,
+            succeeded: true,
+            account: payment.accountID,
+            device: device,
+            session: session.sessionID,
+            payment: payment.id,
+            on: db
+        )
         var authorized = payment
         authorized.status = .authorized
         authorized.authorizedAt = Date(millisecondsSince1970: receipt.authorizedAtMs)
@@ -327,10 +343,18 @@ extension BioAuthService {
     /// Counts a failed authorization; the configured number locks the payment. Returns the error to report.
     func recordFailedAuthorization(_ payment: PaymentInfo, _ error: APIError, device: String?, on db: any SQLDatabase) async throws -> APIError {
         let failures = payment.failedAttempts + 1
-        try await recorder.audit(.paymentAuthorized, succeeded: false, account: payment.accountID, device: device, code: error.code.rawValue, on: db)
+        try await recorder.audit(
+            .paymentAuthorized,
+            succeeded: false,
+            account: payment.accountID,
+            device: device,
+            code: error.code.rawValue,
+            payment: payment.id,
+            on: db
+        )
         if failures >= configuration.maxFailedPaymentAttempts {
             try await db.payments.recordFailedAttempts(payment.id, failures: failures, lock: true)
-            try await recorder.audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, on: db)
+            try await recorder.audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, payment: payment.id, on: db)
             var locked = payment
             locked.status = .locked
             locked.failedAttempts = failures

@@ -42,6 +42,7 @@ struct ChangeRecorder: Sendable {
         code: String? = nil,
         operator: SupportAction? = nil,
         passkey: String? = nil,
+        payment: String? = nil,
         on db: any SQLDatabase
     ) async throws {
         try await db.auditEvents.insert(
@@ -56,7 +57,10 @@ struct ChangeRecorder: Sendable {
                 code: code,
                 operatorID: `operator`?.operatorID,
                 reason: `operator`?.reason,
-                passkeyID: passkey
+                passkeyID: passkey,
+                paymentID: payment,
+                clientAddress: ClientAddress.current,
+                userAgent: ClientAddress.userAgent
             ),
             clientID: client,
             engine: dialect
@@ -85,6 +89,7 @@ struct ChangeRecorder: Sendable {
             eventID: event.id,
             type: type.rawValue,
             body: body,
+            subject: data.paymentId ?? data.passkeyId ?? data.deviceId,
             endpoints: endpoints,
             at: at.millisecondsSince1970,
             giveUpAt: giveUp
@@ -143,7 +148,15 @@ struct ChangeRecorder: Sendable {
         try await db.payments.markCancelled(payment.id)
         var cancelled = payment
         cancelled.status = .cancelled
-        try await audit(.paymentCancelled, succeeded: true, account: payment.accountID, session: session, operator: action, on: db)
+        try await audit(
+            .paymentCancelled,
+            succeeded: true,
+            account: payment.accountID,
+            session: session,
+            operator: action,
+            payment: payment.id,
+            on: db
+        )
         try await emit(.paymentCancelled, .init(payment: cancelled), on: db)
         return cancelled
     }

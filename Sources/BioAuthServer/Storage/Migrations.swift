@@ -347,6 +347,24 @@ enum Migrations {
                 "CREATE UNIQUE INDEX payees_by_name_key_mapped ON payees (name_key_mapped)",
             ]
         ),
+        (
+            17, "operators set their own password; the console's timeline shows where a request came from; operator changes listed",
+            [
+                // The client address (as rate limits count it) and User-Agent of the request that caused an event.
+                "ALTER TABLE audit_events ADD COLUMN client_address TEXT",
+                "ALTER TABLE audit_events ADD COLUMN user_agent TEXT",
+                // A payment's own history (its page in the console): its events, and its webhook events' deliveries.
+                "ALTER TABLE audit_events ADD COLUMN payment_id TEXT",
+                "CREATE INDEX audit_events_by_payment ON audit_events (payment_id) WHERE payment_id IS NOT NULL",
+                "ALTER TABLE webhook_events ADD COLUMN subject_id TEXT",
+                "CREATE INDEX webhook_events_by_subject ON webhook_events (subject_id) WHERE subject_id IS NOT NULL",
+                "ALTER TABLE operators ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0",
+                // Operators who never completed a sign-in still hold the password an admin chose for them.
+                "UPDATE operators SET must_change_password = 1 WHERE totp_secret IS NULL",
+                // The admin page's list of operator changes, without reading the customers' events.
+                "CREATE INDEX audit_events_operator_changes ON audit_events (occurred_at) WHERE kind IN \(AuditEventsTable.operatorChangeKinds)",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a
@@ -355,7 +373,10 @@ enum Migrations {
         5: [
             "CREATE SEQUENCE audit_events_sequence",
             "SELECT setval('audit_events_sequence', COALESCE((SELECT MAX(sequence) FROM audit_events), 0) + 1, false)",
-        ]
+        ],
+        // Support's search by the start of a username compares bytes (AccountsTable.prefixSearch); SQLite's unique index
+        // on username already does.
+        17: [#"CREATE INDEX accounts_by_username_bytes ON accounts (username COLLATE "C")"#],
     ]
 
     /// Applies the migrations the database has not seen yet, all in one transaction. On PostgreSQL the

@@ -164,6 +164,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a console session lasts after sign-in however busy, at least the idle timeout, at most 604800 (default 28800).")
     var consoleSessionLifetime: String?
 
+    @Option(
+        name: .customLong("console-totp-issuer"),
+        help: "The issuer operators' authenticator apps show (default BioAuth; differ per environment)."
+    )
+    var consoleTOTPIssuer: String?
+
+    @Option(help: "The time zone the console shows times in, an IANA name such as Asia/Shanghai (default UTC).")
+    var consoleTimeZone: String?
+
     @Flag(
         name: .customLong("app-attest-allow-pin"),
         help: "Under --app-attest require, still allow PIN payments, which carry no App Attest proof (default: refused)."
@@ -209,6 +218,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("consoleHost", consoleHost),
             ("consoleIdleTimeout", consoleIdleTimeout),
             ("consoleSessionLifetime", consoleSessionLifetime),
+            ("consoleTotpIssuer", consoleTOTPIssuer),
+            ("consoleTimeZone", consoleTimeZone),
         ]
         for (key, value) in given { flags[key] = value }
         return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }.merging(passkeys.flags) { $1 }

@@ -220,6 +220,8 @@ enum ServerSettings {
             text("consoleHost", \.consoleHost),
             seconds("consoleIdleTimeout", \.consoleIdleTimeout),
             seconds("consoleSessionLifetime", \.consoleSessionLifetime),
+            text("consoleTotpIssuer", \.consoleTOTPIssuer),
+            text("consoleTimeZone", \.consoleTimeZone),
             list("passkeyOrigins", \.passkeys.origins),
             Setting(
                 key: "passkeyRpId",

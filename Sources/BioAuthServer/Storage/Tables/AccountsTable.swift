@@ -82,6 +82,27 @@ struct AccountsTable: Table {
         )
     }
 
+    /// Up to `limit` accounts whose username starts with `prefix` (usernames are stored lowercased, so give it lowercased),
+    /// by username: a range of the username index (``prefixSearch(_:limit:engine:)``).
+    func withUsernamePrefix(_ prefix: String, limit: Int, engine: DatabaseDialect) async throws -> [(id: String, username: String)] {
+        try await db.all(Self.prefixSearch(prefix, limit: limit, engine: engine)).map {
+            (try $0.decode(column: "id", as: String.self), try $0.decode(column: "username", as: String.self))
+        }
+    }
+
+    /// The prefix search as a statement, for `QueryPlanTests`: a range from `prefix` to `prefix` and U+007F (above every
+    /// byte a username may hold), compared byte by byte. PostgreSQL's default collation orders by language rules (it
+    /// skips punctuation), so there the comparison and the index (`accounts_by_username_bytes`, migration 17) use the
+    /// C collation; SQLite compares bytes already, and its unique index on `username` serves the range.
+    static func prefixSearch(_ prefix: String, limit: Int, engine: DatabaseDialect) -> FixedStatement {
+        let upper = prefix + "\u{7F}"
+        return engine == .postgres ? prefixSearchPostgres(prefix, upper, Int64(limit)) : prefixSearchSQLite(prefix, upper, Int64(limit))
+    }
+    static let prefixSearchSQLite = FixedSQL("SELECT id, username FROM accounts WHERE username >= ? AND username < ? ORDER BY username LIMIT ?")
+    static let prefixSearchPostgres = FixedSQL(
+        #"SELECT id, username FROM accounts WHERE username COLLATE "C" >= ? AND username COLLATE "C" < ? ORDER BY username COLLATE "C" LIMIT ?"#
+    )
+
     /// The usernames of the accounts `ids`, by id.
     func usernames(_ ids: [String]) async throws -> [String: String] {
         guard !ids.isEmpty else { return [:] }

@@ -26,7 +26,10 @@ struct AuditEventsTable: Table {
                 clientID,
                 event.operatorID,
                 event.reason,
-                event.passkeyID
+                event.passkeyID,
+                event.paymentID,
+                event.clientAddress,
+                event.userAgent
             )
         )
     }
@@ -47,7 +50,10 @@ struct AuditEventsTable: Table {
                 "code",
                 "operator_id",
                 "reason",
-                "passkey_id"
+                "passkey_id",
+                "payment_id",
+                "client_address",
+                "user_agent"
             )
             .from("audit_events")
             .where("account_id", .equal, account)
@@ -71,7 +77,10 @@ struct AuditEventsTable: Table {
                 code: try row.decode(column: "code", as: String?.self),
                 operatorID: try row.decode(column: "operator_id", as: String?.self),
                 reason: try row.decode(column: "reason", as: String?.self),
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self),
+                paymentID: try row.decode(column: "payment_id", as: String?.self),
+                clientAddress: try row.decode(column: "client_address", as: String?.self),
+                userAgent: try row.decode(column: "user_agent", as: String?.self)
             )
         }
         guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
@@ -80,6 +89,58 @@ struct AuditEventsTable: Table {
             sequence: try last.decode(column: "sequence", as: Int64.self)
         )
         return (events, next)
+    }
+
+    /// The kinds of operators' lifecycle events, as the partial index `audit_events_operator_changes` (migration 17)
+    /// names them: a query must spell the same list for the index to serve it.
+    static let operatorChangeKinds =
+        "('operator_created', 'operator_disabled', 'operator_enabled', 'operator_role_changed', 'operator_password_reset', 'operator_totp_reset', 'operator_password_changed')"
+
+    /// The `limit` most recent operator lifecycle events, newest first, read from their partial index.
+    func operatorChanges(limit: Int) async throws -> [AuditEvent] {
+        try await db.raw(
+            """
+            SELECT id, occurred_at, kind, outcome, operator_id, reason FROM audit_events
+            WHERE kind IN \(unsafeRaw: Self.operatorChangeKinds) ORDER BY occurred_at DESC LIMIT \(literal: limit)
+            """
+        ).all().map { row in
+            AuditEvent(
+                id: try row.decode(column: "id", as: String.self),
+                occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
+                kind: try row.decode(column: "kind", as: String.self),
+                succeeded: try row.decode(column: "outcome", as: String.self) == "success",
+                operatorID: try row.decode(column: "operator_id", as: String?.self),
+                reason: try row.decode(column: "reason", as: String?.self)
+            )
+        }
+    }
+
+    /// Every event of payment `id`, oldest first, with the service client that caused it (if one did).
+    func forPayment(_ id: String) async throws -> [(event: AuditEvent, clientID: String?)] {
+        try await db.raw(
+            """
+            SELECT id, occurred_at, kind, outcome, device_id, session_id, code, client_id, operator_id, reason, client_address, user_agent
+            FROM audit_events WHERE payment_id = \(bind: id) ORDER BY occurred_at, sequence
+            """
+        ).all().map { row in
+            (
+                AuditEvent(
+                    id: try row.decode(column: "id", as: String.self),
+                    occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
+                    kind: try row.decode(column: "kind", as: String.self),
+                    succeeded: try row.decode(column: "outcome", as: String.self) == "success",
+                    deviceID: try row.decode(column: "device_id", as: String?.self),
+                    sessionID: try row.decode(column: "session_id", as: String?.self),
+                    code: try row.decode(column: "code", as: String?.self),
+                    operatorID: try row.decode(column: "operator_id", as: String?.self),
+                    reason: try row.decode(column: "reason", as: String?.self),
+                    paymentID: id,
+                    clientAddress: try row.decode(column: "client_address", as: String?.self),
+                    userAgent: try row.decode(column: "user_agent", as: String?.self)
+                ),
+                try row.decode(column: "client_id", as: String?.self)
+            )
+        }
     }
 
     /// Sign-in events since `from` (milliseconds) counted by hour (from `from`), kind and outcome.
@@ -111,14 +172,14 @@ struct AuditEventsTable: Table {
     // takes the number from a sequence (increasing, with gaps where a transaction rolled back or was retried).
     static let insertSQLite = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
-        VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id, \
+        payment_id, client_address, user_agent) VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     )
     static let insertPostgres = FixedSQL(
         """
-        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id) \
-        VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO audit_events (id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id, \
+        payment_id, client_address, user_agent) VALUES (?, ?, nextval('audit_events_sequence'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     )
 
@@ -133,6 +194,9 @@ struct AuditEventsTable: Table {
             "a",
             "d",
             "s",
+            nil as String?,
+            nil as String?,
+            nil as String?,
             nil as String?,
             nil as String?,
             nil as String?,

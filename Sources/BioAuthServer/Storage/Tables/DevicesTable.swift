@@ -33,6 +33,11 @@ struct DevicesTable: Table {
         try await select().where("id", .equal, id).where("account_id", .equal, account).first().map(device)
     }
 
+    /// The account that holds device `id`, whoever's it is: for support's search by an id a customer reads out.
+    func owner(of id: String) async throws -> String? {
+        try await db.select().column("account_id").from("devices").where("id", .equal, id).first()?.decode(column: "account_id", as: String.self)
+    }
+
     /// The account's devices, newest first, revoked ones included.
     func list(account: String) async throws -> [DeviceInfo] {
         try await select().where("account_id", .equal, account).orderBy("created_at", .descending).all().map(device)

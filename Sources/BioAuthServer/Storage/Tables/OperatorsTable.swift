@@ -25,7 +25,7 @@ struct OperatorsTable: Table {
         try await db.select().column("id").from("operators").where("name", .equal, name).first() != nil
     }
 
-    /// Stores a new operator with no second factor, no failure and no lock.
+    /// Stores a new operator with no second factor.
     func insert(_ new: Operators.NewOperator, createdBy: String?) async throws {
         try await db.insert(into: "operators")
             .columns(
@@ -40,7 +40,8 @@ struct OperatorsTable: Table {
                 "locked_until",
                 "created_at",
                 "created_by",
-                "disabled_at"
+                "disabled_at",
+                "must_change_password"
             )
             .values(
                 SQLBind(new.id),
@@ -54,7 +55,8 @@ struct OperatorsTable: Table {
                 SQLBind(Int64?.none),
                 SQLBind(new.createdAt.millisecondsSince1970),
                 SQLBind(createdBy),
-                SQLBind(Int64?.none)
+                SQLBind(Int64?.none),
+                SQLBind(new.mustChangePassword ? 1 : 0)
             )
             .run()
     }
@@ -66,9 +68,18 @@ struct OperatorsTable: Table {
 
     /// The operator `name` with their credentials, enabled or not.
     func credentials(name: String) async throws -> Credentials? {
+        try await credentials(SQLQueryString("name = \(bind: name)"))
+    }
+
+    /// The operator `id` with their credentials, enabled or not.
+    func credentials(id: String) async throws -> Credentials? {
+        try await credentials(SQLQueryString("id = \(bind: id)"))
+    }
+
+    private func credentials(_ condition: SQLQueryString) async throws -> Credentials? {
         guard
             let row = try await db.raw(
-                "SELECT \(unsafeRaw: Self.columns), password_hash, totp_secret, totp_pending_secret, totp_last_step FROM operators WHERE name = \(bind: name)"
+                "SELECT \(unsafeRaw: Self.columns), password_hash, totp_secret, totp_pending_secret, totp_last_step FROM operators WHERE \(condition)"
             ).first()
         else { return nil }
         return Credentials(
@@ -78,6 +89,11 @@ struct OperatorsTable: Table {
             pendingTOTPSecret: try row.decode(column: "totp_pending_secret", as: String?.self),
             lastStep: try row.decode(column: "totp_last_step", as: Int64?.self)
         )
+    }
+
+    /// Records `step` as the last one a code of operator `id` was accepted in.
+    func recordStep(_ id: String, step: Int64) async throws {
+        try await db.update("operators").set("totp_last_step", to: step).where("id", .equal, id).run()
     }
 
     /// The enabled operator `id`.
@@ -94,6 +110,36 @@ struct OperatorsTable: Table {
     func markDisabled(name: String, at: Int64) async throws -> Bool {
         !(try await db.update("operators").set("disabled_at", to: at).where("name", .equal, name).where("disabled_at", .is, SQLLiteral.null)
             .returning("id").all()).isEmpty
+    }
+
+    /// Marks the disabled operator `name` enabled again; false when there is none.
+    func markEnabled(name: String) async throws -> Bool {
+        !(try await db.update("operators").set("disabled_at", to: SQLLiteral.null).where("name", .equal, name)
+            .where("disabled_at", .isNot, SQLLiteral.null).returning("id").all()).isEmpty
+    }
+
+    /// Gives operator `id` the role `role`.
+    func setRole(_ id: String, role: OperatorRole) async throws {
+        try await db.update("operators").set("role", to: role.rawValue).where("id", .equal, id).run()
+    }
+
+    /// Stores `hash` as operator `id`'s password; with `mustChange`, they must choose another at their next sign-in.
+    func setPassword(_ id: String, hash: String, mustChange: Bool) async throws {
+        try await db.update("operators").set("password_hash", to: hash).set("must_change_password", to: mustChange ? 1 : 0)
+            .where("id", .equal, id).run()
+    }
+
+    /// Forgets operator `id`'s TOTP keys, enrolled and pending: they enroll again at their next sign-in. The last step a
+    /// code was accepted in stays, so no code seen before is accepted again.
+    func clearTOTP(_ id: String) async throws {
+        try await db.update("operators").set("totp_secret", to: SQLLiteral.null).set("totp_pending_secret", to: SQLLiteral.null)
+            .where("id", .equal, id).run()
+    }
+
+    /// Ends every live console session of operator `id`, but the one whose token's hash is `keeping`.
+    func endSessions(operatorID id: String, keeping: String? = nil, at: Int64) async throws {
+        try await db.update("operator_sessions").set("ended_at", to: at).where("operator_id", .equal, id)
+            .where("ended_at", .is, SQLLiteral.null).where("token_hash", .notEqual, keeping ?? "").run()
     }
 
     /// Keeps `secret` as the operator's TOTP secret to enroll.
@@ -167,7 +213,7 @@ struct OperatorsTable: Table {
     }
 
     private static let columns =
-        "id, name, role, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled"
+        "id, name, role, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled, must_change_password"
 
     private static func `operator`(_ row: any SQLRow) throws -> Operator {
         Operator(
@@ -177,7 +223,8 @@ struct OperatorsTable: Table {
             totpEnrolled: try row.decode(column: "enrolled", as: Bool.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             createdBy: try row.decode(column: "created_by", as: String?.self),
-            disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self))
+            disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self)),
+            mustChangePassword: try row.decode(column: "must_change_password", as: Int.self) != 0
         )
     }
 }

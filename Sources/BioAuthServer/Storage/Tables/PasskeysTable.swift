@@ -21,6 +21,11 @@ struct PasskeysTable: Table {
         try await select().where("id", .equal, id).where("account_id", .equal, account).first().map(PasskeyInfo.init(row:))
     }
 
+    /// The account that holds passkey `id`, whoever's it is: for support's search by an id a customer reads out.
+    func owner(of id: String) async throws -> String? {
+        try await db.select().column("account_id").from("passkeys").where("id", .equal, id).first()?.decode(column: "account_id", as: String.self)
+    }
+
     /// The passkey with this credential id, of any account (a discoverable sign-in names only the credential).
     func find(credentialID: Data) async throws -> PasskeyInfo? {
         try await select().where("credential_id", .equal, Base64URL.encode(credentialID)).first().map(PasskeyInfo.init(row:))

@@ -23,6 +23,11 @@ struct PaymentsTable: Table {
         try await db.first(Self.byID(id, account)).map(PaymentInfo.init(row:))
     }
 
+    /// The account that holds payment `id`, whoever's it is: for support's search by an id a customer reads out.
+    func owner(of id: String) async throws -> String? {
+        try await db.select().column("account_id").from("payments").where("id", .equal, id).first()?.decode(column: "account_id", as: String.self)
+    }
+
     /// Stores a new pending payment.
     func insert(_ payment: PaymentInfo) async throws {
         try await db.run(
@@ -91,6 +96,7 @@ struct PaymentsTable: Table {
         var until: Int64?
         var minAmountMinor: Int64?
         var maxAmountMinor: Int64?
+        var currency: String? = nil
     }
 
     /// Payments of every account matching `search` at `now`, newest first.
@@ -105,6 +111,7 @@ struct PaymentsTable: Table {
         if let until = search.until { query = query.where("created_at", .lessThan, until) }
         if let minimum = search.minAmountMinor { query = query.where("amount_minor", .greaterThanOrEqual, minimum) }
         if let maximum = search.maxAmountMinor { query = query.where("amount_minor", .lessThanOrEqual, maximum) }
+        if let currency = search.currency { query = query.where("currency", .equal, currency) }
         return try await query.orderBy("created_at", .descending).orderBy("id", .descending).limit(limit).all().map(PaymentInfo.init(row:))
     }
 

@@ -105,6 +105,11 @@ struct SessionsTable: Table {
         var createdAt: Date
     }
 
+    /// The account that holds session `id`, whoever's it is: for support's search by an id a customer reads out.
+    func owner(of id: String) async throws -> String? {
+        try await db.select().column("account_id").from("sessions").where("id", .equal, id).first()?.decode(column: "account_id", as: String.self)
+    }
+
     /// The account's live sessions, newest first.
     func live(account: String) async throws -> [Live] {
         try await db.select().columns("id", "installation_id", "method", "device_id", "passkey_id", "created_at").from("sessions")

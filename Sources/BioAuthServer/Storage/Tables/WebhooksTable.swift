@@ -145,9 +145,9 @@ struct WebhooksTable: Table {
     // MARK: The outbox
 
     /// Writes an event and one pending delivery of it to each of `endpoints`, due at once and given up after `giveUpAt`.
-    func enqueue(eventID: String, type: String, body: String, endpoints: [String], at: Int64, giveUpAt: Int64) async throws {
-        try await db.insert(into: "webhook_events").columns("id", "type", "created_at", "body")
-            .values(SQLBind(eventID), SQLBind(type), SQLBind(at), SQLBind(body)).run()
+    func enqueue(eventID: String, type: String, body: String, subject: String?, endpoints: [String], at: Int64, giveUpAt: Int64) async throws {
+        try await db.insert(into: "webhook_events").columns("id", "type", "created_at", "body", "subject_id")
+            .values(SQLBind(eventID), SQLBind(type), SQLBind(at), SQLBind(body), SQLBind(subject)).run()
         for endpoint in endpoints {
             try await db.insert(into: "webhook_deliveries")
                 .columns("event_id", "endpoint_id", "status", "attempts", "next_attempt_at", "give_up_at", "created_at")
@@ -163,19 +163,37 @@ struct WebhooksTable: Table {
             FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
             WHERE d.endpoint_id = \(bind: endpoint) ORDER BY d.created_at DESC, d.event_id DESC LIMIT \(literal: limit)
             """
+        ).all().map(Self.delivery)
+    }
+
+    /// A delivery from a row of `webhook_deliveries` joined with its event's type.
+    private static func delivery(_ row: any SQLRow) throws -> WebhookDelivery {
+        let status = try row.decode(column: "status", as: String.self)
+        return WebhookDelivery(
+            eventID: try row.decode(column: "event_id", as: String.self),
+            eventType: try row.decode(column: "type", as: String.self),
+            status: status,
+            attempts: try row.decode(column: "attempts", as: Int.self),
+            lastStatusCode: try row.decode(column: "last_status", as: Int?.self),
+            lastError: try row.decode(column: "last_error", as: String?.self),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            nextAttemptAt: status == "pending" ? Date(millisecondsSince1970: try row.decode(column: "next_attempt_at", as: Int64.self)) : nil,
+            deliveredAt: Date(storedMilliseconds: try row.decode(column: "delivered_at", as: Int64?.self))
+        )
+    }
+
+    /// The deliveries of every event about `subject` (a payment, passkey or device id), oldest first, with the endpoint
+    /// each went to.
+    func deliveries(subject: String) async throws -> [(endpointID: String, delivery: WebhookDelivery)] {
+        try await db.raw(
+            """
+            SELECT d.event_id, d.endpoint_id, e.type, d.status, d.attempts, d.last_status, d.last_error, d.created_at, d.next_attempt_at,
+                d.delivered_at
+            FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id
+            WHERE e.subject_id = \(bind: subject) ORDER BY d.created_at, d.event_id, d.endpoint_id
+            """
         ).all().map { row in
-            let status = try row.decode(column: "status", as: String.self)
-            return WebhookDelivery(
-                eventID: try row.decode(column: "event_id", as: String.self),
-                eventType: try row.decode(column: "type", as: String.self),
-                status: status,
-                attempts: try row.decode(column: "attempts", as: Int.self),
-                lastStatusCode: try row.decode(column: "last_status", as: Int?.self),
-                lastError: try row.decode(column: "last_error", as: String?.self),
-                createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
-                nextAttemptAt: status == "pending" ? Date(millisecondsSince1970: try row.decode(column: "next_attempt_at", as: Int64.self)) : nil,
-                deliveredAt: Date(storedMilliseconds: try row.decode(column: "delivered_at", as: Int64?.self))
-            )
+            (try row.decode(column: "endpoint_id", as: String.self), try Self.delivery(row))
         }
     }
 
