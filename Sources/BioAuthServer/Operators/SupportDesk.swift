@@ -693,6 +693,7 @@ public struct SupportDesk: Sendable {
             guard try await db.operators.markDisabled(name: target.name, at: clock.now.millisecondsSince1970) else {
                 throw SupportError.invalid("\(target.name) is already disabled")
             }
+            return ""
         }
     }
 
@@ -700,23 +701,17 @@ public struct SupportDesk: Sendable {
     public func enableOperator(name: String, reason: String, by admin: Operator) async throws {
         try await administerOperator(name, reason: reason, kind: .operatorEnabled, by: admin) { target, db in
             guard try await db.operators.markEnabled(name: target.name) else { throw SupportError.invalid("\(target.name) is not disabled") }
+            return ""
         }
     }
 
     /// Gives an operator another role on behalf of `admin` (not themself: an admin cannot demote the last admin by
     /// mistake); it applies from their next request. Audited with the old and new roles and the reason.
     public func changeOperatorRole(name: String, to role: OperatorRole, reason: String, by admin: Operator) async throws {
-        try await administerOperator(
-            name,
-            reason: reason,
-            kind: .operatorRoleChanged,
-            detail: { "\($0.role.rawValue) → \(role.rawValue)" },
-            by: admin
-        ) {
-            target,
-            db in
+        try await administerOperator(name, reason: reason, kind: .operatorRoleChanged, by: admin) { target, db in
             guard target.role != role else { throw SupportError.invalid("\(target.name) is already \(role.rawValue)") }
             try await db.operators.setRole(target.id, role: role)
+            return "\(target.role.rawValue) → \(role.rawValue)"
         }
     }
 
@@ -729,6 +724,7 @@ public struct SupportDesk: Sendable {
         try await administerOperator(name, reason: reason, kind: .operatorPasswordReset, by: admin) { target, db in
             try await db.operators.setPassword(target.id, hash: hash, mustChange: true)
             try await db.operators.endSessions(operatorID: target.id, at: at)
+            return ""
         }
     }
 
@@ -739,6 +735,7 @@ public struct SupportDesk: Sendable {
         try await administerOperator(name, reason: reason, kind: .operatorTOTPReset, by: admin) { target, db in
             try await db.operators.clearTOTP(target.id)
             try await db.operators.endSessions(operatorID: target.id, at: at)
+            return ""
         }
     }
 
@@ -772,16 +769,15 @@ public struct SupportDesk: Sendable {
     }
 
     /// An admin's change of another operator: the admin's role and the reason checked, the operator looked up by name,
-    /// `change` made and audited in one unit of work. The audit event's reason names the operator (`op_… (name)`), what
+    /// `change` made (it returns what changed, for the audit, or "") and audited in one unit of work. The audit event's reason names the operator (`op_… (name)`), what
     /// changed, and the admin's reason.
     private func administerOperator(
         _ name: String,
         reason: String,
         kind: AuditKind,
         optionalReason: Bool = false,
-        detail: @escaping @Sendable (Operator) -> String = { _ in "" },
         by admin: Operator,
-        _ change: @escaping @Sendable (Operator, any SQLDatabase) async throws -> Void
+        _ change: @escaping @Sendable (Operator, any SQLDatabase) async throws -> String
     ) async throws {
         try Self.requireAdmin(admin)
         guard name != admin.name else { throw SupportError.invalid("an admin cannot do this to themself") }
@@ -790,8 +786,7 @@ public struct SupportDesk: Sendable {
         let recorder = self.recorder
         try await database.transaction { db -> Void in
             guard let target = try await db.operators.find(name: name) else { throw SupportError.notFound("there is no operator named \(name)") }
-            try await change(target, db)
-            let what = detail(target)
+            let what = try await change(target, db)
             let recorded = "\(target.id) (\(target.name))" + (what.isEmpty ? "" : " \(what)") + (trimmed.isEmpty ? "" : ": \(trimmed)")
             try await recorder.audit(kind, succeeded: true, account: nil, operator: SupportAction(operatorID: admin.id, reason: recorded), on: db)
         }
