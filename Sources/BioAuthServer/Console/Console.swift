@@ -60,16 +60,12 @@ struct Console: Sendable {
         router.post("/console/admin/operators") { request, _ in
             try await console.administering(request, done: "operator-created") { session, form in
                 let role = OperatorRole(rawValue: form["role"] ?? "") ?? .viewer
-                do {
-                    _ = try await console.desk.createOperator(
-                        name: form["name"] ?? "",
-                        role: role,
-                        password: form["password"] ?? "",
-                        by: session.operator
-                    )
-                } catch let error as OperatorError {
-                    throw SupportError.invalid(error.description)
-                }
+                _ = try await console.desk.createOperator(
+                    name: form["name"] ?? "",
+                    role: role,
+                    password: form["password"] ?? "",
+                    by: session.operator
+                )
             }
         }
         router.post("/console/admin/operators/{name}/disable") { request, context in

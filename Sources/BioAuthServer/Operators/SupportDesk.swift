@@ -666,15 +666,22 @@ public struct SupportDesk: Sendable {
 
     // MARK: Administering (admins only)
 
-    /// Makes an operator on behalf of the signed-in admin `by`; audited with the admin's id.
+    /// Makes an operator on behalf of the signed-in admin `by`; audited with the admin's id. They choose their own
+    /// password at their first sign-in. A bad or taken name, or a password too short or long, is ``SupportError/invalid(_:)``.
     public func createOperator(name: String, role: OperatorRole, password: String, by admin: Operator) async throws -> Operator {
         try Self.requireAdmin(admin)
         let operators = self.operators
         let recorder = self.recorder
         // Hashed before the unit of work; stored and audited in one, so neither stands without the other.
-        let new = try await operators.prepare(name: name, role: role, password: password)
+        let new: Operators.NewOperator
+        do { new = try await operators.prepare(name: name, role: role, password: password) } catch let error as OperatorError {
+            throw SupportError.invalid(error.description)
+        }
         return try await database.transaction { db in
-            let made = try await operators.insert(new, createdBy: admin.id, on: db)
+            let made: Operator
+            do { made = try await operators.insert(new, createdBy: admin.id, on: db) } catch let error as OperatorError {
+                throw SupportError.invalid(error.description)
+            }
             try await recorder.audit(
                 .operatorCreated,
                 succeeded: true,

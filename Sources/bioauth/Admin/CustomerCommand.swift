@@ -11,7 +11,9 @@ struct CustomerCommand: AsyncParsableCommand {
         commandName: "customer",
         abstract:
             "Look up a customer; revoke a device or passkey, end sessions, unlock, clear a PIN lock, cancel a pending payment (audited with a reason).",
-        subcommands: [Show.self, RevokeDevice.self, RevokePasskey.self, EndSessions.self, Unlock.self, ClearPINLock.self, CancelPayment.self]
+        subcommands: [
+            Find.self, Show.self, RevokeDevice.self, RevokePasskey.self, EndSessions.self, Unlock.self, ClearPINLock.self, CancelPayment.self,
+        ]
     )
 
     /// Who acts and why: required by every action.
@@ -30,6 +32,23 @@ struct CustomerCommand: AsyncParsableCommand {
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
             let record = try await admin.withDesk(environment: environment) { try await $0.customer(customer) }
             return CustomerCommand.describe(record)
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct Find: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Finds customers: by the start of a username in any case, or by any id (account, device, payment, passkey, session)."
+        )
+        @Argument(help: "The start of a username (Carol.L finds carol.li), or an id the customer reads out.") var query: String
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            switch try await admin.withDesk(environment: environment, { try await $0.search(query) }) {
+            case .id(let kind, let id, let accountID): return "\(accountID)  (the \(kind) \(id) is theirs)"
+            case .usernames(let matches) where !matches.isEmpty: return matches.map { "\($0.accountID)  \($0.username)" }.joined(separator: "\n")
+            case .usernames: throw ValidationError("no customer matches \(query)")
+            }
         }
         func run() async throws { print(try await execute()) }
     }
