@@ -230,7 +230,11 @@ struct OperatorLifecycleTests {
 
     @Test("a restricted session reaches the password page and sign-out only: every other page and action sends it to the password page")
     func restrictedSession() async throws {
-        try await TestServer.run(configure: { $0.consoleEnabled = true }) { api in
+        try await TestServer.run(configure: { $0.consoleEnabled = true }, Self.restrictedSessionBody)
+    }
+
+    @Sendable static func restrictedSessionBody(_ api: API) async throws {
+        do {
             let operators = Operators(service: api.service)
             let mei = try await operators.create(name: "mei", role: .admin, password: Self.initial)
             let token = try await ConsoleSessions(service: api.service).start(for: mei)
