@@ -233,30 +233,29 @@ struct OperatorLifecycleTests {
         try await TestServer.run(configure: { $0.consoleEnabled = true }, Self.restrictedSessionBody)
     }
 
+    /// The body of ``restrictedSession()``.
     @Sendable static func restrictedSessionBody(_ api: API) async throws {
-        do {
-            let operators = Operators(service: api.service)
-            let mei = try await operators.create(name: "mei", role: .admin, password: Self.initial)
-            let token = try await ConsoleSessions(service: api.service).start(for: mei)
-            let cookie: HTTPFields = [.cookie: "\(ConsoleSessions.cookieName)=\(token)"]
-            for path in ["/console/overview", "/console/customers?q=alice", "/console/payments", "/console/admin"] {
-                let response = try await api.client.execute(uri: path, method: .get, headers: cookie)
-                #expect(response.status == .seeOther && response.headers[.location] == "/console/password", "\(path)")
-            }
-            var post = cookie
-            post[.contentType] = "application/x-www-form-urlencoded"
-            let created = try await api.client.execute(
-                uri: "/console/admin/operators",
-                method: .post,
-                headers: post,
-                body: ByteBuffer(string: "name=eve&role=admin&password=correct+horse+battery")
-            )
-            #expect(created.status == .seeOther && created.headers[.location] == "/console/password")
-            #expect(try await operators.list().map(\.name) == ["mei"], "no operator was made")
-            let page = try await api.client.execute(uri: "/console/password", method: .get, headers: cookie)
-            #expect(page.status == .ok && String(buffer: page.body).contains("Choose your password"))
-            #expect(!String(buffer: page.body).contains("/console/admin\""), "no navigation to other pages")
+        let operators = Operators(service: api.service)
+        let mei = try await operators.create(name: "mei", role: .admin, password: Self.initial)
+        let token = try await ConsoleSessions(service: api.service).start(for: mei)
+        let cookie: HTTPFields = [.cookie: "\(ConsoleSessions.cookieName)=\(token)"]
+        for path in ["/console/overview", "/console/customers?q=alice", "/console/payments", "/console/admin"] {
+            let response = try await api.client.execute(uri: path, method: .get, headers: cookie)
+            #expect(response.status == .seeOther && response.headers[.location] == "/console/password", "\(path)")
         }
+        var post = cookie
+        post[.contentType] = "application/x-www-form-urlencoded"
+        let created = try await api.client.execute(
+            uri: "/console/admin/operators",
+            method: .post,
+            headers: post,
+            body: ByteBuffer(string: "name=eve&role=admin&password=correct+horse+battery")
+        )
+        #expect(created.status == .seeOther && created.headers[.location] == "/console/password")
+        #expect(try await operators.list().map(\.name) == ["mei"], "no operator was made")
+        let page = try await api.client.execute(uri: "/console/password", method: .get, headers: cookie)
+        #expect(page.status == .ok && String(buffer: page.body).contains("Choose your password"))
+        #expect(!String(buffer: page.body).contains("/console/admin\""), "no navigation to other pages")
     }
 
     /// Signs `name` in for the first time with `password` and enrolls the key shown; returns it (typed).
