@@ -286,19 +286,18 @@ public struct SupportDesk: Sendable {
 
     /// What a customer search found.
     public enum CustomerSearch: Sendable, Equatable {
+        /// A customer a username matched.
+        public struct Match: Sendable, Equatable {
+            /// Their account id.
+            public let accountID: String
+            /// Their username.
+            public let username: String
+        }
         /// The query was an id the server issued: the account's own, or one of its devices', payments', passkeys' or
         /// sessions'. `kind` says which (`account`, `device`, `payment`, `passkey`, `session`).
         case id(kind: String, id: String, accountID: String)
         /// Customers whose username starts with the query (any case), by username; at most the limit asked for.
-        case usernames([(accountID: String, username: String)])
-
-        public static func == (lhs: CustomerSearch, rhs: CustomerSearch) -> Bool {
-            switch (lhs, rhs) {
-            case (.id(let a, let b, let c), .id(let d, let e, let f)): a == d && b == e && c == f
-            case (.usernames(let a), .usernames(let b)): a.map(\.accountID) == b.map(\.accountID)
-            default: false
-            }
-        }
+        case usernames([Match])
     }
 
     /// Finds customers as support is told about them: by any id a customer can read out (account, device, payment,
@@ -323,7 +322,9 @@ public struct SupportDesk: Sendable {
                 return .usernames([])
             }
             return .usernames(
-                try await db.accounts.withUsernamePrefix(query.lowercased(), limit: limit, engine: dialect).map { ($0.id, $0.username) }
+                try await db.accounts.withUsernamePrefix(query.lowercased(), limit: limit, engine: dialect).map {
+                    CustomerSearch.Match(accountID: $0.id, username: $0.username)
+                }
             )
         }
     }

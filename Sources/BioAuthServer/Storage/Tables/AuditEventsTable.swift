@@ -101,7 +101,7 @@ struct AuditEventsTable: Table {
         try await db.raw(
             """
             SELECT id, occurred_at, kind, outcome, operator_id, reason FROM audit_events
-            WHERE kind IN \(unsafeRaw: Self.operatorChangeKinds) ORDER BY occurred_at DESC LIMIT \(literal: limit)
+            WHERE kind IN \(unsafeRaw: Self.operatorChangeKinds) ORDER BY occurred_at DESC, sequence DESC LIMIT \(literal: limit)
             """
         ).all().map { row in
             AuditEvent(
