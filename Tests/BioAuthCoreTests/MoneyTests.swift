@@ -37,4 +37,25 @@ struct MoneyTests {
         #expect(codes == codes.sorted())
         #expect(codes.contains("CNY") && codes.contains("HKD") && codes.contains("XCG"))
     }
+
+    @Test("an amount written in major units reads back as the exact minor units, and what decimalString writes reads back the same")
+    func parsing() throws {
+        #expect(Money(decimalString: "88", currency: .cny) == Money(minorUnits: 8800, currency: .cny))
+        #expect(Money(decimalString: "88.5", currency: .cny) == Money(minorUnits: 8850, currency: .cny))
+        #expect(Money(decimalString: "0.01", currency: .cny) == Money(minorUnits: 1, currency: .cny))
+        #expect(Money(decimalString: "500", currency: .jpy) == Money(minorUnits: 500, currency: .jpy))
+        let kwd = try #require(Currency(code: "KWD"))
+        #expect(Money(decimalString: "1.250", currency: kwd) == Money(minorUnits: 1250, currency: kwd))
+        for refused in ["", ".", "88.", ".5", "88.505", "-1", "+1", "1,000", "1e3", " 1", "８８", "92233720368547758.08", "99999999999999999999"] {
+            #expect(Money(decimalString: refused, currency: .cny) == nil, "\(refused)")
+        }
+        #expect(Money(decimalString: "1.5", currency: .jpy) == nil, "no minor unit")
+        #expect(Money(decimalString: "92233720368547758.07", currency: .cny)?.minorUnits == Int64.max)
+        for minor: Int64 in [0, 1, 99, 100, 8800, 123_456_789, Int64.max] {
+            for currency in [Currency.cny, .jpy, kwd] {
+                let money = Money(minorUnits: minor, currency: currency)
+                #expect(Money(decimalString: money.decimalString, currency: currency) == money)
+            }
+        }
+    }
 }

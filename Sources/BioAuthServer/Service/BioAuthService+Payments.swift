@@ -5,7 +5,7 @@ import SQLKit
 
 /// A payment as the service sees it; also what an idempotency key replays.
 struct PaymentInfo: Codable, Sendable, Equatable {
-    enum Status: String, Codable, Sendable {
+    enum Status: String, Codable, Sendable, CaseIterable {
         case pending, authorized, cancelled, expired, locked
     }
 
