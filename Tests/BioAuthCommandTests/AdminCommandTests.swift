@@ -140,7 +140,9 @@ struct AdminCommandTests {
         )
     }
 
-    @Test("operator create reads the password from standard input; list shows the role and the TOTP state; disable; bad input is a usage error")
+    @Test(
+        "operator create reads the password from standard input; list shows the role and the sign-in state; an admin changes a role, resets password and second factor, disables and enables, each with a reason; bad input is a usage error"
+    )
     func operators() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-operator-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -152,14 +154,34 @@ struct AdminCommandTests {
         )
         #expect(made.hasPrefix("op_") && made.contains("operator mei (admin)"), "\(made)")
         let listed = try await OperatorCommand.List.parse([]).execute(environment: environment)
-        #expect(listed.hasSuffix("mei  admin  TOTP not enrolled") && !listed.contains("correct horse"), "\(listed)")
+        #expect(listed.hasSuffix("mei  admin  password not yet chosen") && !listed.contains("correct horse"), "\(listed)")
+        let own = try await OperatorCommand.Create.parse(["ada", "--role", "admin", "--own-password"]).execute(
+            password: "ada's own password",
+            environment: environment
+        )
+        #expect(own.contains("the TOTP second factor is enrolled"), "\(own)")
+        #expect(try await OperatorCommand.List.parse([]).execute(environment: environment).contains("ada  admin  TOTP not enrolled"))
+        // An admin's changes of another operator, each with who and why.
+        let who = ["--operator", "ada", "--reason", "ticket 4711"]
+        #expect(try await OperatorCommand.SetRole.parse(["mei", "--role", "support"] + who).execute(environment: environment) == "mei: support")
+        let reset = try await OperatorCommand.ResetPassword.parse(["mei"] + who).execute(password: "temporary password", environment: environment)
+        #expect(reset.contains("password reset"))
+        #expect(try await OperatorCommand.ResetTOTP.parse(["mei"] + who).execute(environment: environment).contains("second factor reset"))
+        let notAdmin = await #expect(throws: (any Error).self) {
+            try await OperatorCommand.ResetTOTP.parse(["ada", "--operator", "mei", "--reason", "x"]).execute(environment: environment)
+        }
+        #expect(notAdmin.map { "\($0)".contains("only admins") } == true, "\(String(describing: notAdmin))")
+        await #expect(throws: (any Error).self, "a reason is required") {
+            try await OperatorCommand.Enable.parse(["mei", "--operator", "ada", "--reason", " "]).execute(environment: environment)
+        }
         #expect(throws: (any Error).self) { try OperatorCommand.Create.parse(["li", "--role", "root"]) }
         let short = try OperatorCommand.Create.parse(["li", "--role", "viewer"])
         let error = await #expect(throws: (any Error).self) { try await short.execute(password: "short", environment: environment) }
         #expect(error.map { "\($0)".contains("at least 12 characters") } == true)
         await #expect(throws: (any Error).self) { try await short.execute(password: nil, environment: environment) }
         #expect(try await OperatorCommand.Disable.parse(["mei"]).execute(environment: environment) == "mei: disabled")
-        #expect(try await OperatorCommand.List.parse([]).execute(environment: environment).hasSuffix("mei  admin  disabled"))
+        #expect(try await OperatorCommand.List.parse([]).execute(environment: environment).hasSuffix("mei  support  disabled"))
+        #expect(try await OperatorCommand.Enable.parse(["mei"] + who).execute(environment: environment) == "mei: enabled")
     }
 
     @Test("customer show prints the account, devices and timeline; unlock by an operator with a reason is in the timeline; a viewer is refused")

@@ -8,6 +8,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Testing
 
 /// The operator console as an operator meets it: headless Chromium through chromedriver against a running server.
@@ -111,8 +112,19 @@ extension InABrowser {
             await server.stop()
         }
 
-        /// Signs `name` in through the pages: password, then (enrolling at the first time) the code from the app.
-        static func signIn(_ browser: WebDriver, _ origin: String, name: String, screenshot: Bool = false) async throws {
+        /// Signs `name`, enrolled with `app` already, in through the pages with password and code. The code is the next
+        /// step's (accepted, as the step after the current one is): the step of an earlier sign-in is never accepted twice.
+        static func signIn(_ browser: WebDriver, _ origin: String, name: String, app: AuthenticatorApp) async throws {
+            try await browser.go("\(origin)/console/sign-in")
+            try await browser.type("input[name=name]", name)
+            try await browser.type("input[name=password]", "correct horse battery")
+            try await browser.type("input[name=code]", app.code(at: Date().addingTimeInterval(30)))
+            try await browser.click("button[type=submit]")
+        }
+
+        /// Signs `name` in through the pages: password, then (enrolling at the first time) the code from the app; the app.
+        @discardableResult
+        static func signIn(_ browser: WebDriver, _ origin: String, name: String, screenshot: Bool = false) async throws -> AuthenticatorApp {
             try await browser.go("\(origin)/console/sign-in")
             try await browser.type("input[name=name]", name)
             try await browser.type("input[name=password]", "correct horse battery")
@@ -123,6 +135,7 @@ extension InABrowser {
             try await browser.type("input[name=password]", "correct horse battery")
             try await browser.type("input[name=code]", app.code(at: Date()))
             try await browser.click("form[action='/console/sign-in'] button[type=submit]")
+            return app
         }
 
         @Test(
@@ -304,6 +317,158 @@ extension InABrowser {
                     accessToken: tokens.accessToken
                 )
                 #expect(tea.payeeName == "Tea House")
+            }
+        }
+
+        /// What ZBar reads from a screenshot of the page: the QR codes a phone's camera would scan. Nil where Debian's
+        /// zbar-tools is not installed (CI installs it).
+        static func scan(_ screenshot: URL) throws -> String? {
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg") else { return nil }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
+            process.arguments = ["--raw", "-q", "-Sbinary", screenshot.path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+
+        /// The `csrf` value of the page's first form.
+        static func csrf(_ page: String) -> String? {
+            page.range(of: #"name="csrf" value="([^"]+)""#, options: .regularExpression).map {
+                String(page[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
+            }
+        }
+
+        @Test(
+            "an agent's day in both languages: first sign-in (own password, scan the QR, a typo, enroll), find a customer by a capitalised name and by a payment id, open the payment, revoke the device, see it in the timeline by name; an admin resets the agent's second factor"
+        )
+        func agentsDay() async throws {
+            try await Self.withScene { scene, http in
+                let shots = Self.screenshots
+                let adasApp = Mutex<AuthenticatorApp?>(nil)
+                // The admin makes the new agent, with a password she will hand over in person.
+                try await WebDriver.run(http: http) { browser in
+                    let app = try await Self.signIn(browser, scene.origin, name: "ada")
+                    adasApp.withLock { $0 = app }
+                    try await browser.waitForURL(endingWith: "/console/overview")
+                    try await browser.go("\(scene.origin)/console/admin")
+                    try await browser.type("form[action='/console/admin/operators'] input[name=name]", "lin")
+                    try await browser.click("form[action='/console/admin/operators'] select[name=role] option[value=support]")
+                    try await browser.type("form[action='/console/admin/operators'] input[name=password]", "handed over in person")
+                    try await browser.click("form[action='/console/admin/operators'] button[type=submit]")
+                    try await browser.waitForSource(containing: "The operator is created.")
+                }
+                try await WebDriver.run(http: http) { browser in
+                    // First sign-in, in Chinese: the initial password only leads to choosing her own.
+                    try await browser.go("\(scene.origin)/console/sign-in?lang=zh-Hans")
+                    try await browser.type("input[name=name]", "lin")
+                    try await browser.type("input[name=password]", "handed over in person")
+                    try await browser.click("button[type=submit]")
+                    try await browser.waitForURL(endingWith: "/console/password")
+                    let choose = try await browser.waitForSource(containing: "设置您的密码")
+                    #expect(choose.contains("设置您的密码") && !choose.contains("totp-secret"), "no key before her own password")
+                    try await browser.screenshot(to: shots.appendingPathComponent("password-choose-zh.png"))
+                    // The console's other pages send her back here.
+                    try await browser.go("\(scene.origin)/console/customers")
+                    try await browser.waitForURL(endingWith: "/console/password")
+                    try await browser.type("input[name=new]", "lin's own password 2026")
+                    try await browser.type("input[name=repeat]", "lin's own password 2026")
+                    try await browser.click("form[action='/console/password'] button[type=submit]")
+                    // The key, as a QR code and grouped for typing; a phone's camera reads it off the screen.
+                    let enroll = try await browser.waitForSource(containing: "totp-secret")
+                    #expect(enroll.contains("<svg") && enroll.contains("密码已设置"))
+                    let shot = shots.appendingPathComponent("sign-in-enroll-qr-zh.png")
+                    try await browser.screenshot(to: shot)
+                    let typed = try await browser.text("#totp-secret")
+                    #expect(typed.split(separator: " ").allSatisfy { $0.count == 4 }, "grouped in fours: \(typed)")
+                    if let scanned = try Self.scan(shot) {
+                        let uri = scanned.trimmingCharacters(in: .whitespacesAndNewlines)
+                        #expect(
+                            uri.hasPrefix("otpauth://totp/BioAuth:lin?") && uri.contains("secret=\(typed.replacingOccurrences(of: " ", with: ""))")
+                        )
+                    } else {
+                        #expect(ProcessInfo.processInfo.environment["CI"] == nil, "CI installs zbar-tools")
+                    }
+                    let app = try #require(AuthenticatorApp(typed: typed))
+                    // A typo: the same key stays on the page, with the reason.
+                    try await browser.type("input[name=password]", "lin's own password 2026")
+                    try await browser.type("input[name=code]", "000000")
+                    try await browser.click("form[action='/console/sign-in'] button[type=submit]")
+                    let again = try await browser.waitForSource(containing: "验证码错误")
+                    let typedAgain = try await browser.text("#totp-secret")
+                    #expect(again.contains("<svg") && typedAgain == typed)
+                    try await browser.screenshot(to: shots.appendingPathComponent("sign-in-enroll-wrong-code-zh.png"))
+                    try await browser.type("input[name=password]", "lin's own password 2026")
+                    try await browser.type("input[name=code]", app.code(at: Date()))
+                    try await browser.click("form[action='/console/sign-in'] button[type=submit]")
+                    try await browser.waitForURL(endingWith: "/console/overview")
+
+                    // A customer calls: "Alice" with a capital, then reads out the payment id from her app. In English.
+                    try await browser.go("\(scene.origin)/console/customers?lang=en")
+                    try await browser.type("input[name=q]", "Alice")
+                    try await browser.click("form[action='/console/customers'] button[type=submit]")
+                    _ = try await browser.element("form[action$='/revoke']")
+                    try await browser.go("\(scene.origin)/console/customers")
+                    try await browser.type("input[name=q]", scene.paymentID.uppercased())
+                    try await browser.click("form[action='/console/customers'] button[type=submit]")
+                    let payment = try await browser.waitForSource(containing: "What happened")
+                    let paymentURL = try await browser.currentURL
+                    #expect(paymentURL.hasSuffix("/payments/\(scene.paymentID)"))
+                    #expect(
+                        payment.contains("88.00 CNY") && payment.contains("tom-1") && payment.contains("pending")
+                            && payment.contains("payment requested")
+                    )
+                    try await browser.screenshot(to: shots.appendingPathComponent("payment.png"))
+                    try await browser.go("\(paymentURL)?lang=zh-Hans")
+                    let paymentZH = try await browser.waitForSource(containing: "处理记录")
+                    #expect(paymentZH.contains("待授权") && paymentZH.contains("发起支付"))
+                    try await browser.screenshot(to: shots.appendingPathComponent("payment-zh.png"))
+
+                    // She revokes the phone from the customer's page; the timeline names her.
+                    try await browser.click("a[href^='/console/customers/']:not([href*='/payments/'])")
+                    let form = "form[action$='/devices/\(scene.deviceID)/revoke']"
+                    try await browser.type("\(form) input[name=reason]", "客户来电：手机被盗（工单 4711）")
+                    try await browser.click("\(form) button[type=submit]")
+                    let revoked = try await browser.waitForSource(containing: "设备已撤销。")
+                    #expect(revoked.contains("撤销设备") && revoked.contains("<strong>lin</strong>") && revoked.contains("工单 4711"))
+                    #expect(revoked.contains("设备 Alice") || revoked.contains("设备 Alice&#39;s iPhone"), "which device")
+                    let customerURL = try await browser.currentURL.components(separatedBy: "?").first ?? ""
+                    try await browser.go("\(customerURL)?lang=zh-Hans#timeline")
+                    try await browser.screenshot(to: shots.appendingPathComponent("customer-timeline-zh.png"))
+                    try await browser.go("\(customerURL)?lang=en#timeline")
+                    let english = try await browser.waitForSource(containing: "Security timeline")
+                    #expect(english.contains("device revoked") && english.contains("<strong>lin</strong>"))
+                    #expect(english.contains("127.0.0.1"), "where the customer's sign-ins came from")
+                    try await browser.screenshot(to: shots.appendingPathComponent("customer-timeline.png"))
+                }
+                // The admin resets lin's second factor (a lost phone): her session ends; she enrolls again.
+                try await WebDriver.run(http: http) { browser in
+                    try await Self.signIn(browser, scene.origin, name: "ada", app: try #require(adasApp.withLock { $0 }))
+                    try await browser.waitForURL(endingWith: "/console/overview")
+                    try await browser.go("\(scene.origin)/console/admin")
+                    let reset = "form[action='/console/admin/operators/lin/reset-totp']"
+                    try await browser.click("tr:has(\(reset)) summary")
+                    try await browser.type("\(reset) input[name=reason]", "Lost her phone (ticket 4712)")
+                    try await browser.click("\(reset) button[type=submit]")
+                    let page = try await browser.waitForSource(containing: "The second factor is reset")
+                    #expect(page.contains("operator second factor reset") && page.contains("Lost her phone (ticket 4712)"))
+                    try await browser.screenshot(to: shots.appendingPathComponent("admin-operator-changes.png"))
+                    try await browser.go("\(scene.origin)/console/admin?lang=zh-Hans")
+                    _ = try await browser.waitForSource(containing: "运营人员变更记录")
+                    try await browser.screenshot(to: shots.appendingPathComponent("admin-operator-changes-zh.png"))
+                }
+                try await WebDriver.run(http: http) { browser in
+                    try await browser.go("\(scene.origin)/console/sign-in?lang=en")
+                    try await browser.type("input[name=name]", "lin")
+                    try await browser.type("input[name=password]", "lin's own password 2026")
+                    try await browser.click("button[type=submit]")
+                    let enroll = try await browser.waitForSource(containing: "totp-secret")
+                    #expect(enroll.contains("Set up your second factor"), "she enrolls a new key")
+                }
             }
         }
 

@@ -154,6 +154,7 @@ extension ServerSettingsTests {
             "--webhook-poll-interval", "1", "--webhook-timeout", "1", "--webhook-retry-base", "1", "--webhook-retry-window-hours", "1",
             "--webhook-rotation-overlap-hours", "1", "--webhook-retention-days", "1", "--console",
             "--console-idle-timeout", "600", "--console-session-lifetime", "3600", "--console-port", "9465", "--console-host", "10.0.0.5",
+            "--console-totp-issuer", "Bank Staging", "--console-time-zone", "Asia/Shanghai",
             "--outbound-allow", "10.0.0.0/8", "--outbound-allow", "hooks.bank.internal",
             "--passkey-origins", "https://www.bank.example", "--passkey-rp-id", "bank.example", "--passkey-rp-name", "Bank",
             "--passkey-attestation", "none", "--passkey-attestation-roots", "", "--passkey-web",
