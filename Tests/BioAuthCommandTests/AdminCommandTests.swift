@@ -179,7 +179,7 @@ struct AdminCommandTests {
         let error = await #expect(throws: (any Error).self) { try await short.execute(password: "short", environment: environment) }
         #expect(error.map { "\($0)".contains("at least 12 characters") } == true)
         await #expect(throws: (any Error).self) { try await short.execute(password: nil, environment: environment) }
-        #expect(try await OperatorCommand.Disable.parse(["mei"]).execute(environment: environment) == "mei: disabled")
+        #expect(try await OperatorCommand.Disable.parse(["mei"] + who).execute(environment: environment) == "mei: disabled")
         #expect(try await OperatorCommand.List.parse([]).execute(environment: environment).hasSuffix("mei  support  disabled"))
         #expect(try await OperatorCommand.Enable.parse(["mei"] + who).execute(environment: environment) == "mei: enabled")
     }
@@ -200,7 +200,10 @@ struct AdminCommandTests {
         _ = try await OperatorCommand.Create.parse(["mei", "--role", "support"]).execute(password: "correct horse battery", environment: environment)
         _ = try await OperatorCommand.Create.parse(["vic", "--role", "viewer"]).execute(password: "correct horse battery", environment: environment)
 
-        let shown = try await CustomerCommand.Show.parse(["alice"]).execute(environment: environment)
+        #expect(try await CustomerCommand.Find.parse(["ALI"]).execute(environment: environment) == "\(account.id)  alice", "any case, by prefix")
+        #expect(try await CustomerCommand.Find.parse([account.id.uppercased()]).execute(environment: environment).hasPrefix(account.id))
+        await #expect(throws: (any Error).self) { try await CustomerCommand.Find.parse(["bob"]).execute(environment: environment) }
+        let shown = try await CustomerCommand.Show.parse(["Alice"]).execute(environment: environment)
         #expect(shown.hasPrefix("alice  \(account.id)") && shown.contains("password: locked until") && shown.contains("account_locked"), "\(shown)")
         let viewer = try CustomerCommand.Unlock.parse(["alice", "--operator", "vic", "--reason", "checked"])
         let error = await #expect(throws: (any Error).self) { try await viewer.execute(environment: environment) }

@@ -72,17 +72,16 @@ struct OperatorCommand: AsyncParsableCommand {
     }
 
     struct Disable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Disables an operator: sign-in is refused from now on.")
+        static let configuration = CommandConfiguration(
+            abstract: "Disables an operator: sign-in is refused from now on; the name stays theirs (audited with the admin and the reason)."
+        )
         @Argument(help: "The operator's name.") var name: String
+        @OptionGroup var who: AdminAccountability
         @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
-            try await admin.withDatabase(environment: environment) { executor, _ in
-                do {
-                    try await Operators(database: executor).disable(name: name)
-                } catch let error as OperatorError {
-                    throw ValidationError(error.description)
-                }
+            try await admin.withDesk(environment: environment) { desk in
+                try await desk.disableOperator(name: name, reason: who.reason, by: try await desk.enabledOperator(named: who.operator))
             }
             return "\(name): disabled"
         }
