@@ -320,6 +320,63 @@ extension InABrowser {
             }
         }
 
+        @Test(
+            "the console's defects, refused in the browser: another customer's payment under this customer's path is 404 and untouched; an enrolled operator's right password without a code gets the wrong password's page"
+        )
+        func defectsRefused() async throws {
+            try await Self.withScene { scene, http in
+                // Bob, another customer, with a pending payment.
+                _ = try await scene.api.createAccount(username: "bob", password: "correct horse")
+                let bob = try await scene.api.signIn(username: "bob", password: "correct horse", installationID: "bob-phone")
+                let bobs = try await scene.api.createPayment(
+                    amount: Money(minorUnits: 500, currency: .cny),
+                    payeeID: "tom-1",
+                    idempotencyKey: "b-1",
+                    accessToken: bob.accessToken
+                )
+                var cookie = ""
+                var csrf = ""
+                var alice = ""
+                let app = Mutex<AuthenticatorApp?>(nil)
+                try await WebDriver.run(http: http) { browser in
+                    let enrolled = try await Self.signIn(browser, scene.origin, name: "mei")
+                    app.withLock { $0 = enrolled }
+                    try await browser.waitForURL(endingWith: "/console/overview")
+                    try await browser.go("\(scene.origin)/console/customers?q=alice")
+                    _ = try await browser.element("form[action$='/revoke']")
+                    alice = try await browser.currentURL.components(separatedBy: "/console/customers/").last ?? ""
+                    csrf = try #require(Self.csrf(try await browser.source))
+                    cookie = try await browser.cookie(named: "__Host-bioauth-console")
+                }
+                // Defect 1: the action looks the payment up by the customer in the path and its id together.
+                let crossed = try await Self.post(
+                    "\(scene.direct)/console/customers/\(alice)/payments/\(bobs.id)/cancel",
+                    form: "csrf=\(csrf)&reason=Not+hers",
+                    cookie: cookie,
+                    origin: scene.direct,
+                    http: http
+                )
+                #expect(crossed.status == 404 && crossed.body.contains("the customer has no payment"), "\(crossed.status)")
+                #expect(try await scene.api.payment(bobs.id, accessToken: bob.accessToken).status == "pending", "bob's payment is untouched")
+                // Defect 3: password and code on one form; the right password alone is answered as a wrong one.
+                try await WebDriver.run(http: http) { browser in
+                    try await browser.go("\(scene.origin)/console/sign-in")
+                    try await browser.type("input[name=name]", "mei")
+                    try await browser.type("input[name=password]", "correct horse battery")
+                    try await browser.click("button[type=submit]")
+                    let rightWithoutCode = try await browser.waitForSource(containing: "role=\"alert\"")
+                    try await browser.go("\(scene.origin)/console/sign-in")
+                    try await browser.type("input[name=name]", "mei")
+                    try await browser.type("input[name=password]", "wrong horse battery")
+                    try await browser.type("input[name=code]", try #require(app.withLock { $0 }).code(at: Date()))
+                    try await browser.click("button[type=submit]")
+                    let wrongPassword = try await browser.waitForSource(containing: "role=\"alert\"")
+                    #expect(rightWithoutCode.contains("The name, password or code is wrong.") && rightWithoutCode == wrongPassword)
+                    #expect(!rightWithoutCode.contains("totp-secret"), "no key shown")
+                }
+            }
+        }
+
         /// What ZBar reads from a screenshot of the page: the QR codes a phone's camera would scan. Nil where Debian's
         /// zbar-tools is not installed (CI installs it).
         static func scan(_ screenshot: URL) throws -> String? {

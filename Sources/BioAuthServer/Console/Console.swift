@@ -818,16 +818,23 @@ struct Console: Sendable {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    /// The page for an action the desk refused, saying why.
+    /// The page for an action the desk refused, saying why: 404 for an object the customer in the path does not have
+    /// (another customer's device, say), 403 for a role that may not, 422 for the rest.
     private func notDone(_ request: Request, _ error: SupportError, session: ConsoleSessions.Session) -> Response {
         let language = Self.language(request)
+        let status: HTTPResponse.Status =
+            switch error {
+            case .notFound: .notFound
+            case .notAllowed: .forbidden
+            case .invalid: .unprocessableContent
+            }
         return page(
             request,
             title: language["notDone"],
             content: "<h1>\(language["notDone"])</h1>",
             session: session,
             error: error.description,
-            status: .unprocessableContent
+            status: status
         )
     }
 
