@@ -487,16 +487,16 @@ public struct SupportDesk: Sendable {
                     && receipt.currency == payment.currency && receipt.payeeId == payment.payeeID
                     && keys.contains { Base64URL.encode($0.publicKey.keyID) == receipt.keyId && receipt.isValid(signedBy: $0.publicKey) }
             }
-            let steps = try await db.auditEvents.forPayment(payment.id).map { found in
+            let steps = try await db.auditEvents.forPayment(payment.id).map { event in
                 PaymentRecord.Step(
-                    occurredAt: found.event.occurredAt,
-                    kind: found.event.kind,
-                    succeeded: found.event.succeeded,
-                    code: found.event.code,
-                    deviceID: found.event.deviceID,
-                    clientID: found.clientID,
-                    operatorID: found.event.operatorID,
-                    reason: found.event.reason
+                    occurredAt: event.occurredAt,
+                    kind: event.kind,
+                    succeeded: event.succeeded,
+                    code: event.code,
+                    deviceID: event.deviceID,
+                    clientID: event.clientID,
+                    operatorID: event.operatorID,
+                    reason: event.reason
                 )
             }
             let deliveries = try await db.webhooks.deliveries(subject: payment.id).map { found in

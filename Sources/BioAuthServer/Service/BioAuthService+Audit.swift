@@ -61,6 +61,8 @@ struct AuditEvent: Sendable, Equatable {
     var passkeyID: String? = nil
     /// The payment, for a payment's creation, authorization (or failed attempt), lock or cancellation.
     var paymentID: String? = nil
+    /// The service client whose request it was (stored from the insert's `clientID`), when read back.
+    var clientID: String? = nil
     /// The address the request came from (as rate limits count it), when it came over HTTP.
     var clientAddress: String? = nil
     /// The request's `User-Agent` (``ClientAddress/userAgent``).

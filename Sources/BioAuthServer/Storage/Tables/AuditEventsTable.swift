@@ -34,55 +34,45 @@ struct AuditEventsTable: Table {
         )
     }
 
+    /// The columns every listing reads, in `event(_:)`'s order.
+    private static let columns =
+        "id, occurred_at, sequence, kind, outcome, account_id, device_id, session_id, code, client_id, operator_id, reason, passkey_id, payment_id, client_address, user_agent"
+
+    /// An event from a row of ``columns``.
+    private static func event(_ row: any SQLRow) throws -> AuditEvent {
+        AuditEvent(
+            id: try row.decode(column: "id", as: String.self),
+            occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
+            kind: try row.decode(column: "kind", as: String.self),
+            succeeded: try row.decode(column: "outcome", as: String.self) == "success",
+            accountID: try row.decode(column: "account_id", as: String?.self),
+            deviceID: try row.decode(column: "device_id", as: String?.self),
+            sessionID: try row.decode(column: "session_id", as: String?.self),
+            code: try row.decode(column: "code", as: String?.self),
+            operatorID: try row.decode(column: "operator_id", as: String?.self),
+            reason: try row.decode(column: "reason", as: String?.self),
+            passkeyID: try row.decode(column: "passkey_id", as: String?.self),
+            paymentID: try row.decode(column: "payment_id", as: String?.self),
+            clientID: try row.decode(column: "client_id", as: String?.self),
+            clientAddress: try row.decode(column: "client_address", as: String?.self),
+            userAgent: try row.decode(column: "user_agent", as: String?.self)
+        )
+    }
+
     /// A page of the account's events, newest first: at most `limit`, older than `before` when given, and the cursor of
     /// the next page when there may be one.
     func page(account: String, limit: Int, before: AuditCursor?) async throws -> (events: [AuditEvent], next: AuditCursor?) {
-        var query = db.select()
-            .columns(
-                "id",
-                "occurred_at",
-                "sequence",
-                "kind",
-                "outcome",
-                "account_id",
-                "device_id",
-                "session_id",
-                "code",
-                "operator_id",
-                "reason",
-                "passkey_id",
-                "payment_id",
-                "client_address",
-                "user_agent"
-            )
-            .from("audit_events")
-            .where("account_id", .equal, account)
-        if let before {
-            // Keyset pagination in the order of the listing: stable while new events arrive.
-            query = query.where { group in
-                group.where("occurred_at", .lessThan, before.occurredAt)
-                    .orWhere { $0.where("occurred_at", .equal, before.occurredAt).where("sequence", .lessThan, before.sequence) }
-            }
-        }
-        let rows = try await query.orderBy("occurred_at", .descending).orderBy("sequence", .descending).limit(limit + 1).all()
-        let events = try rows.prefix(limit).map { row in
-            AuditEvent(
-                id: try row.decode(column: "id", as: String.self),
-                occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
-                kind: try row.decode(column: "kind", as: String.self),
-                succeeded: try row.decode(column: "outcome", as: String.self) == "success",
-                accountID: try row.decode(column: "account_id", as: String?.self),
-                deviceID: try row.decode(column: "device_id", as: String?.self),
-                sessionID: try row.decode(column: "session_id", as: String?.self),
-                code: try row.decode(column: "code", as: String?.self),
-                operatorID: try row.decode(column: "operator_id", as: String?.self),
-                reason: try row.decode(column: "reason", as: String?.self),
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self),
-                paymentID: try row.decode(column: "payment_id", as: String?.self),
-                clientAddress: try row.decode(column: "client_address", as: String?.self),
-                userAgent: try row.decode(column: "user_agent", as: String?.self)
-            )
-        }
+        // Keyset pagination in the order of the listing: stable while new events arrive.
+        let older: SQLQueryString =
+            before.map { "AND (occurred_at < \(bind: $0.occurredAt) OR (occurred_at = \(bind: $0.occurredAt) AND sequence < \(bind: $0.sequence)))" }
+            ?? ""
+        let rows = try await db.raw(
+            """
+            SELECT \(unsafeRaw: Self.columns) FROM audit_events WHERE account_id = \(bind: account) \(older)
+            ORDER BY occurred_at DESC, sequence DESC LIMIT \(literal: limit + 1)
+            """
+        ).all()
+        let events = try rows.prefix(limit).map(Self.event)
         guard rows.count > limit, let last = rows.prefix(limit).last else { return (events, nil) }
         let next = AuditCursor(
             occurredAt: try last.decode(column: "occurred_at", as: Int64.self),
@@ -100,47 +90,17 @@ struct AuditEventsTable: Table {
     func operatorChanges(limit: Int) async throws -> [AuditEvent] {
         try await db.raw(
             """
-            SELECT id, occurred_at, kind, outcome, operator_id, reason FROM audit_events
+            SELECT \(unsafeRaw: Self.columns) FROM audit_events
             WHERE kind IN \(unsafeRaw: Self.operatorChangeKinds) ORDER BY occurred_at DESC, sequence DESC LIMIT \(literal: limit)
             """
-        ).all().map { row in
-            AuditEvent(
-                id: try row.decode(column: "id", as: String.self),
-                occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
-                kind: try row.decode(column: "kind", as: String.self),
-                succeeded: try row.decode(column: "outcome", as: String.self) == "success",
-                operatorID: try row.decode(column: "operator_id", as: String?.self),
-                reason: try row.decode(column: "reason", as: String?.self)
-            )
-        }
+        ).all().map(Self.event)
     }
 
-    /// Every event of payment `id`, oldest first, with the service client that caused it (if one did).
-    func forPayment(_ id: String) async throws -> [(event: AuditEvent, clientID: String?)] {
+    /// Every event of payment `id`, oldest first.
+    func forPayment(_ id: String) async throws -> [AuditEvent] {
         try await db.raw(
-            """
-            SELECT id, occurred_at, kind, outcome, device_id, session_id, code, client_id, operator_id, reason, client_address, user_agent
-            FROM audit_events WHERE payment_id = \(bind: id) ORDER BY occurred_at, sequence
-            """
-        ).all().map { row in
-            (
-                AuditEvent(
-                    id: try row.decode(column: "id", as: String.self),
-                    occurredAt: Date(millisecondsSince1970: try row.decode(column: "occurred_at", as: Int64.self)),
-                    kind: try row.decode(column: "kind", as: String.self),
-                    succeeded: try row.decode(column: "outcome", as: String.self) == "success",
-                    deviceID: try row.decode(column: "device_id", as: String?.self),
-                    sessionID: try row.decode(column: "session_id", as: String?.self),
-                    code: try row.decode(column: "code", as: String?.self),
-                    operatorID: try row.decode(column: "operator_id", as: String?.self),
-                    reason: try row.decode(column: "reason", as: String?.self),
-                    paymentID: id,
-                    clientAddress: try row.decode(column: "client_address", as: String?.self),
-                    userAgent: try row.decode(column: "user_agent", as: String?.self)
-                ),
-                try row.decode(column: "client_id", as: String?.self)
-            )
-        }
+            "SELECT \(unsafeRaw: Self.columns) FROM audit_events WHERE payment_id = \(bind: id) ORDER BY occurred_at, sequence"
+        ).all().map(Self.event)
     }
 
     /// Sign-in events since `from` (milliseconds) counted by hour (from `from`), kind and outcome.
