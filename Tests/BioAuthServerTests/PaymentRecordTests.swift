@@ -54,6 +54,7 @@ struct PaymentRecordTests {
             #expect(record.steps[0].clientID == setup.client.clientID, "asked for by the bank's backend")
             #expect(!record.steps[1].succeeded && record.steps[1].code == "transaction_mismatch" && record.steps[1].deviceID == deviceID)
             #expect(record.steps[2].succeeded && record.steps[2].deviceID == deviceID)
+            #expect(record.challenges.count == 2 && record.challenges.allSatisfy { $0.deviceID == deviceID && $0.consumedAt != nil }, "both used")
             #expect(record.deliveries.map(\.eventType) == ["payment.authorized"] && record.deliveries[0].status == "delivered")
             #expect(record.deliveries[0].endpointID == setup.endpoint && record.deliveries[0].lastStatusCode == 200)
 

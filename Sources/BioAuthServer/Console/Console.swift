@@ -714,6 +714,14 @@ struct Console: Sendable {
                     "who": who.joined(separator: "; "),
                 ]
             },
+            "challenges": record.challenges.map { challenge -> [String: Any] in
+                [
+                    "id": challenge.id, "device": challenge.deviceID.map(deviceName) ?? "–", "createdAt": clock.format(challenge.createdAt),
+                    "expiresAt": clock.format(challenge.expiresAt),
+                    "used": challenge.consumedAt.map(clock.format)
+                        ?? language[challenge.expiresAt < clock.now ? "challengeExpired" : "challengeOpen"],
+                ]
+            },
             "deliveries": record.deliveries.map { delivery -> [String: Any] in
                 [
                     "eventType": delivery.eventType, "endpointID": delivery.endpointID, "status": language.word("delivery", delivery.status),

@@ -39,6 +39,10 @@ enum ConsoleLanguage: String, Sendable {
     static var chineseKeys: Set<String> { Set(chineseText.keys) }
 
     private static let englishText: [String: String] = [
+        "challenges": "Challenges issued to sign it", "challenge": "Challenge", "issued": "Issued", "used": "Used",
+        "noChallenges": "None kept.", "challengeOpen": "not used yet", "challengeExpired": "expired unused",
+        "challengesHint":
+            "A phone asks for a challenge before its key signs the payment; retention deletes a challenge some time after it expired. Every signature, right or wrong, is in What happened.",
         "customerQuery": "Username, or any id the customer reads out",
         "customerQueryHint": "The start of a username in any case (Carol.L finds carol.li), or an account, device, payment, passkey or session id.",
         "matches": "Customers whose username starts so", "username": "Username", "open": "Open", "paymentDetails": "The payment",
@@ -151,6 +155,9 @@ enum ConsoleLanguage: String, Sendable {
     ]
 
     private static let chineseText: [String: String] = [
+        "challenges": "为签名签发的挑战", "challenge": "挑战", "issued": "签发时间", "used": "使用时间",
+        "noChallenges": "没有保留的挑战。", "challengeOpen": "尚未使用", "challengeExpired": "过期未用",
+        "challengesHint": "手机在用密钥签名支付前先获取挑战；挑战过期一段时间后由数据保留任务删除。每次签名（无论对错）都记在处理记录中。",
         "customerQuery": "用户名，或客户报出的任意编号",
         "customerQueryHint": "用户名开头（不区分大小写，Carol.L 可找到 carol.li），或账户、设备、支付、通行密钥、会话编号。",
         "matches": "用户名以此开头的客户", "username": "用户名", "open": "打开", "paymentDetails": "支付详情",

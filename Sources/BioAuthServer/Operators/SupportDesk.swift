@@ -429,6 +429,19 @@ public struct SupportDesk: Sendable {
             /// The operator's reason.
             public let reason: String?
         }
+        /// A challenge issued to sign the payment (kept until retention purges it after it expired).
+        public struct Challenge: Sendable {
+            /// The challenge id.
+            public let id: String
+            /// The device whose key it was issued for.
+            public let deviceID: String?
+            /// When it was issued.
+            public let createdAt: Date
+            /// When it expires (or expired).
+            public let expiresAt: Date
+            /// When a signature used it, if one did.
+            public let consumedAt: Date?
+        }
         /// A webhook delivery of one of the payment's events.
         public struct Delivery: Sendable {
             /// The event (`payment.authorized`, …).
@@ -468,6 +481,8 @@ public struct SupportDesk: Sendable {
         public let receiptVerifies: Bool
         /// What happened, oldest first (recorded from this version on; older payments show none).
         public let steps: [Step]
+        /// The challenges issued for it that retention has not purged yet, oldest first.
+        public let challenges: [Challenge]
         /// The webhook deliveries of its events.
         public let deliveries: [Delivery]
     }
@@ -522,6 +537,15 @@ public struct SupportDesk: Sendable {
                 receipt: payment.receipt,
                 receiptVerifies: verifies ?? false,
                 steps: steps,
+                challenges: try await db.challenges.forPayment(payment.id).map {
+                    PaymentRecord.Challenge(
+                        id: $0.id,
+                        deviceID: $0.deviceID,
+                        createdAt: $0.createdAt,
+                        expiresAt: $0.expiresAt,
+                        consumedAt: $0.consumedAt
+                    )
+                },
                 deliveries: deliveries
             )
         }

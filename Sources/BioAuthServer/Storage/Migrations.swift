@@ -358,6 +358,7 @@ enum Migrations {
                 "CREATE INDEX audit_events_by_payment ON audit_events (payment_id) WHERE payment_id IS NOT NULL",
                 "ALTER TABLE webhook_events ADD COLUMN subject_id TEXT",
                 "CREATE INDEX webhook_events_by_subject ON webhook_events (subject_id) WHERE subject_id IS NOT NULL",
+                "CREATE INDEX challenges_by_payment ON challenges (payment_id) WHERE payment_id IS NOT NULL",
                 "ALTER TABLE operators ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0",
                 // Operators who never completed a sign-in still hold the password an admin chose for them.
                 "UPDATE operators SET must_change_password = 1 WHERE totp_secret IS NULL",

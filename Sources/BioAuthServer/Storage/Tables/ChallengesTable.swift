@@ -62,6 +62,33 @@ struct ChallengesTable: Table {
         )
     }
 
+    /// A payment's challenge, as support sees it.
+    struct PaymentChallenge: Sendable {
+        var id: String
+        var deviceID: String?
+        var createdAt: Date
+        var expiresAt: Date
+        var consumedAt: Date?
+    }
+
+    /// The challenges issued for payment `id` and not purged yet (retention deletes them once expired), oldest first.
+    func forPayment(_ id: String) async throws -> [PaymentChallenge] {
+        try await db.raw(
+            """
+            SELECT id, device_id, created_at, expires_at, consumed_at FROM challenges
+            WHERE payment_id = \(bind: id) ORDER BY created_at, id
+            """
+        ).all().map { row in
+            PaymentChallenge(
+                id: try row.decode(column: "id", as: String.self),
+                deviceID: try row.decode(column: "device_id", as: String?.self),
+                createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
+                consumedAt: Date(storedMilliseconds: try row.decode(column: "consumed_at", as: Int64?.self))
+            )
+        }
+    }
+
     /// Marks the device-key challenge used at `at`, if it was not.
     func markConsumed(_ id: String, at: Int64) async throws {
         try await db.run(Self.consume(at, id))
