@@ -73,12 +73,12 @@ public struct AuthorizationPasskeyProvider: PasskeyProvider {
         }
     }
 
-    /// Runs one request through an `ASAuthorizationController` on the main actor; its credential is read there, in the
-    /// delegate callback, so that only `Sendable` values leave the main actor.
+    /// Runs one request through an `ASAuthorizationController` on the main actor; its credential is read in the delegate
+    /// callback, so that only `Sendable` values go on.
     @MainActor
     private func perform<Value: Sendable>(
         _ makeRequest: () -> ASAuthorizationRequest,
-        read: @escaping (any ASAuthorizationCredential) throws -> Value
+        read: @escaping @Sendable (any ASAuthorizationCredential) throws -> Value
     ) async throws -> Value {
         try await PasskeyAuthorizationSession(anchor: anchor(), read: read).run(makeRequest())
     }
@@ -86,16 +86,21 @@ public struct AuthorizationPasskeyProvider: PasskeyProvider {
 
 /// The delegate and presentation context of one passkey request: reads the credential and resumes its caller when the
 /// controller reports.
+///
+/// The protocols' isolation differs between SDKs (Xcode 26's declares them `@MainActor`, Xcode 16's nonisolated), so the
+/// three methods are `nonisolated`, which conforms under both: each reads what it was given where it is called, then
+/// goes on on the main actor with `Sendable` values only. AuthenticationServices calls them on the main thread, which
+/// `MainActor.assumeIsolated` checks rather than assumes.
 @MainActor
 private final class PasskeyAuthorizationSession<Value: Sendable>: NSObject, ASAuthorizationControllerDelegate,
     ASAuthorizationControllerPresentationContextProviding
 {
     private let anchor: ASPresentationAnchor
-    private let read: (any ASAuthorizationCredential) throws -> Value
+    private nonisolated let read: @Sendable (any ASAuthorizationCredential) throws -> Value
     private var controller: ASAuthorizationController?
     private var continuation: CheckedContinuation<Value, any Error>?
 
-    init(anchor: ASPresentationAnchor, read: @escaping (any ASAuthorizationCredential) throws -> Value) {
+    init(anchor: ASPresentationAnchor, read: @escaping @Sendable (any ASAuthorizationCredential) throws -> Value) {
         self.anchor = anchor
         self.read = read
     }
@@ -112,32 +117,27 @@ private final class PasskeyAuthorizationSession<Value: Sendable>: NSObject, ASAu
         }
     }
 
-    func presentationAnchor(for controller: ASAuthorizationController) -> ASPresentationAnchor { anchor }
-
-    func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {
-        do {
-            let value = try read(authorization.credential)
-            continuation?.resume(returning: value)
-        } catch {
-            continuation?.resume(throwing: error)
-        }
-        finish()
+    nonisolated func presentationAnchor(for controller: ASAuthorizationController) -> ASPresentationAnchor {
+        MainActor.assumeIsolated { anchor }
     }
 
-    func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
+    nonisolated func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {
+        let outcome = Result { try read(authorization.credential) }
+        MainActor.assumeIsolated { finish(outcome) }
+    }
+
+    nonisolated func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
         let nsError = error as NSError
-        continuation?.resume(
-            throwing: nsError.domain == ASAuthorizationErrorDomain
-                ? PasskeyProviderError(authorizationErrorCode: nsError.code)
-                : PasskeyProviderError(
-                    code: PasskeyProviderError.failedCode,
-                    reason: "the passkey request failed (\(nsError.domain) \(nsError.code))"
-                )
-        )
-        finish()
+        let refusal =
+            nsError.domain == ASAuthorizationErrorDomain
+            ? PasskeyProviderError(authorizationErrorCode: nsError.code)
+            : PasskeyProviderError(code: PasskeyProviderError.failedCode, reason: "the passkey request failed (\(nsError.domain) \(nsError.code))")
+        MainActor.assumeIsolated { finish(.failure(refusal)) }
     }
 
-    private func finish() {
+    /// Resumes the caller once, and lets the controller go.
+    private func finish(_ outcome: Result<Value, any Error>) {
+        continuation?.resume(with: outcome)
         continuation = nil
         controller = nil
     }

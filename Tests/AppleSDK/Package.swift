@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // BioAuthApple compiled and run on Linux against stand-ins for Apple's frameworks: LocalAuthentication, Security,
-// CryptoKit (Secure Enclave), DeviceCheck and AuthenticationServices (passkeys), each declaring what the iOS 18 SDK declares to Swift for the parts
+// CryptoKit (Secure Enclave), DeviceCheck and AuthenticationServices (passkeys; its delegate protocols' isolation as
+// Xcode 26's SDK or, with BIOAUTH_APPLE_SDK=xcode16, as Xcode 16's), each declaring what the iOS 18 SDK declares to Swift for the parts
 // BioAuth uses (the source of each declaration is at the top of its file), UIKit's app and device, and SwiftUI's
 // declarations for type-checking (with Combine's ObservableObject), built as SDK modules are (Swift 5 mode,
 // library evolution), with a scripted phone behind them (AppleDeviceSimulation) that behaves as iOS documents.
@@ -13,6 +14,9 @@
 import PackageDescription
 
 let sdk: [SwiftSetting] = [.swiftLanguageMode(.v5), .unsafeFlags(["-enable-library-evolution"])]
+// BIOAUTH_APPLE_SDK=xcode16: the declarations whose isolation Xcode 26's SDK changed, as Xcode 16's SDK gives them
+// (scripts/apple-check.sh builds both).
+let xcode16: [SwiftSetting] = Context.environment["BIOAUTH_APPLE_SDK"] == "xcode16" ? [.define("BIOAUTH_SDK_XCODE16")] : []
 
 let package = Package(
     name: "AppleSDK",
@@ -38,7 +42,7 @@ let package = Package(
             name: "AuthenticationServices",
             dependencies: ["AppleDeviceSimulation", "UIKit"],
             path: "Stubs/AuthenticationServices",
-            swiftSettings: sdk
+            swiftSettings: sdk + xcode16
         ),
         .target(
             name: "BioAuthAppleUnderTest",

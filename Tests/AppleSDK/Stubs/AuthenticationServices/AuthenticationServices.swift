@@ -154,23 +154,41 @@ open class ASAuthorization: NSObject {
     init(credential: any ASAuthorizationCredential) { self.credential = credential }
 }
 
+// The two protocols' isolation differs between SDKs: the iOS 26 SDK (Xcode 26) declares them `@MainActor`, the iOS 18
+// SDK of Xcode 16 leaves them nonisolated. scripts/apple-check.sh builds both variants (BIOAUTH_APPLE_SDK=xcode16 sets
+// the condition below), so that the adapters are proven against each.
+#if BIOAUTH_SDK_XCODE16
+/// Told how an authorization ended (both methods are optional in the SDK).
+public protocol ASAuthorizationControllerDelegate: NSObjectProtocol {
+    func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization)
+    func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error)
+}
+#else
 /// Told how an authorization ended (both methods are optional in the SDK).
 @MainActor
 public protocol ASAuthorizationControllerDelegate: NSObjectProtocol {
     func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization)
     func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error)
 }
+#endif
 
 extension ASAuthorizationControllerDelegate {
     public func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {}
     public func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {}
 }
 
+#if BIOAUTH_SDK_XCODE16
+/// Gives the window the sheet is presented over.
+public protocol ASAuthorizationControllerPresentationContextProviding: NSObjectProtocol {
+    func presentationAnchor(for controller: ASAuthorizationController) -> ASPresentationAnchor
+}
+#else
 /// Gives the window the sheet is presented over.
 @MainActor
 public protocol ASAuthorizationControllerPresentationContextProviding: NSObjectProtocol {
     func presentationAnchor(for controller: ASAuthorizationController) -> ASPresentationAnchor
 }
+#endif
 
 /// Runs authorization requests: shows the system sheet and tells its delegate how it ended.
 open class ASAuthorizationController: NSObject {
