@@ -4,7 +4,8 @@
 # warnings as errors, its adapters run against a scripted phone, and the stand-ins shown to be strict: each snippet
 # in Tests/AppleSDK/Misuse must fail to compile (warnings count, as they do for BioAuthApple) with the diagnostic its
 # first line names, and each in
-# Tests/AppleSDK/Compiles must compile without a warning, and so must the example app. Snippets are compiled to SIL
+# Tests/AppleSDK/Compiles must compile without a warning, and so must the example app and the documentation's Apple
+# samples (scripts/check-samples.py). Snippets are compiled to SIL
 # (-emit-sil), which runs the region-isolation checks that -typecheck skips.
 #
 # Declarations whose isolation changed between Xcode 16's SDK and Xcode 26's (the passkey sheet's delegate protocols)
@@ -64,6 +65,8 @@ check() {
     else
         echo "apple-check ($variant): Examples/BioAuthExample must compile without warnings:"; echo "$output" | grep -E 'error:|warning:' | head -10; status=1
     fi
+    # The documentation's samples that need Apple's frameworks (README, docs, DocC, doc comments).
+    scripts/check-samples.py apple "$scratch" || status=1
 }
 
 for variant in "${variants[@]}"; do

@@ -4,6 +4,11 @@ import BioAuthClient
 /// expects a biometric failure fails on any other.
 ///
 /// ```swift
+/// import BioAuthClient
+/// import BioAuthTesting
+/// import Testing
+/// // Partial: assumes flows: BioAuthFlows
+///
 /// #expect(try await biometricErrorCode { try await flows.signInWithBiometrics() } == .userCancel)
 /// ```
 public func biometricErrorCode(_ body: () async throws -> Void) async throws -> BiometricError.Code? {

@@ -11,6 +11,11 @@ import Foundation
 /// On a device, with BioAuthApple's backends (as `Examples/BioAuthExample` builds them):
 ///
 /// ```swift
+/// import BioAuthApple
+/// import BioAuthClient
+/// import UIKit
+/// // Partial: assumes serverURL: URL; password: String
+///
 /// let authenticator = LocalAuthenticator()
 /// let store = KeychainSecureStore.system(service: "com.bank.app")
 /// let flows = try await BioAuthFlows(api: BioAuthAPI(serverURL: serverURL), authenticator: authenticator,

@@ -8,8 +8,9 @@ import OpenAPIURLSession
 /// a small hand-made surface. Every failure is an ``APIProblem``.
 ///
 /// ```swift
+/// // Partial: assumes installationID: String
 /// let api = BioAuthAPI(serverURL: URL(string: "https://auth.bank.example")!)
-/// let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: installation)
+/// let tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: installationID)
 /// ```
 public struct BioAuthAPI: Sendable {
     let client: Client

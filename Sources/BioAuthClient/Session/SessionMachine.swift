@@ -6,6 +6,7 @@ import Foundation
 /// Making a new instance over the same store is a relaunch: the "unlocked now" part starts over.
 ///
 /// ```swift
+/// // Partial: assumes store: any SecureStore; keys: any DeviceKeyStore
 /// let session = try await SessionMachine(store: store, keyStore: keys)
 /// try await session.handle(.passwordSignInSucceeded(accountID: "alice", canOfferBiometricSignIn: true))
 /// // session.snapshot.state == .offeringBiometricSignIn

@@ -10,9 +10,10 @@ import Foundation
 /// A receiver verifies the exact bytes it read, before parsing them:
 ///
 /// ```swift
+/// // Partial: assumes signatureHeader: String?; rawBody: Data
 /// let signature = WebhookSignature(secret: "whsec_…")  // from POST /v1/service/webhook-endpoints
-/// try signature.verify(header: request.headers["BioAuth-Signature"], body: rawBody)
-/// let event = try JSONDecoder().decode(MyEvent.self, from: rawBody)
+/// try signature.verify(header: signatureHeader, body: rawBody)  // the request's BioAuth-Signature header, its raw body
+/// let event = try JSONSerialization.jsonObject(with: rawBody)  // only now parsed; deduplicate by its "id"
 /// ```
 ///
 /// Verification passes when any `v1` matches (compared in constant time) and the timestamp is within ``tolerance`` of

@@ -11,6 +11,9 @@ import ServiceLifecycle
 /// the password hashing threads, and wires the generated API into a Hummingbird application.
 ///
 /// ```swift
+/// import BioAuthServer
+/// import Logging
+///
 /// var configuration = ServerConfiguration()
 /// configuration.databasePath = ":memory:"
 /// try await BioAuthServerApplication.run(configuration: configuration, logger: Logger(label: "bioauth"))

@@ -9,9 +9,14 @@ import ServiceLifecycle
 /// tests (`bioauth demo` uses it). Stop it when done.
 ///
 /// ```swift
+/// import BioAuthClient
+/// import BioAuthServer
+/// import Logging
+/// // Partial: assumes configuration: ServerConfiguration; logger: Logger
+///
 /// let server = try await LoopbackServer.start(configuration: configuration, logger: logger)
 /// let api = BioAuthAPI(serverURL: server.url)
-/// ...
+/// // … the demo's or the test's requests through api …
 /// await server.stop()
 /// ```
 public final class LoopbackServer: Sendable {

@@ -11,9 +11,10 @@ import NIOPosix
 /// be stopped and started again on the same port to play a receiver that is down for a while.
 ///
 /// ```swift
+/// // Partial: assumes secret: String
 /// let receiver = try await LoopbackWebhookReceiver.start()
-/// // register receiver.url with POST /v1/service/webhook-endpoints, then:
-/// receiver.trust(secret: created.secret)
+/// // register receiver.url with POST /v1/service/webhook-endpoints; trust the secret it answers:
+/// receiver.trust(secret: secret)
 /// receiver.script(.status(500), .close)           // the first two deliveries fail
 /// let events = try await receiver.waitForEvents(3)
 /// await receiver.stop()

@@ -148,6 +148,7 @@ public struct CustomerRecord: Sendable {
 /// names the operator and a reason; both go into the audit event the customer sees. `viewer` operators may only read.
 ///
 /// ```swift
+/// // Partial: assumes database: any DatabaseExecutor; configuration: ServerConfiguration
 /// let desk = try await SupportDesk.open(database: database, configuration: configuration)
 /// let record = try await desk.customer("alice")
 /// try await desk.revokeDevice(record.devices[0].id, customer: record.accountID, operator: "mei", reason: "Phone reported stolen (call 4711)")
