@@ -258,6 +258,58 @@ struct OperatorLifecycleTests {
         #expect(!String(buffer: page.body).contains("/console/admin\""), "no navigation to other pages")
     }
 
+    @Test(
+        "after an admin reset her password, an enrolled operator signs in with it and her code, chooses her own on the password page, and goes on in the same session"
+    )
+    func forcedChangeKeepsTheSession() async throws {
+        try await TestServer.run(configure: { $0.consoleEnabled = true }, Self.forcedChangeBody)
+    }
+
+    /// The body of ``forcedChangeKeepsTheSession()``.
+    @Sendable static func forcedChangeBody(_ api: API) async throws {
+        let operators = Operators(service: api.service)
+        let ada = try await operators.create(name: "ada", role: .admin, password: Self.initial, mustChangePassword: false)
+        _ = try await operators.create(name: "mei", role: .support, password: Self.initial, mustChangePassword: false)
+        let key = try await Self.enroll("mei", password: Self.initial, api: api)
+        try await SupportDesk(service: api.service).resetOperatorPassword(
+            name: "mei",
+            temporaryPassword: "temporary password 1",
+            reason: "Forgot it",
+            by: ada
+        )
+        api.clock.advance(by: 30)
+        let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+        let code = OperatorTests.totp(typed: key, at: api.clock.now)
+        let signedIn = try await api.client.execute(
+            uri: "/console/sign-in",
+            method: .post,
+            headers: form,
+            body: ByteBuffer(string: "name=mei&password=temporary+password+1&code=\(code)")
+        )
+        #expect(signedIn.status == .seeOther && signedIn.headers[.location] == "/console/password")
+        let cookie = try #require(signedIn.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+        let page = String(buffer: try await api.client.execute(uri: "/console/password", method: .get, headers: [.cookie: cookie]).body)
+        let csrf = try #require(
+            page.range(of: #"name="csrf" value="[^"]+""#, options: .regularExpression).map {
+                String(page[$0].dropFirst(#"name="csrf" value=""#.count).dropLast())
+            }
+        )
+        var post = form
+        post[.cookie] = cookie
+        let chosen = try await api.client.execute(
+            uri: "/console/password",
+            method: .post,
+            headers: post,
+            body: ByteBuffer(
+                string:
+                    "csrf=\(csrf)&new=\(Self.own.replacingOccurrences(of: " ", with: "+"))&repeat=\(Self.own.replacingOccurrences(of: " ", with: "+"))"
+            )
+        )
+        #expect(chosen.status == .seeOther && chosen.headers[.location] == "/console/overview?done=password-changed")
+        let overview = try await api.client.execute(uri: "/console/overview?done=password-changed", method: .get, headers: [.cookie: cookie])
+        #expect(overview.status == .ok && String(buffer: overview.body).contains("Your password is changed."), "the same session goes on")
+    }
+
     /// Signs `name` in for the first time with `password` and enrolls the key shown; returns it (typed).
     static func enroll(_ name: String, password: String, api: API) async throws -> String {
         let operators = Operators(service: api.service)

@@ -262,7 +262,11 @@ struct Console: Sendable {
                     )
                     return Self.redirect("/console/overview?done=password-changed")
                 }
-                let updated = try await operators.choosePassword(operatorID: session.operator.id, newPassword: new)
+                let updated = try await operators.choosePassword(
+                    operatorID: session.operator.id,
+                    newPassword: new,
+                    keepingSession: token.map(BioAuthService.tokenHash)
+                )
                 guard updated.totpEnrolled else {
                     try await sessions.end(token)
                     let shown = try await operators.newEnrollment(updated)

@@ -375,14 +375,15 @@ public struct Operators: Sendable {
     }
 
     /// Stores `newPassword` for operator `operatorID`, who must change theirs (a new operator, or after an admin's reset),
-    /// and returns them as they are now. Their sign-in proved who they are (``SignIn/changePassword(_:)``); other console
-    /// sessions they have end. Refused when they need not change it, or when it is the old one again.
-    public func choosePassword(operatorID: String, newPassword: String) async throws -> Operator {
+    /// and returns them as they are now. Their sign-in proved who they are (``SignIn/changePassword(_:)``); their console
+    /// sessions end, but the one whose token's hash is `keepingSession`. Refused when they need not change it, or when it
+    /// is the old one again.
+    public func choosePassword(operatorID: String, newPassword: String, keepingSession: String? = nil) async throws -> Operator {
         let found = try await database.transaction { db in try await db.operators.credentials(id: operatorID) }
         guard let found, found.operator.disabledAt == nil, found.operator.mustChangePassword else {
             throw OperatorError.invalid("there is no password to choose")
         }
-        return try await replacePassword(found, with: newPassword, keepingSession: nil, reason: "chosen at sign-in")
+        return try await replacePassword(found, with: newPassword, keepingSession: keepingSession, reason: "chosen at sign-in")
     }
 
     /// Changes the signed-in operator's own password: the current one and a code from their authenticator app prove it is
