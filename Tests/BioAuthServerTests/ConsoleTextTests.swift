@@ -86,4 +86,16 @@ struct ConsoleTextTests {
         #expect(Console.grouped("ABCDEFGHIJ") == "ABCD EFGH IJ")
         #expect(Console.grouped("") == "")
     }
+
+    @Test("the desk's refusals read in the page's language: the common ones in its words, others with the English reason after")
+    func refusals() {
+        #expect(
+            Console.explain(.invalid("a reason is required: 1-500 characters without control characters"), language: .simplifiedChinese)
+                == "请填写原因：1-500 个字符，不含控制字符。"
+        )
+        #expect(Console.explain(.invalid("the payment is cancelled, not pending"), language: .english) == "The payment is no longer pending.")
+        #expect(Console.explain(.notFound("the customer has no device x"), language: .simplifiedChinese) == "未找到（the customer has no device x）")
+        #expect(Console.explain(.notFound("the customer has no device x"), language: .english) == "Not found: the customer has no device x")
+        #expect(Console.explain(.invalid("vic is already support"), language: .english) == "The operator already has this role.")
+    }
 }

@@ -845,9 +845,30 @@ struct Console: Sendable {
             title: language["notDone"],
             content: "<h1>\(language["notDone"])</h1>",
             session: session,
-            error: error.description,
+            error: Self.explain(error, language: language),
             status: status
         )
+    }
+
+    /// A refusal in the page's language: the desk's reasons are English sentences for the command line and logs; the
+    /// console says the common ones in its own words, and any other in English after a sentence in the page's language.
+    static func explain(_ error: SupportError, language: ConsoleLanguage) -> String {
+        let text = error.description
+        let known: [(String, String)] = [
+            ("a reason is required", "error.reason"), ("not pending", "error.notPending"), ("cannot do this to themself", "error.self"),
+            ("only admins can do this", "error.admin"), ("viewers only read", "error.viewer"),
+            ("there is already an operator named", "error.nameTaken"), ("an operator's name must be", "error.operatorName"),
+            ("an operator's password must be", "error.passwordRule"), ("is already disabled", "error.alreadyDisabled"),
+            ("is not disabled", "error.notDisabled"), ("is already", "error.sameRole"),
+        ]
+        if let key = known.first(where: { text.contains($0.0) })?.1 { return language[key] }
+        let summary: String
+        switch error {
+        case .notFound: summary = language["error.notFoundObject"]
+        case .notAllowed: summary = language["error.notAllowed"]
+        case .invalid: summary = language["error.invalid"]
+        }
+        return language == .english ? "\(summary) \(text)" : "\(summary)（\(text)）"
     }
 
     /// A refusal page saying `key`'s sentence.

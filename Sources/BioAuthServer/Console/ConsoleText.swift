@@ -39,6 +39,13 @@ enum ConsoleLanguage: String, Sendable {
     static var chineseKeys: Set<String> { Set(chineseText.keys) }
 
     private static let englishText: [String: String] = [
+        "error.reason": "Give a reason: 1-500 characters, without control characters.",
+        "error.notPending": "The payment is no longer pending.", "error.self": "An admin cannot do this to themself.",
+        "error.nameTaken": "There is already an operator with this name (a disabled operator keeps theirs).",
+        "error.operatorName": "An operator's name is 1-64 characters of A-Z a-z 0-9 . _ -.",
+        "error.alreadyDisabled": "The operator is already disabled.", "error.notDisabled": "The operator is not disabled.",
+        "error.sameRole": "The operator already has this role.", "error.notFoundObject": "Not found:",
+        "error.notAllowed": "Not allowed:", "error.invalid": "Not done:",
         "challenges": "Challenges issued to sign it", "challenge": "Challenge", "issued": "Issued", "used": "Used",
         "noChallenges": "None kept.", "challengeOpen": "not used yet", "challengeExpired": "expired unused",
         "challengesHint":
@@ -155,6 +162,13 @@ enum ConsoleLanguage: String, Sendable {
     ]
 
     private static let chineseText: [String: String] = [
+        "error.reason": "请填写原因：1-500 个字符，不含控制字符。",
+        "error.notPending": "该支付已不是待授权状态。", "error.self": "管理员不能对自己执行此操作。",
+        "error.nameTaken": "已有同名运营人员（已停用的运营人员仍保留其用户名）。",
+        "error.operatorName": "运营人员用户名为 1-64 个字符，限 A-Z a-z 0-9 . _ -。",
+        "error.alreadyDisabled": "该运营人员已停用。", "error.notDisabled": "该运营人员未被停用。",
+        "error.sameRole": "该运营人员已是此角色。", "error.notFoundObject": "未找到",
+        "error.notAllowed": "无权执行", "error.invalid": "未完成",
         "challenges": "为签名签发的挑战", "challenge": "挑战", "issued": "签发时间", "used": "使用时间",
         "noChallenges": "没有保留的挑战。", "challengeOpen": "尚未使用", "challengeExpired": "过期未用",
         "challengesHint": "手机在用密钥签名支付前先获取挑战；挑战过期一段时间后由数据保留任务删除。每次签名（无论对错）都记在处理记录中。",
