@@ -70,7 +70,7 @@ struct ConsoleTextTests {
     func times() throws {
         let now = Date(timeIntervalSince1970: 1_790_000_000)  // 2026-09-21T14:13:20Z
         let shanghai = ConsoleTime(timeZone: "Asia/Shanghai", language: .simplifiedChinese, now: now)
-        #expect(shanghai.format(now.addingTimeInterval(-180)) == "2026-09-21 22:10:20 (3 分钟前)")
+        #expect(shanghai.format(now.addingTimeInterval(-180)) == "2026-09-21 22:10:20（3 分钟前）")
         #expect(shanghai.format(now.addingTimeInterval(-2 * 86_400)) == "2026-09-19 22:13:20")
         #expect(shanghai.zoneName == "Asia/Shanghai (UTC+08:00)")
         let utc = ConsoleTime(timeZone: "UTC", language: .english, now: now)

@@ -15,12 +15,12 @@ struct ConsoleTime: Sendable {
         self.now = now
     }
 
-    /// `2026-11-24 18:03:12`, with how long ago (or ahead) when within a day; `–` for none.
+    /// `2026-11-24 18:03:12`, with how long ago (or ahead) when within a day (`(3 min ago)`, `（3 分钟前）`); `–` for none.
     func format(_ date: Date?) -> String {
         guard let date else { return "–" }
         let absolute = formatted(date, "yyyy-MM-dd HH:mm:ss")
         guard let relative = relative(date) else { return absolute }
-        return "\(absolute) (\(relative))"
+        return language == .english ? "\(absolute) (\(relative))" : "\(absolute)（\(relative)）"
     }
 
     /// `18:00`: the start of an hour of the overview's chart.
