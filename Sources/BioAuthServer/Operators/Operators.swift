@@ -78,7 +78,7 @@ public struct Operators: Sendable {
         /// code from the app to enroll it. `afterWrongCode`: the code given was wrong, and the key is the one shown before.
         case enrollTOTP(secret: String, uri: String, afterWrongCode: Bool)
         /// The credentials were right, and the operator must choose their own password before anything else
-        /// (``choosePassword(operatorID:newPassword:)``); a new operator enrolls their second factor afterwards.
+        /// (``Operators/choosePassword(operatorID:newPassword:keepingSession:)``); a new operator enrolls their second factor afterwards.
         case changePassword(Operator)
         /// Signed in.
         case signedIn(Operator)
