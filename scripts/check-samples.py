@@ -28,6 +28,7 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 APPLE_MODULES = {"BioAuthApple", "SwiftUI", "UIKit"}
+IMPORT = re.compile(r"^import (?:(?:class|struct|enum|protocol|func|var|let|typealias) )?(\w+)")
 
 
 class Sample:
@@ -35,7 +36,9 @@ class Sample:
         self.path = os.path.relpath(path, ROOT)
         self.line = line
         self.lines = lines
-        self.imports = [l.split()[1] for l in lines if re.match(r"^import \w+", l)]
+        # `import M`, or `import class M.Declaration` (one declaration of M; the module is M).
+        self.imports = [m.group(1) for m in (IMPORT.match(l) for l in lines) if m]
+        self.import_lines = [l for l in lines if IMPORT.match(l)]
         self.assumed = []
         for l in lines:
             m = re.match(r"^\s*// Partial: assumes (.+)$", l)
@@ -47,19 +50,21 @@ class Sample:
         return bool(APPLE_MODULES & set(self.imports))
 
     def source(self, index):
-        imports = ["Foundation"] + self.imports
+        # The sample's own import lines, as written; an inherited import is the whole module.
+        written = self.import_lines or [f"import {i}" for i in self.imports]
+        imports = ["import Foundation"] + written
         if self.apple:
-            imports = ["BioAuthAppleUnderTest" if i == "BioAuthApple" else i for i in imports]
-        body = [l for l in self.lines if not re.match(r"^import \w+", l)]
+            imports = ["import BioAuthAppleUnderTest" if i == "import BioAuthApple" else i for i in imports]
+        body = [l for l in self.lines if not IMPORT.match(l)]
         params = ", ".join(self.assumed)
         isolation = "@MainActor " if self.apple else ""
-        header = "".join(f"import {i}\n" for i in dict.fromkeys(imports))
+        header = "".join(f"{i}\n" for i in dict.fromkeys(imports))
         indented = "".join(f"    {l}\n" for l in body)
         return f"{header}\n// {self.path}:{self.line}\n{isolation}func sample{index}({params}) async throws {{\n{indented}}}\n"
 
 
 def markdown_samples(path):
-    samples, previous = [], []
+    samples, previous = [], ([], [])
     lines = open(path, encoding="utf-8").read().split("\n")
     i = 0
     while i < len(lines):
@@ -71,8 +76,8 @@ def markdown_samples(path):
                 i += 1
             sample = Sample(path, start, block)
             if not sample.imports:
-                sample.imports = list(previous)
-            previous = sample.imports
+                sample.imports, sample.import_lines = list(previous[0]), list(previous[1])
+            previous = (sample.imports, sample.import_lines)
             samples.append(sample)
         i += 1
     return samples
@@ -120,7 +125,7 @@ def module_flags(build_arguments, scratch):
     return ["-I", os.path.join(bin_path, "Modules")] + sum((["-Xcc", f"-fmodule-map-file={m}"] for m in maps), [])
 
 
-def check(samples, flags):
+def check(samples, flags, quiet=False):
     failures = 0
     with tempfile.TemporaryDirectory() as folder:
         for index, sample in enumerate(samples):
@@ -133,7 +138,9 @@ def check(samples, flags):
                 text=True,
             )
             errors = [l for l in (result.stdout + result.stderr).split("\n") if "error:" in l and "|" not in l]
-            if result.returncode != 0:
+            if quiet:
+                failures += result.returncode != 0
+            elif result.returncode != 0:
                 failures += 1
                 print(f"check-samples: {sample.path}:{sample.line} does not compile:")
                 for error in errors[:8]:
@@ -162,7 +169,7 @@ def main():
             Sample(here, 4, ["import BioAuthClient", "let copy = PromptCopy(language: .simplifiedChinese)", "let m = Money(minorUnits: 1, currency: .cny)"]),
         ]
         flags = module_flags([], ".build")
-        if check([good], flags) != 0 or check(bad, flags) != len(bad):
+        if check([good], flags, quiet=True) != 0 or check(bad, flags, quiet=True) != len(bad):
             print("check-samples: the checker did not tell good samples from bad ones")
             return 1
         print("check-samples: the checker refuses the samples it must")
