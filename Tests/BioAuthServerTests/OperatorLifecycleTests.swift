@@ -94,6 +94,17 @@ struct OperatorLifecycleTests {
                     newPassword: Self.own
                 )
             }
+            // A refused new password (the current one again) changes nothing: the same code still changes it afterwards.
+            let before = try await api.snapshot()
+            await #expect(throws: OperatorError.invalid("the new password must differ from the current one")) {
+                try await operators.changePassword(
+                    operatorID: mei.id,
+                    current: Self.initial,
+                    code: OperatorTests.totp(typed: key, at: api.clock.now),
+                    newPassword: Self.initial
+                )
+            }
+            #expect(try await api.snapshot() == before, "nothing stored")
             try await operators.changePassword(
                 operatorID: mei.id,
                 current: Self.initial,

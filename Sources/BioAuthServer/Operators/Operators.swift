@@ -404,15 +404,18 @@ public struct Operators: Sendable {
         guard try await verify(current, hash: found.passwordHash), let secret = try openTOTPKey(found.totpSecret, for: operatorID),
             let step = Self.matchingStep(code, secret: secret, at: now), step > (found.lastStep ?? -1)
         else { throw try await fail(buckets, now: now) }
-        try await database.transaction { db in try await db.operators.recordStep(operatorID, step: step) }
-        _ = try await replacePassword(found, with: newPassword, keepingSession: keepingSession, reason: "changed by the operator")
+        // The code's step is recorded with the new password, in one unit of work: a new password refused leaves nothing
+        // changed.
+        _ = try await replacePassword(found, with: newPassword, keepingSession: keepingSession, step: step, reason: "changed by the operator")
     }
 
-    /// Stores `newPassword` (checked, and not the current one) and ends the operator's other sessions.
+    /// Stores `newPassword` (checked, and not the current one), with `step` as the last one a code was accepted in when a
+    /// code proved the change, and ends the operator's other sessions; nothing is stored when the password is refused.
     private func replacePassword(
         _ found: OperatorsTable.Credentials,
         with newPassword: String,
         keepingSession: String?,
+        step: Int64? = nil,
         reason: String
     ) async throws -> Operator {
         try Self.checkPassword(newPassword)
@@ -425,6 +428,7 @@ public struct Operators: Sendable {
         let recorder = self.recorder
         try await database.transaction { db in
             try await db.operators.setPassword(account.id, hash: hash, mustChange: false)
+            if let step { try await db.operators.recordStep(account.id, step: step) }
             try await db.operators.endSessions(operatorID: account.id, keeping: keepingSession, at: at)
             try await recorder?.audit(
                 .operatorPasswordChanged,
