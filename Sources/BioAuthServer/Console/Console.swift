@@ -68,42 +68,31 @@ struct Console: Sendable {
                 )
             }
         }
-        router.post("/console/admin/operators/{name}/disable") { request, context in
-            let name = try context.parameters.require("name")
-            return try await console.administering(request, done: "operator-disabled") { session, form in
-                try await console.desk.disableOperator(name: name, reason: form["reason"] ?? "", by: session.operator)
-            }
-        }
-        router.post("/console/admin/operators/{name}/enable") { request, context in
-            let name = try context.parameters.require("name")
-            return try await console.administering(request, done: "operator-enabled") { session, form in
-                try await console.desk.enableOperator(name: name, reason: form["reason"] ?? "", by: session.operator)
-            }
-        }
-        router.post("/console/admin/operators/{name}/role") { request, context in
-            let name = try context.parameters.require("name")
-            return try await console.administering(request, done: "operator-role-changed") { session, form in
-                guard let role = OperatorRole(rawValue: form["role"] ?? "") else {
-                    throw SupportError.invalid("the role is viewer, support or admin")
+        // An admin's changes of another operator: the name from the path, the reason (and what else) from the form.
+        let operatorActions: [(path: String, done: String, act: @Sendable (SupportDesk, String, [String: String], Operator) async throws -> Void)] = [
+            ("disable", "operator-disabled", { try await $0.disableOperator(name: $1, reason: $2["reason"] ?? "", by: $3) }),
+            ("enable", "operator-enabled", { try await $0.enableOperator(name: $1, reason: $2["reason"] ?? "", by: $3) }),
+            (
+                "role", "operator-role-changed",
+                { desk, name, form, admin in
+                    guard let role = OperatorRole(rawValue: form["role"] ?? "") else {
+                        throw SupportError.invalid("the role is viewer, support or admin")
+                    }
+                    try await desk.changeOperatorRole(name: name, to: role, reason: form["reason"] ?? "", by: admin)
                 }
-                try await console.desk.changeOperatorRole(name: name, to: role, reason: form["reason"] ?? "", by: session.operator)
-            }
-        }
-        router.post("/console/admin/operators/{name}/reset-password") { request, context in
-            let name = try context.parameters.require("name")
-            return try await console.administering(request, done: "operator-password-reset") { session, form in
-                try await console.desk.resetOperatorPassword(
-                    name: name,
-                    temporaryPassword: form["password"] ?? "",
-                    reason: form["reason"] ?? "",
-                    by: session.operator
-                )
-            }
-        }
-        router.post("/console/admin/operators/{name}/reset-totp") { request, context in
-            let name = try context.parameters.require("name")
-            return try await console.administering(request, done: "operator-totp-reset") { session, form in
-                try await console.desk.resetOperatorTOTP(name: name, reason: form["reason"] ?? "", by: session.operator)
+            ),
+            (
+                "reset-password", "operator-password-reset",
+                { try await $0.resetOperatorPassword(name: $1, temporaryPassword: $2["password"] ?? "", reason: $2["reason"] ?? "", by: $3) }
+            ),
+            ("reset-totp", "operator-totp-reset", { try await $0.resetOperatorTOTP(name: $1, reason: $2["reason"] ?? "", by: $3) }),
+        ]
+        for action in operatorActions {
+            router.post(RouterPath("/console/admin/operators/{name}/\(action.path)")) { request, context in
+                let name = try context.parameters.require("name")
+                return try await console.administering(request, done: action.done) { session, form in
+                    try await action.act(console.desk, name, form, session.operator)
+                }
             }
         }
         router.post("/console/admin/service-clients/{client}/disable") { request, context in
