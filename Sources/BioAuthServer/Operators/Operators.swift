@@ -60,6 +60,8 @@ public enum OperatorError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// The bank's operators: made with `bioauth admin operator create` (the first one) and signing in with a password and a
 /// TOTP second factor (RFC 6238: 6 digits, 30 s, SHA-1, as authenticator apps expect), enrolled at the first sign-in.
+/// An operator whose password someone else chose (a new one, or after an admin's reset) first chooses their own
+/// (``SignIn/changePassword(_:)``, ``choosePassword(operatorID:newPassword:keepingSession:)``).
 ///
 /// An enrolled operator's password and code are checked together: a wrong password, a wrong code and a missing code get
 /// one answer, so the password cannot be confirmed without the second factor. A code is accepted in the step before, at
