@@ -235,4 +235,26 @@ struct OperatorTests {
             }
         }
     }
+
+    @Test(
+        "a code's step is compared where it is stored: of two requests racing with one code (both read the old last step), the second changes nothing",
+        arguments: StorageBackend.available
+    )
+    func racedCode(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let operators = Operators(service: api.service)
+            let mei = try await operators.create(name: "mei", role: .support, password: "correct horse battery", mustChangePassword: false)
+            _ = try await Self.enroll("mei", with: operators, at: api.clock.now)
+            let step = Int64(api.clock.now.timeIntervalSince1970 / 30)
+            // The sign-in above stored this step; a racing request that read the row before it got here:
+            let stored = try await api.database.transaction { db in try #require(try await db.operators.credentials(id: mei.id)) }
+            let outcomes = try await api.database.transaction { db in
+                [
+                    try await db.operators.recordSignIn(mei.id, secret: stored.totpSecret ?? "", step: step),
+                    try await db.operators.recordStep(mei.id, step: step), try await db.operators.recordStep(mei.id, step: step + 1),
+                ]
+            }
+            #expect(outcomes == [false, false, true], "the same step twice is refused; a later step is stored")
+        }
+    }
 }

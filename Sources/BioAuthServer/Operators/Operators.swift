@@ -345,7 +345,10 @@ public struct Operators: Sendable {
             throw refusal
         }
         let sealed = try sealer().seal(secret, for: account.id)
-        try await database.transaction { db in try await db.operators.recordSignIn(account.id, secret: sealed, step: step) }
+        // The step is compared again where it is stored: of two sign-ins racing with one code, one wins.
+        guard try await database.transaction({ db in try await db.operators.recordSignIn(account.id, secret: sealed, step: step) }) else {
+            throw try await fail(buckets, now: now)
+        }
         let signedIn = Operator(
             id: account.id,
             name: account.name,
@@ -430,7 +433,7 @@ public struct Operators: Sendable {
         let recorder = self.recorder
         try await database.transaction { db in
             try await db.operators.setPassword(account.id, hash: hash, mustChange: false)
-            if let step { try await db.operators.recordStep(account.id, step: step) }
+            if let step, try await !db.operators.recordStep(account.id, step: step) { throw OperatorError.invalidCredentials }
             try await db.operators.endSessions(operatorID: account.id, keeping: keepingSession, at: at)
             try await recorder?.audit(
                 .operatorPasswordChanged,

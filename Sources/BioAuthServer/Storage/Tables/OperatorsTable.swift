@@ -92,8 +92,15 @@ struct OperatorsTable: Table {
     }
 
     /// Records `step` as the last one a code of operator `id` was accepted in.
-    func recordStep(_ id: String, step: Int64) async throws {
-        try await db.update("operators").set("totp_last_step", to: step).where("id", .equal, id).run()
+    /// False when a code of this step or a later one was accepted already (two requests raced with one code): the step
+    /// is compared in the statement itself.
+    func recordStep(_ id: String, step: Int64) async throws -> Bool {
+        try await db.raw(
+            """
+            UPDATE operators SET totp_last_step = \(bind: step)
+            WHERE id = \(bind: id) AND (totp_last_step IS NULL OR totp_last_step < \(bind: step)) RETURNING id
+            """
+        ).first() != nil
     }
 
     /// The enabled operator `id`.
@@ -174,9 +181,14 @@ struct OperatorsTable: Table {
 
     /// Enrolls `secret` (if it was pending) and records `step` as the last one a code was accepted in. (Failures are counted
     /// in `rate_limits`, by name and address; the row's `failed_attempts` and `locked_until` are no longer used.)
-    func recordSignIn(_ id: String, secret: String, step: Int64) async throws {
-        try await db.update("operators").set("totp_secret", to: secret).set("totp_pending_secret", to: SQLLiteral.null)
-            .set("totp_last_step", to: step).where("id", .equal, id).run()
+    /// False, changing nothing, when a code of this step or a later one was accepted already (see ``recordStep(_:step:)``).
+    func recordSignIn(_ id: String, secret: String, step: Int64) async throws -> Bool {
+        try await db.raw(
+            """
+            UPDATE operators SET totp_secret = \(bind: secret), totp_pending_secret = NULL, totp_last_step = \(bind: step)
+            WHERE id = \(bind: id) AND (totp_last_step IS NULL OR totp_last_step < \(bind: step)) RETURNING id
+            """
+        ).first() != nil
     }
 
     // MARK: Console sessions
