@@ -1,5 +1,14 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
+
+// Two parts in one package. The client (BioAuthCore, BioAuthClient, BioAuthApple, BioAuthTesting) needs swift-crypto,
+// the OpenAPI runtime and its URLSession transport, swift-http-types and, for BioAuthTesting's simulated App Attest,
+// swift-certificates. Everything else (the server, `bioauth`, the tests) is behind the "Server" trait, which is on by
+// default here, so `swift run bioauth demo` and `swift test` need no flag. An app adds the package with `traits: []`
+// and SwiftPM then neither resolves nor builds a server-side package (README, "Adding BioAuth to an app";
+// scripts/check-client-package.sh proves it in CI). The OpenAPI code of both sides is generated ahead of time and
+// committed (scripts/generate-openapi.sh), so no build plugin runs.
+let server = TargetDependencyCondition.when(traits: ["Server"])
 
 let package = Package(
     name: "BioAuth",
@@ -13,6 +22,10 @@ let package = Package(
         .library(name: "BioAuthServer", targets: ["BioAuthServer"]),
         .executable(name: "bioauth", targets: ["bioauth"]),
     ],
+    traits: [
+        .trait(name: "Server", description: "The server, the bioauth command and the tests, with their dependencies"),
+        .default(enabledTraits: ["Server"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "4.5.2"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -20,7 +33,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
-        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
@@ -59,8 +71,7 @@ let package = Package(
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            resources: [.process("Resources")],
-            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+            resources: [.process("Resources")]
         ),
         // Apple backends: LAContext, Keychain, Secure Enclave, app lifecycle, SwiftUI. Every file that uses an Apple
         // framework is under `#if canImport(...)`, so on Linux this target holds only the lifecycle event queue;
@@ -84,36 +95,35 @@ let package = Package(
             name: "BioAuthServer",
             dependencies: [
                 "BioAuthCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth", condition: server),
                 // Operators' second factor (TOTP, RFC 6238), and the operator console's templates.
-                .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "PostgresKit", package: "postgres-kit"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HummingbirdOTP", package: "hummingbird-auth", condition: server),
+                .product(name: "Mustache", package: "swift-mustache", condition: server),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: server),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird", condition: server),
+                .product(name: "SQLiteKit", package: "sqlite-kit", condition: server),
+                .product(name: "SQLKit", package: "sql-kit", condition: server),
+                .product(name: "PostgresKit", package: "postgres-kit", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOPosix", package: "swift-nio", condition: server),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
+                .product(name: "Logging", package: "swift-log", condition: server),
+                .product(name: "X509", package: "swift-certificates", condition: server),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: server),
                 // Passkeys: RSA (RS256, PS256) credential and attestation keys.
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "_CryptoExtras", package: "swift-crypto", condition: server),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: server),
                 // Webhook deliveries to the bank's receivers.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: server),
                 // The server runs on Linux and macOS; swift-prometheus needs iOS 16, which the client products do not.
-                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux, .macOS])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux, .macOS], traits: ["Server"])),
             ],
-            resources: [.copy("openapi.yaml"), .copy("Console/Templates"), .copy("Passkeys/Web")],
-            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+            resources: [.copy("openapi.yaml"), .copy("Console/Templates"), .copy("Passkeys/Web")]
         ),
         .executableTarget(
             name: "bioauth",
@@ -121,26 +131,26 @@ let package = Package(
                 "BioAuthClient",
                 "BioAuthTesting",
                 "BioAuthServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: server),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                .product(name: "Logging", package: "swift-log", condition: server),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
                 // bioauth bench: a pooled HTTP client for enrolment and health checks, NIO for the load
                 // generator's own connections and a free loopback port for a server process, latency histograms.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOPosix", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client", condition: server),
+                .product(name: "Histogram", package: "hdrhistogram-swift", condition: server),
             ]
         ),
         .testTarget(
             name: "BioAuthCoreTests",
-            dependencies: ["BioAuthCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["BioAuthCore", .product(name: "PropertyBased", package: "swift-property-based", condition: server)],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
@@ -148,24 +158,24 @@ let package = Package(
             name: "BioAuthCommandTests",
             dependencies: [
                 "bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
+                .product(name: "NIOPosix", package: "swift-nio", condition: server),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
+                .product(name: "Logging", package: "swift-log", condition: server),
             ]
         ),
         .testTarget(
             name: "BioAuthEndToEndTests",
             dependencies: [
                 "BioAuthClient", "BioAuthTesting", "BioAuthServer",
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: server),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
+                .product(name: "Logging", package: "swift-log", condition: server),
             ]
         ),
         .testTarget(
@@ -173,12 +183,12 @@ let package = Package(
             dependencies: [
                 "BioAuthServer",
                 "BioAuthTesting",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "PostgresKit", package: "postgres-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
+                .product(name: "X509", package: "swift-certificates", condition: server),
+                .product(name: "PostgresKit", package: "postgres-kit", condition: server),
+                .product(name: "SQLiteKit", package: "sqlite-kit", condition: server),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -15,7 +15,10 @@ How a sample is read:
   library's API uses). Foundation is always imported.
 - A sample that is deliberately partial says so in a comment line of its own,
   `// Partial: assumes NAME: TYPE; NAME: TYPE`, and is checked with those names declared (as parameters).
-- Everything else is statements, checked as the body of an `async throws` function (`@MainActor` for Apple samples).
+- Everything else is statements, checked as the body of an `async throws` function (`@MainActor` for Apple samples),
+  unless the sample declares types of its own at its top level (a line starting `@main`, `struct`, `class`,
+  `final class`, `enum`, `extension` or `actor`, as an app's `App` does): then it is checked as a file of its own, with
+  the names a Partial line assumes declared as globals.
 - A sample is an Apple one when it imports BioAuthApple, SwiftUI or UIKit; it is then checked against the stand-ins
   of Apple's frameworks, with BioAuthApple compiled as BioAuthAppleUnderTest (scripts/apple-check.sh).
 """
@@ -28,6 +31,7 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 APPLE_MODULES = {"BioAuthApple", "SwiftUI", "UIKit"}
+DECLARATION = re.compile(r"^(?:@main\b|struct |class |final class |enum |extension |actor )")
 IMPORT = re.compile(r"^import (?:(?:class|struct|enum|protocol|func|var|let|typealias) )?(\w+)")
 
 
@@ -46,6 +50,10 @@ class Sample:
                 self.assumed += [part.strip() for part in m.group(1).split(";") if part.strip()]
 
     @property
+    def declarations(self):
+        return any(DECLARATION.match(l) for l in self.lines)
+
+    @property
     def apple(self):
         return bool(APPLE_MODULES & set(self.imports))
 
@@ -56,6 +64,10 @@ class Sample:
         if self.apple:
             imports = ["import BioAuthAppleUnderTest" if i == "import BioAuthApple" else i for i in imports]
         body = [l for l in self.lines if not IMPORT.match(l)]
+        if self.declarations:
+            header = "".join(f"{i}\n" for i in dict.fromkeys(imports))
+            assumed = "".join(f"nonisolated(unsafe) var {a}!\n" for a in self.assumed)
+            return f"{header}\n// {self.path}:{self.line}\n{assumed}" + "".join(f"{l}\n" for l in body)
         params = ", ".join(self.assumed)
         isolation = "@MainActor " if self.apple else ""
         header = "".join(f"{i}\n" for i in dict.fromkeys(imports))
@@ -133,7 +145,7 @@ def check(samples, flags, quiet=False):
             with open(file, "w", encoding="utf-8") as out:
                 out.write(sample.source(index))
             result = subprocess.run(
-                ["swiftc", "-typecheck", "-swift-version", "6", "-module-cache-path", os.path.join(folder, "cache")] + flags + [file],
+                ["swiftc", "-typecheck", "-parse-as-library", "-swift-version", "6", "-module-cache-path", os.path.join(folder, "cache")] + flags + [file],
                 capture_output=True,
                 text=True,
             )

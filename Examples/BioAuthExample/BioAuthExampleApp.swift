@@ -9,45 +9,23 @@ import SwiftUI
 /// payment against `bioauth serve`. See README.md in this folder for how to run it.
 @main
 struct BioAuthExampleApp: App {
-    @StateObject private var model = ExampleModel()
-
-    var body: some Scene {
-        WindowGroup {
-            RootView(model: model)
-        }
-    }
-}
-
-/// Builds the SDK from the real Apple backends.
-@MainActor
-final class ExampleModel: ObservableObject {
-    let language = Language.preferred(from: Locale.preferredLanguages)
-    let authenticator = LocalAuthenticator()
-    /// The server's API; the flows use the same one.
-    lazy var api = BioAuthAPI(serverURL: serverURL)
-    @Published var flows: BioAuthFlows?
-    @Published var snapshot: SessionSnapshot?
-    @Published var message: String?
-
-    /// The server: `BioAuthServerURL` in Info.plist (the Simulator reaches the Mac's loopback).
-    var serverURL: URL {
-        (Bundle.main.object(forInfoDictionaryKey: "BioAuthServerURL") as? String).flatMap(URL.init(string:))
-            ?? URL(string: "http://127.0.0.1:8080")!
-    }
+    /// The SDK, made synchronously from the real Apple backends; it makes its flows in the background.
+    @State private var model: BioAuthModel
+    /// The server's API (the example also asks it for a payment, as the bank's backend would).
+    private let api: BioAuthAPI
 
     init() {
+        let language = Language.preferred(from: Locale.preferredLanguages)
         IntegrationDiagnostics.run(language: language)
-        Task { await start() }
-    }
-
-    func start() async {
+        let api = BioAuthAPI(serverURL: Self.serverURL)
+        let authenticator = LocalAuthenticator()
         let store = KeychainSecureStore.system(service: Bundle.main.bundleIdentifier ?? "bioauth.example")
-        let keys = HardwareKeyStore.secureEnclave(authenticator: authenticator, storage: store)
-        do {
-            let flows = try await BioAuthFlows(
+        self.api = api
+        _model = State(
+            initialValue: BioAuthModel(
                 api: api,
                 authenticator: authenticator,
-                keyStore: keys,
+                keyStore: HardwareKeyStore.secureEnclave(authenticator: authenticator, storage: store),
                 store: store,
                 configuration: .init(
                     language: language,
@@ -55,39 +33,27 @@ final class ExampleModel: ObservableObject {
                     deviceModel: UIDevice.current.model,
                     appAttest: DeviceCheckAppAttestProvider(),
                     passkeys: AuthorizationPasskeyProvider { Self.keyWindow() }
-                ),
-                isActive: false
+                )
             )
-            self.flows = flows
-            await refresh()
-        } catch {
-            message = BioAuthScreens(language: language).message(for: error, biometry: .none)
+        )
+    }
+
+    var body: some Scene {
+        WindowGroup {
+            RootView(model: model, api: api).bioAuthLifecycle(model)
         }
+    }
+
+    /// The server: `BioAuthServerURL` in Info.plist (the Simulator reaches the Mac's loopback).
+    static var serverURL: URL {
+        (Bundle.main.object(forInfoDictionaryKey: "BioAuthServerURL") as? String).flatMap(URL.init(string:))
+            ?? URL(string: "http://127.0.0.1:8080")!
     }
 
     /// The window the passkey sheet is presented over: the key window of the app's scene.
-    static func keyWindow() -> UIWindow {
+    @MainActor static func keyWindow() -> UIWindow {
         let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
         return scenes.lazy.compactMap(\.keyWindow).first ?? scenes.lazy.flatMap(\.windows).first ?? UIWindow()
-    }
-
-    func refresh() async {
-        snapshot = await flows?.snapshot
-    }
-
-    /// Runs `action`, then shows the new state and any message worth showing.
-    func perform(_ action: @escaping @Sendable (BioAuthFlows) async throws -> Void) {
-        guard let flows else { return }
-        message = nil
-        Task {
-            do {
-                try await action(flows)
-            } catch {
-                let kind = await authenticator.availability(for: .biometrics).kind
-                message = BioAuthScreens(language: language).message(for: error, biometry: kind)
-            }
-            await refresh()
-        }
     }
 }
 #endif

@@ -4,19 +4,20 @@ import BioAuthClient
 import BioAuthCore
 import SwiftUI
 
-/// One screen per session state.
+/// One screen per session state, all drawn from the model.
 struct RootView: View {
-    @ObservedObject var model: ExampleModel
+    let model: BioAuthModel
+    let api: BioAuthAPI
     @State private var username = ""
     @State private var password = ""
-    @State private var offer: BiometricSignInOffer?
-    @State private var paid: String?
 
     var body: some View {
-        NavigationView {
+        NavigationStack {
             Group {
-                if let flows = model.flows, let snapshot = model.snapshot {
-                    screen(flows, snapshot).bioAuthLifecycle(flows.appLock)
+                if let snapshot = model.snapshot {
+                    screen(snapshot)
+                } else if let message = model.message {
+                    Text(message).foregroundColor(.red).padding()  // the flows could not be made (the Keychain refused, say)
                 } else {
                     ProgressView()
                 }
@@ -24,60 +25,60 @@ struct RootView: View {
             .navigationTitle("BioAuth")
         }
         .overlay(alignment: .bottom) {
-            if let message = model.message { Text(message).padding().foregroundColor(.red) }
+            if let message = model.message, model.snapshot?.state != .locked { Text(message).padding().foregroundColor(.red) }
         }
     }
 
     @ViewBuilder
-    private func screen(_ flows: BioAuthFlows, _ snapshot: SessionSnapshot) -> some View {
+    private func screen(_ snapshot: SessionSnapshot) -> some View {
         switch snapshot.state {
         case .signedOut:
             Form {
                 TextField("Username", text: $username).textInputAutocapitalization(.never)
                 SecureField("Password", text: $password)
-                Button("Sign in") {
-                    let (user, secret) = (username, password)
-                    model.perform { flows in _ = try await flows.signIn(username: user, password: secret) }
-                }
-                Button("Create account") {
-                    let (user, secret) = (username, password)
-                    model.perform { flows in _ = try await flows.createAccount(username: user, password: secret) }
-                }
-                BiometricSignInButton(flows: flows, language: model.language) { Task { await model.refresh() } }
+                Button("Sign in") { Task { await model.signIn(username: username, password: password) } }
+                Button("Create account") { Task { await model.createAccount(username: username, password: password) } }
+                BiometricSignInButton(model: model)
                 // No username: the system offers the passkeys it holds for the bank's domain.
-                Button("Sign in with a passkey") { model.perform { _ = try await $0.signInWithPasskey() } }
+                Button("Sign in with a passkey") { Task { await model.signInWithPasskey() } }
             }
+            .disabled(model.isBusy)
         case .offeringBiometricSignIn:
-            let copy = PromptCopy(language: model.language).offer(biometry: snapshot.biometricSignIn.binding?.biometry ?? .faceID)
-            VStack(spacing: 16) {
-                Text(copy.title).font(.title2)
-                Text(copy.message)
-                Button(copy.enableButton) { model.perform { try await $0.enableBiometricSignIn() } }
-                Button(copy.laterButton) { model.perform { try await $0.declineBiometricSignIn() } }
+            if let offer = model.offer {
+                VStack(spacing: 16) {
+                    Text(offer.title).font(.title2)
+                    Text(offer.message)
+                    Button(offer.enableButton) { Task { await model.enableBiometricSignIn() } }
+                    Button(offer.laterButton) { Task { await model.declineBiometricSignIn() } }
+                }
+                .padding()
+                .disabled(model.isBusy)
             }
-            .padding()
         case .locked:
-            BioAuthLockScreen(flows: flows, language: model.language) { _ in Task { await model.refresh() } }
+            BioAuthLockScreen(model: model)
         case .unlocked:
             Form {
-                BiometricSignInToggle(flows: flows, authenticator: model.authenticator, language: model.language)
-                Button("Pay ¥88.00 to Coffee Shop") {
-                    let api = model.api
-                    model.perform { flows in
-                        // The bank's backend would create the payment; the example asks the server directly.
-                        let payment = try await api.createPayment(
-                            amount: Money(minorUnits: 8800, currency: .cny),
-                            payeeID: "coffee-1",
-                            payeeName: "Coffee Shop",
-                            idempotencyKey: UUID().uuidString,
-                            accessToken: try await flows.accessToken()
-                        )
-                        _ = try await flows.pay(payment.id)
-                    }
-                }
-                Button("Create a passkey") { model.perform { _ = try await $0.createPasskey(name: "BioAuth example") } }
-                Button("Sign out") { model.perform { try await $0.signOut() } }
+                BiometricSignInToggle(model: model)
+                Button("Pay ¥88.00 to Coffee Shop") { Task { await payForCoffee() } }
+                Button("Create a passkey") { Task { await model.createPasskey(name: "BioAuth example") } }
+                Button("Sign out") { Task { await model.signOut() } }
             }
+            .disabled(model.isBusy)
+        }
+    }
+
+    /// The bank's backend would create the payment; the example asks the server directly, then pays it with Face ID.
+    private func payForCoffee() async {
+        let api = api
+        await model.perform { flows in
+            let payment = try await api.createPayment(
+                amount: Money(minorUnits: 8800, currency: .cny),
+                payeeID: "coffee-1",
+                payeeName: "Coffee Shop",
+                idempotencyKey: UUID().uuidString,
+                accessToken: try await flows.accessToken()
+            )
+            _ = try await flows.pay(payment.id)
         }
     }
 }

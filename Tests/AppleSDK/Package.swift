@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // BioAuthApple compiled and run on Linux against stand-ins for Apple's frameworks: LocalAuthentication, Security,
 // CryptoKit (Secure Enclave), DeviceCheck and AuthenticationServices (passkeys; its delegate protocols' isolation as
 // Xcode 26's SDK or, with BIOAUTH_APPLE_SDK=xcode16, as Xcode 16's), each declaring what the iOS 18 SDK declares to Swift for the parts
@@ -21,7 +21,8 @@ let xcode16: [SwiftSetting] = Context.environment["BIOAUTH_APPLE_SDK"] == "xcode
 let package = Package(
     name: "AppleSDK",
     dependencies: [
-        .package(name: "BioAuth", path: "../.."),
+        // The client products only, as an app adds them (README, "Adding BioAuth to an app").
+        .package(name: "BioAuth", path: "../..", traits: []),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [

@@ -18,7 +18,11 @@ struct TestBackend {
         ("merchant-coffee-042", "Coffee Shop"), ("merchant-tea-7", "Tea House"),
     ]
 
-    static func run<R>(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestBackend) async throws -> R) async throws -> R {
+    static func run<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (TestBackend) async throws -> R
+    ) async throws -> R {
         var configuration = ServerConfiguration.forTests()
         configure(&configuration)
         var logger = Logger(label: "e2e")

@@ -1,6 +1,6 @@
 // SwiftUI as the iOS 18 SDK declares it to Swift, for the parts BioAuthApple and the example app use: declarations for
 // type-checking, with nothing drawn. From developer.apple.com/documentation/swiftui: View and ViewModifier (main-actor
-// protocols), ViewBuilder, App, Scene, WindowGroup, the views (Text, Button, Image, VStack, Form, NavigationView, Group,
+// protocols), ViewBuilder, App, Scene, WindowGroup, the views (Text, Button, Image, VStack, Form, NavigationView, NavigationStack, Group,
 // ProgressView, Toggle, TextField, SecureField), State, Binding (its get/set closures @Sendable, as in the iOS 18 SDK),
 // Environment and ScenePhase, StateObject and ObservedObject, and the modifiers used (font, foregroundColor,
 // multilineTextAlignment, padding, disabled, task — its action `sending @isolated(any)` —, onAppear, onChange(of:perform:),
@@ -159,6 +159,21 @@ public struct NavigationView<Content: View>: View {
     public var body: Never { fatalError("no body") }
 }
 
+/// A navigation stack (iOS 16): `nonisolated struct NavigationStack<Data, Root> where Root : View`.
+public struct NavigationStack<Data, Root: View>: View {
+    public var body: Never { fatalError("no body") }
+}
+
+extension NavigationStack where Data == NavigationPath {
+    /// A stack that manages its own navigation state.
+    nonisolated public init(@ViewBuilder root: () -> Root) {}
+}
+
+/// A type-erased list of what a navigation stack shows.
+public struct NavigationPath {
+    public init() {}
+}
+
 /// A group of views.
 public struct Group<Content> {}
 
@@ -220,7 +235,7 @@ public struct State<Value>: DynamicProperty {
     }
     private let box: Box
     public init(wrappedValue value: Value) { box = Box(value) }
-    public init() where Value: ExpressibleByNilLiteral { box = Box(nil) }
+    public init(initialValue value: Value) { box = Box(value) }
     public var wrappedValue: Value {
         get { box.value }
         nonmutating set { box.value = newValue }
@@ -229,6 +244,12 @@ public struct State<Value>: DynamicProperty {
         let box = self.box
         return Binding(get: { box.value }, set: { box.value = $0 })
     }
+}
+
+extension State where Value: ExpressibleByNilLiteral {
+    /// Nil state (`@State private var x: T?`). In an extension, as the SDK declares it: a property of a
+    /// non-optional type and no initial value (set in the view's init with `State(initialValue:)`) does not use it.
+    public init() { self.init(wrappedValue: nil) }
 }
 
 extension State: Sendable where Value: Sendable {}

@@ -1,0 +1,122 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthTesting
+import Foundation
+import Observation
+import Synchronization
+import Testing
+
+/// The SwiftUI app's object (`BioAuthModel`) against a server on loopback: what its screens read, in the language the
+/// app chose, after each action a user takes.
+@MainActor
+@Suite("BioAuthModel end to end over a real socket")
+struct ModelEndToEndTests {
+    static func model(_ phone: Phone) -> BioAuthModel {
+        BioAuthModel(
+            api: phone.api,
+            authenticator: phone.sensor,
+            keyStore: phone.keys,
+            store: phone.store,
+            clock: phone.clock,
+            configuration: .init(language: .simplifiedChinese, deviceName: "测试手机", expectedRelyingPartyID: "bank.example")
+        )
+    }
+
+    @Test("made synchronously; a refusal is a message and a recovery, never a throw; the offer, 启用, Face ID sign-in")
+    func signInStory() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let model = Self.model(phone)
+            #expect(!model.isLoaded && model.snapshot == nil)
+            await model.loaded()
+            #expect(model.snapshot?.state == .signedOut)
+            #expect(model.signInButton == nil && model.lockScreen == nil && model.offer == nil)
+
+            // A 5-character password: what to do, in Chinese, and the recovery a screen offers.
+            #expect(await model.createAccount(username: "alice", password: "short") == nil)
+            #expect(model.message == "密码至少需要 8 位，请设置更长的密码。")
+            #expect(model.recovery == .changeInput)
+            #expect(model.snapshot?.state == .signedOut)
+
+            #expect(await model.createAccount(username: "alice", password: "correct horse")?.username == "alice")
+            #expect(model.message == nil && model.recovery == nil)
+            #expect(await model.signIn(username: "alice", password: "correct horse"))
+            #expect(model.snapshot?.state == .offeringBiometricSignIn)
+            #expect(model.offer?.title == "启用面容 ID 登录？")
+
+            await phone.sensor.script(.match)
+            #expect(await model.enableBiometricSignIn())
+            #expect(model.snapshot?.state == .unlocked)
+            #expect(model.biometricToggle?.isOn == true && model.biometricToggle?.label == "面容 ID 登录")
+
+            #expect(await model.signOut())
+            #expect(model.signInButton?.title == "使用面容 ID 登录")
+
+            // The user cancels the prompt: nothing to tell them, and still signed out.
+            await phone.sensor.script(.cancel)
+            #expect(await model.signInWithBiometrics() == false)
+            #expect(model.message == nil && model.lastError != nil)
+            #expect(model.snapshot?.state == .signedOut && !model.isBusy)
+
+            await phone.sensor.script(.match)
+            #expect(await model.signInWithBiometrics())
+            #expect(model.snapshot?.state == .unlocked && model.lastError == nil)
+        }
+    }
+
+    @Test("a view reading the session is told when an action changes it")
+    func observedChanges() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let model = Self.model(phone)
+            await model.loaded()
+            _ = await model.createAccount(username: "bob", password: "correct horse")
+
+            let changed = Flag()
+            withObservationTracking {
+                _ = model.snapshot
+            } onChange: {
+                changed.raise()
+            }
+            #expect(!changed.isRaised)
+            #expect(await model.signIn(username: "bob", password: "correct horse"))
+            #expect(changed.isRaised)
+        }
+    }
+
+    @Test("back after the grace period: the lock screen in Chinese, unlocked with Face ID")
+    func lockAndUnlock() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let model = Self.model(phone)
+            await model.loaded()
+            let lock = try #require(model.appLock)
+            // What `.bioAuthLifecycle(model)` feeds it: the scene becomes active.
+            _ = try await lock.handle(.willEnterForeground)
+            _ = try await lock.handle(.didBecomeActive)
+            _ = await model.createAccount(username: "carol", password: "correct horse")
+            _ = await model.signIn(username: "carol", password: "correct horse")
+            await phone.sensor.script(.match)
+            #expect(await model.enableBiometricSignIn())
+
+            _ = try await lock.handle(.willResignActive)
+            _ = try await lock.handle(.didEnterBackground)
+            phone.clock.advance(by: 600)
+            _ = try await lock.handle(.willEnterForeground)
+            _ = try await lock.handle(.didBecomeActive)
+            await model.refresh()
+            #expect(model.lockScreen?.title == "已锁定")
+
+            await phone.sensor.script(.match)
+            #expect(await model.unlock())
+            #expect(model.snapshot?.state == .unlocked && model.lockScreen == nil)
+        }
+    }
+}
+
+/// Raised once from any thread.
+final class Flag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    func raise() { raised.store(true, ordering: .relaxed) }
+    var isRaised: Bool { raised.load(ordering: .relaxed) }
+}
