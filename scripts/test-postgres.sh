@@ -3,7 +3,8 @@
 #   scripts/test-postgres.sh start   # prints the URL to export as BIOAUTH_TEST_POSTGRES_URL
 #   scripts/test-postgres.sh stop
 # Needs Debian's postgresql package (apt-get install postgresql). Data lives in $PGTEST_DIR (default
-# /tmp/bioauth-pgtest) and is deleted by stop. Trust authentication, loopback only: for tests, never production.
+# /tmp/bioauth-pgtest) and is deleted by stop; PGTEST_PORT sets the port (54329), PGTEST_FSYNC=on makes commits durable (off by
+# default: tests need no durability; `bioauth bench` figures do). Trust authentication, loopback only: for tests, never production.
 set -euo pipefail
 dir="${PGTEST_DIR:-/tmp/bioauth-pgtest}"
 port="${PGTEST_PORT:-54329}"
@@ -21,7 +22,9 @@ start)
     rm -rf "$dir" && mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     as_owner "'$bin/initdb' -D '$dir/data' --auth=trust --username=postgres --encoding=UTF8 >'$dir/initdb.log'"
-    as_owner "'$bin/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -o \"-c listen_addresses=127.0.0.1 -p $port -k '$dir' -c max_connections=300 -c fsync=off\" start >/dev/null"
+    as_owner "'$bin/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -o \"-c listen_addresses=127.0.0.1 -p $port -k '$dir' -c max_connections=300 -c fsync=${PGTEST_FSYNC:-off} -c shared_preload_libraries=pg_stat_statements\" start >/dev/null"
+    # Statement counts for `bioauth bench` (PostgresActivity): the extension in the database it is pointed at.
+    as_owner "'$bin/psql' -h '$dir' -p $port -U postgres -d postgres -qAt -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null"
     echo "postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
     ;;
 stop)

@@ -191,4 +191,59 @@ extension StorageConformanceTests {
             }
         )
     }
+
+    @Test(
+        "a client address's limit, counted outside the unit of work, still lets exactly its limit through when requests arrive together",
+        arguments: StorageBackend.available
+    )
+    func sharedRateLimitUnderConcurrency(backend: StorageBackend) async throws {
+        try await TestServer.run(
+            backend: backend,
+            configure: {
+                $0.signInChallengesPerClient = 3
+                $0.signInChallengesPerWindow = 100
+            },
+            { api in
+                // Several customers behind one address (a carrier-grade NAT): the per-address bucket is the shared one.
+                var keys: [TestKey] = []
+                for customer in 0..<8 {
+                    let key = TestKey()
+                    _ = try await api.enrolled(key, username: "customer\(customer)", installation: "phone-\(customer)")
+                    keys.append(key)
+                }
+                let snapshot = keys
+                let statuses = try await Self.concurrently(8) { index in try await api.signInChallenge(snapshot[index]) }
+                #expect(statuses == Array(repeating: 201, count: 3) + Array(repeating: 429, count: 5))
+                api.clock.advance(by: 61)
+                #expect(try await api.signInChallenge(keys[0]).status == 201)
+            }
+        )
+    }
+
+    @Test(
+        "a challenge's use and a counter's advance are conditional updates: the loser of a race changes nothing",
+        arguments: StorageBackend.available
+    )
+    func conditionalGuards(backend: StorageBackend) async throws {
+        // What a second request that read the same row before the first committed does (possible below SERIALIZABLE):
+        // its update finds the row already moved on, and reports so instead of writing.
+        try await TestServer.run(backend: backend) { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let challenge = try await api.signInChallenge(key)
+            let id = try #require(challenge["challengeId"])
+            let keyID = key.keyIDBytes
+            let (first, second, advanced, regressed, counter) = try await api.database.transaction { db in
+                let first = try await db.challenges.markConsumed(id, at: 1)
+                let second = try await db.challenges.markConsumed(id, at: 2)
+                let device = try #require(try await db.devices.find(keyID: keyID))
+                let advanced = try await db.devices.advanceCounter(device.id, to: device.counter + 5, at: 3)
+                let regressed = try await db.devices.advanceCounter(device.id, to: device.counter + 4, at: 4)
+                let counter = try #require(try await db.devices.find(keyID: keyID)).counter
+                return (first, second, advanced, regressed, counter - device.counter)
+            }
+            #expect(first && !second)
+            #expect(advanced && !regressed && counter == 5)
+        }
+    }
 }

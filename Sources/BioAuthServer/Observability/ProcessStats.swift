@@ -63,6 +63,22 @@ public enum ProcessStats {
         return total
     }
 
+    /// CPU time used so far by every process named `name` (`/proc/PID/comm`: `postgres` for a PostgreSQL server and its
+    /// backends), in seconds; `nil` when there is none. Processes that ended meanwhile are not counted, so a difference
+    /// of two readings undercounts by what short-lived ones used.
+    public static func cpuSeconds(ofProcessesNamed name: String) -> Double? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        var total: Double?
+        for pid in entries where pid.allSatisfy(\.isNumber) {
+            guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+                comm.trimmingCharacters(in: .newlines) == name,
+                let seconds = cpuSeconds(statFile: "/proc/\(pid)/stat")
+            else { continue }
+            total = (total ?? 0) + seconds
+        }
+        return total
+    }
+
     /// Resident memory now (VmRSS), in bytes.
     public static func residentBytes(pid: Int32? = nil) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),

@@ -63,18 +63,24 @@ extension BioAuthService {
             throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session, key or payment."))
         }
         try await requireUnused(stored.use, account: binding.account, device: binding.device, on: db)
-        try await db.challenges.markConsumed(id, at: now.millisecondsSince1970)
+        guard try await db.challenges.markConsumed(id, at: now.millisecondsSince1970) else {
+            // Used by a request that committed after this one read the challenge: a replay all the same.
+            try await refuseReplay(account: binding.account, device: binding.device, on: db)
+        }
         guard let bytes = stored.challenge else { throw APIError.internalError }
         return bytes
+    }
+
+    /// A second use of a challenge: audited with `account` and `device`, refused with `challenge_used`.
+    func refuseReplay(account: String?, device: String?, on db: any SQLDatabase) async throws -> Never {
+        try await recorder.audit(.challengeReplay, succeeded: false, account: account, device: device, code: "challenge_used", on: db)
+        throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
     }
 
     /// What every single-use challenge (a device key's or a passkey ceremony's) must pass before it is used up: not used
     /// before (a second use is a replay, audited with `account` and `device`) and not expired.
     func requireUnused(_ use: ChallengeUse, account: String?, device: String? = nil, on db: any SQLDatabase) async throws {
-        guard !use.consumed else {
-            try await recorder.audit(.challengeReplay, succeeded: false, account: account, device: device, code: "challenge_used", on: db)
-            throw Refusal(APIError(.challengeUsed, "The challenge was already used."))
-        }
+        guard !use.consumed else { try await refuseReplay(account: account, device: device, on: db) }
         guard use.expiresAt > now else {
             throw Refusal(APIError(.challengeExpired, "The challenge expired. Ask for a new one."))
         }
@@ -170,21 +176,28 @@ extension BioAuthService {
 
     /// Moves the device's counter forward, or refuses (and audits) a counter that did not increase.
     func advanceCounter(of device: DeviceInfo, to counter: UInt64, on db: any SQLDatabase) async throws -> APIError? {
-        guard counter > UInt64(device.counter) else {
-            try await recorder.audit(
-                .counterRegression,
-                succeeded: false,
-                account: device.accountID,
-                device: device.id,
-                code: "counter_not_increasing",
-                on: db
-            )
-            return APIError(
-                .counterNotIncreasing,
-                "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied."
-            )
+        if counter > UInt64(device.counter), try await db.devices.advanceCounter(device.id, to: Int64(counter), at: now.millisecondsSince1970) {
+            return nil
         }
-        try await db.devices.advanceCounter(device.id, to: Int64(counter), at: now.millisecondsSince1970)
-        return nil
+        // Nothing stored: the counter did not increase, or (below SERIALIZABLE) a request that committed after this one
+        // read the device revoked it or stored a higher counter first.
+        if counter > UInt64(device.counter), let current = try await db.devices.find(device.id, account: device.accountID),
+            current.revokedAt != nil
+        {
+            try await recorder.audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
+            return APIError(.deviceRevoked, "This device was revoked. Sign in with your password.")
+        }
+        try await recorder.audit(
+            .counterRegression,
+            succeeded: false,
+            account: device.accountID,
+            device: device.id,
+            code: "counter_not_increasing",
+            on: db
+        )
+        return APIError(
+            .counterNotIncreasing,
+            "The signature counter did not increase (\(counter) after \(device.counter)); the key may have been copied."
+        )
     }
 }

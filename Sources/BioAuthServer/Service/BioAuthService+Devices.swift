@@ -164,14 +164,14 @@ extension BioAuthService {
     func createSignInChallenge(keyID rawKeyID: String, client: String? = ClientAddress.current) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let client = client ?? "unknown"
-        return try await commit { db in
-            try await rateLimit(
-                "signin-challenge-client:" + client,
-                name: .signinClient,
-                limit: configuration.signInChallengesPerClient,
-                window: configuration.rateLimitWindow,
-                on: db
-            )
+        try await rateLimitShared(
+            "signin-challenge-client:" + client,
+            name: .signinClient,
+            limit: configuration.signInChallengesPerClient,
+            window: configuration.rateLimitWindow
+        )
+        // READ COMMITTED (TransactionIsolation): a rate-limit upsert, a read and an insert.
+        return try await commit(isolation: .readCommitted) { db in
             let device = try await usableDevice(keyID: keyID, on: db)
             try await rateLimit(
                 "signin-challenge:" + Base64URL.encode(keyID) + "@" + client,
@@ -203,7 +203,10 @@ extension BioAuthService {
         let signature = try Validation.bytes(rawSignature, field: "signature")
         let assertion = try Validation.appAttestAssertion(appAttestAssertion)
         let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .login, counter: counter)
-        return try await commit { db in
+        // READ COMMITTED (TransactionIsolation): the challenge's use and the counter are conditional updates whose result
+        // is checked; the counter's update locks the device's row (refusing a revoked device), then starting the session
+        // locks the account's row, the order every unit that revokes a device or ends sessions takes them in.
+        return try await commit(isolation: .readCommitted) { db in
             let device = try await usableDevice(keyID: keyID, on: db)
             let binding = ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id)
             let challenge = try await consumeChallenge(challengeID, for: binding, on: db)

@@ -226,14 +226,13 @@ extension BioAuthService {
         try requirePasskeys()
         let username = try rawUsername.map(Validation.username)
         let policy = configuration.passkeys
+        try await rateLimitShared(
+            "passkey-options-client:" + (client ?? "unknown"),
+            name: .passkeyClient,
+            limit: configuration.signInChallengesPerClient,
+            window: configuration.rateLimitWindow
+        )
         return try await commit { db in
-            try await rateLimit(
-                "passkey-options-client:" + (client ?? "unknown"),
-                name: .passkeyClient,
-                limit: configuration.signInChallengesPerClient,
-                window: configuration.rateLimitWindow,
-                on: db
-            )
             var account: String? = nil
             var allow: [PasskeyDescriptor] = []
             if let username, let id = try await db.accounts.id(username: username) {

@@ -184,7 +184,8 @@ extension BioAuthService {
     /// payment expires.
     func createPaymentChallenge(_ paymentID: String, keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        return try await commit { db in
+        // READ COMMITTED (TransactionIsolation): reads and an insert.
+        return try await commit(isolation: .readCommitted) { db in
             let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
             let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
             let lifetime = min(configuration.paymentLifetime, payment.expiresAt.timeIntervalSince(now))
@@ -215,7 +216,9 @@ extension BioAuthService {
         let signature = try Validation.bytes(rawSignature, field: "signature")
         let assertion = try Validation.appAttestAssertion(appAttestAssertion)
         let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .payment, counter: counter, transactionHash: signedHash)
-        return try await commit { db in
+        // READ COMMITTED (TransactionIsolation): the challenge's use, the counter, the failures and the move to authorized
+        // are conditional updates or increments whose result is checked; the device's row is locked before the payment's.
+        return try await commit(isolation: .readCommitted) { db in
             let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
             let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
             let binding = ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id)
@@ -319,6 +322,8 @@ extension BioAuthService {
         // The status condition makes the move happen once even if two units of work got this far.
         let moved = try await db.payments.markAuthorized(payment.id, at: receipt.authorizedAtMs, method: method, device: device, receipt: receipt)
         guard moved else {
+            // It moved on since it was read (below SERIALIZABLE, by a request that committed meanwhile): say to what.
+            _ = try await pendingPayment(payment.id, account: payment.accountID, on: db)
             throw Refusal(APIError(.paymentAlreadyAuthorized, "The payment is authorized already; read it for the receipt."))
         }
         try await recorder.audit(
@@ -341,8 +346,10 @@ extension BioAuthService {
     }
 
     /// Counts a failed authorization; the configured number locks the payment. Returns the error to report.
+    ///
+    /// The count is incremented in the database, so failures that arrive together (below SERIALIZABLE) all count; the
+    /// one whose count reaches the limit locks the payment, and only that one reports the lock.
     func recordFailedAuthorization(_ payment: PaymentInfo, _ error: APIError, device: String?, on db: any SQLDatabase) async throws -> APIError {
-        let failures = payment.failedAttempts + 1
         try await recorder.audit(
             .paymentAuthorized,
             succeeded: false,
@@ -352,15 +359,14 @@ extension BioAuthService {
             payment: payment.id,
             on: db
         )
-        if failures >= configuration.maxFailedPaymentAttempts {
-            try await db.payments.recordFailedAttempts(payment.id, failures: failures, lock: true)
+        let limit = configuration.maxFailedPaymentAttempts
+        guard let counted = try await db.payments.recordFailedAttempt(payment.id, lockAt: limit) else { return error }
+        if counted.status == PaymentInfo.Status.locked.rawValue, counted.failures == limit {
             try await recorder.audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, payment: payment.id, on: db)
             var locked = payment
             locked.status = .locked
-            locked.failedAttempts = failures
+            locked.failedAttempts = counted.failures
             try await recorder.emit(.paymentLocked, .init(payment: locked), on: db)
-        } else {
-            try await db.payments.recordFailedAttempts(payment.id, failures: failures, lock: false)
         }
         return error
     }

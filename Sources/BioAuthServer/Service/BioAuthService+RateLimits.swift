@@ -13,10 +13,30 @@ extension BioAuthService {
         let windowLength = Int64(window * 1000)
         // Hits past the limit are counted too; only the comparison below refuses.
         let (start, hits) = try await db.rateLimits.hit(bucket, now: now, window: windowLength)
-        guard hits <= Int64(limit) else {
-            let seconds = max(1, (start + windowLength - now + 999) / 1000)
-            metrics.rateLimited(name)
-            throw Refusal(APIError(.rateLimited, "Too many requests. Try again in \(seconds) seconds.", retryAfter: Int(seconds)))
+        if let refusal = refusal(hits: hits, limit: limit, windowStart: start, windowLength: windowLength, now: now, name: name) {
+            throw Refusal(refusal)
         }
+    }
+
+    /// The same limit for a bucket many concurrent requests share (one client address, behind which a carrier-grade NAT
+    /// or a corporate proxy may put thousands of customers): counted in a statement of its own before the request's unit
+    /// of work (``DatabaseExecutor/standalone(_:)``), so the shared row is never part of a longer transaction that would
+    /// make every other request behind that address conflict with it. Call it before ``commit(_:)``. The hit counts
+    /// whatever the request's outcome, as a hit inside the unit of work does.
+    func rateLimitShared(_ bucket: String, name: ServerMetrics.RateLimit, limit: Int, window: TimeInterval) async throws {
+        let now = self.now.millisecondsSince1970
+        let windowLength = Int64(window * 1000)
+        let (start, hits) = try await database.standalone { db in try await db.rateLimits.hit(bucket, now: now, window: windowLength) }
+        if let refusal = refusal(hits: hits, limit: limit, windowStart: start, windowLength: windowLength, now: now, name: name) {
+            throw refusal
+        }
+    }
+
+    /// `rate_limited` with the seconds until the window ends, when `hits` is past `limit`; counted under `name`.
+    private func refusal(hits: Int64, limit: Int, windowStart: Int64, windowLength: Int64, now: Int64, name: ServerMetrics.RateLimit) -> APIError? {
+        guard hits > Int64(limit) else { return nil }
+        let seconds = max(1, (windowStart + windowLength - now + 999) / 1000)
+        metrics.rateLimited(name)
+        return APIError(.rateLimited, "Too many requests. Try again in \(seconds) seconds.", retryAfter: Int(seconds))
     }
 }

@@ -56,15 +56,14 @@ extension BioAuthService {
         let asked = scope.map { $0.split(separator: " ").map(String.init) }
         let token = newSecret()
         let lifetime = configuration.serviceTokenLifetime
+        // Counted whatever the outcome, per client address (as the sign-in challenges are).
+        try await rateLimitShared(
+            "oauth-token:" + (address ?? "unknown"),
+            name: .oauthToken,
+            limit: configuration.serviceTokenRequestsPerClient,
+            window: configuration.rateLimitWindow
+        )
         return try await commit { db in
-            // Counted whatever the outcome, per client address (as the sign-in challenges are).
-            try await rateLimit(
-                "oauth-token:" + (address ?? "unknown"),
-                name: .oauthToken,
-                limit: configuration.serviceTokenRequestsPerClient,
-                window: configuration.rateLimitWindow,
-                on: db
-            )
             let client = try await db.serviceClients.credentials(id: clientID, secretHash: ServiceClients.secretHash(secret))
             // A refusal, not a rollback: the request still counts toward the address's limit. (No audit event: an
             // unknown id is no client's.)

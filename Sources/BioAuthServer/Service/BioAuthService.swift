@@ -68,9 +68,13 @@ struct BioAuthService: Sendable {
 
     /// Runs `body` in a transaction. When it throws a ``Refusal``, what it wrote so far is committed (a
     /// used-up challenge, a failure count, an audit event) and the refusal's error is thrown; any other error
-    /// rolls everything back.
-    func commit<R: Sendable>(_ body: @Sendable @escaping (any SQLDatabase) async throws -> R) async throws -> R {
-        try await database.transaction { db -> Outcome<R> in
+    /// rolls everything back. `isolation`: see ``TransactionIsolation``; only the hot units of work listed there ask for
+    /// less than `SERIALIZABLE`.
+    func commit<R: Sendable>(
+        isolation: TransactionIsolation = .serializable,
+        _ body: @Sendable @escaping (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        try await database.transaction(isolation: isolation) { db -> Outcome<R> in
             do {
                 return .success(try await body(db))
             } catch let refusal as Refusal {

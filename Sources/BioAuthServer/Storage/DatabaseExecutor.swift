@@ -7,12 +7,48 @@ import SQLKit
 /// Implementations guarantee that a transaction's statements are not interleaved with another unit of
 /// work's, and that a unit of work that throws leaves nothing behind.
 public protocol DatabaseExecutor: Sendable {
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. As if the units of work ran
+    /// one at a time (`SERIALIZABLE`).
     func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// Runs `body` in a transaction at `isolation`. Only for units of work whose every guarantee holds at that level
+    /// (see ``TransactionIsolation``); engines that run one unit of work at a time (SQLite) give more.
+    func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    /// Runs `body`, which is one statement atomic on its own (a counter's `INSERT … ON CONFLICT DO UPDATE`), outside any
+    /// longer transaction: on PostgreSQL in autocommit at `READ COMMITTED`, so requests that update the same row queue
+    /// on its lock for the statement's duration instead of failing to serialize; on SQLite, a unit of work like any
+    /// other. Nothing `body` reads may decide another write: what needs that belongs in ``transaction(_:)``.
+    func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Closes the database. Nothing may use it afterwards.
     func close() async throws
     /// The SQL engine, for the few statements that differ (locks).
     var dialect: DatabaseDialect { get }
+}
+
+/// How much a unit of work is kept apart from those running beside it, on engines that run several at once.
+public enum TransactionIsolation: Sendable {
+    /// As if every unit of work ran alone, one after another. The default.
+    case serializable
+    /// Each statement sees what was committed when it started; rows it updates are locked until the unit ends. For the
+    /// hot units of work (sign-in and payment challenges, biometric sign-in, payment authorization) whose guarantees are
+    /// all conditional updates that check their result, or row locks taken in one order: the device's row (its counter
+    /// update, which also refuses a revoked device) before the account's (``AccountsTable/guardSessions(account:)``,
+    /// which every unit that starts or ends sessions takes). docs/DEPLOYMENT.md lists them.
+    case readCommitted
+}
+
+extension DatabaseExecutor {
+    /// `SERIALIZABLE` or better whatever is asked: engines that run one unit of work at a time.
+    public func transaction<R: Sendable>(
+        isolation: TransactionIsolation,
+        _ body: @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        try await transaction(body)
+    }
+
+    /// A unit of work like any other, where the engine needs nothing else (SQLite runs one unit of work at a time).
+    public func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await transaction(body)
+    }
 }
 
 /// Runs `body` between `begin` and `COMMIT` on `database`, rolling back when it throws. The executors call

@@ -9,13 +9,17 @@ struct MeasuredDatabaseExecutor: DatabaseExecutor {
     var dialect: DatabaseDialect { base.dialect }
 
     func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await transaction(isolation: .serializable, body)
+    }
+
+    func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         let metrics = self.metrics
         let engine = base.dialect
         let start = ContinuousClock.now
         do {
             let retried: @Sendable () -> Void = { metrics.unitOfWorkRetried(engine: engine) }
             let result = try await UnitOfWorkEvents.$retried.withValue(retried) {
-                try await base.transaction(body)
+                try await base.transaction(isolation: isolation, body)
             }
             metrics.unitOfWork(engine: engine, outcome: "committed", duration: ContinuousClock.now - start)
             return result
@@ -23,6 +27,10 @@ struct MeasuredDatabaseExecutor: DatabaseExecutor {
             metrics.unitOfWork(engine: engine, outcome: "failed", duration: ContinuousClock.now - start)
             throw error
         }
+    }
+
+    func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await base.standalone(body)
     }
 
     func close() async throws { try await base.close() }

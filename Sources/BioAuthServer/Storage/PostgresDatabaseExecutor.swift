@@ -5,17 +5,25 @@ import SQLKit
 
 /// PostgreSQL through a connection pool, for deployments where several server instances share one database.
 ///
-/// Every unit of work runs as a `SERIALIZABLE` transaction and is retried (up to 25 times, with backoff) when
-/// PostgreSQL reports a serialization failure or a deadlock, so that the outcome is the one some serial order
-/// of the requests would give — exactly what the embedded SQLite executor guarantees by running one unit of
-/// work at a time. The checks that must hold across instances (a challenge used once, a payment authorized
-/// once, counters that only grow) are also written as conditional updates, so they hold at any isolation.
+/// Every unit of work runs as a `SERIALIZABLE` transaction (but the few hot ones that ask for `READ COMMITTED`: see
+/// ``TransactionIsolation``) and is retried, with backoff, when PostgreSQL reports a
+/// serialization failure or a deadlock, so that the outcome is the one some serial order of the requests would give —
+/// exactly what the embedded SQLite executor guarantees by running one unit of work at a time. Retries go on for up to
+/// ``retryBudget`` (a client sees latency, not an error, because the load is high); a unit of work that still cannot
+/// commit then answers `not_ready` (503, retry after a second), never `internal_error`. The checks that must hold
+/// across instances (a challenge used once, a payment authorized once, counters that only grow) are also written as
+/// conditional updates whose result is checked, so they hold at any isolation. Counters many requests share (the rate
+/// limits) are updated ``standalone(_:)``, outside these transactions, so they do not make them conflict.
+///
+/// Each connection is opened with `enable_seqscan = off`: index scans take fine-grained predicate locks, while a
+/// sequential scan of a small table locks all of it and makes every concurrent transaction conflict. Setting it once
+/// per connection saves a statement per unit of work.
 public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let client: PostgresClient
     private let runner: Task<Void, Never>
     private let logger: Logger
-    /// Attempts per unit of work before a serialization failure is given up on.
-    static let maxAttempts = 25
+    /// How long a unit of work is retried after serialization failures before it is given up on.
+    static let retryBudget: Duration = .seconds(10)
 
     private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
         self.client = client
@@ -30,6 +38,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     public static func open(url: String, maximumConnections: Int = 16, logger: Logger) async throws -> PostgresDatabaseExecutor {
         var configuration = try clientConfiguration(url)
         configuration.options.maximumConnections = maximumConnections
+        configuration.options.additionalStartupParameters = [("enable_seqscan", "off")]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = client.runInBackground()
         let executor = PostgresDatabaseExecutor(client: client, runner: runner, logger: logger)
@@ -67,24 +76,37 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     }
 
     public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await transaction(isolation: .serializable, body)
+    }
+
+    public func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        let begin =
+            switch isolation {
+            case .serializable: "BEGIN ISOLATION LEVEL SERIALIZABLE"
+            case .readCommitted: "BEGIN ISOLATION LEVEL READ COMMITTED"
+            }
+        let deadline = ContinuousClock.now + Self.retryBudget
         var attempt = 1
         while true {
             do {
                 return try await client.withConnection { connection in
-                    try await inTransaction(connection.sql(queryLogLevel: nil), begin: "BEGIN ISOLATION LEVEL SERIALIZABLE") { db in
-                        // Index scans take fine-grained predicate locks; a sequential scan of a small table locks
-                        // all of it and makes every concurrent transaction conflict.
-                        try await db.raw("SET LOCAL enable_seqscan = off").run()
-                        return try await body(db)
-                    }
+                    try await inTransaction(connection.sql(queryLogLevel: nil), begin: begin, body)
                 }
-            } catch let error as PSQLError where Self.isRetryable(error) && attempt < Self.maxAttempts {
+            } catch let error as PSQLError where Self.isRetryable(error) {
+                guard ContinuousClock.now < deadline else {
+                    logger.warning("unit of work given up after \(attempt) serialization failures", metadata: ["attempts": "\(attempt)"])
+                    throw APIError(.notReady, "The service is too busy to complete this request. Try again.", retryAfter: 1)
+                }
                 attempt += 1
                 UnitOfWorkEvents.retried?()
                 // Exponential backoff with full jitter, capped at 100 ms.
                 try await Task.sleep(for: .microseconds(Int.random(in: 100...min(100_000, 500 << min(attempt, 10)))))
             }
         }
+    }
+
+    public func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await client.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
     }
 
     /// Serialization failure (40001) or deadlock (40P01): the transaction was rolled back and may be retried.

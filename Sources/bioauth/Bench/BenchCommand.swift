@@ -49,6 +49,14 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
     @Option(help: "Where to write bench-result.json and bench-latency.svg.") var output = "."
     @Flag(help: "No progress lines.") var quiet = false
+    @Flag(
+        help:
+            "Exit with status 1 when any operation failed with a server error (internal_error, not_ready) or never got an answer (transport_error): load must make the server slower, never wrong. Refusals such as rate_limited do not count."
+    )
+    var failOnServerErrors = false
+
+    /// The errors `--fail-on-server-errors` fails on: the server's own failures, not its refusals.
+    static let serverErrors: Set<String> = ["internal_error", "not_ready", "transport_error"]
 
     func validate() throws {
         guard devices >= 1, concurrency >= 1, duration > 0, warmup >= 0, passwordWorkers >= 0 else {
@@ -90,5 +98,14 @@ struct BenchCommand: AsyncParsableCommand {
         try report.json().write(to: folder.appendingPathComponent("bench-result.json"))
         try Data(report.svg().utf8).write(to: folder.appendingPathComponent("bench-latency.svg"))
         print("wrote \(folder.appendingPathComponent("bench-result.json").path) and bench-latency.svg")
+        if failOnServerErrors {
+            let failed = result.operations.values.reduce(into: [String: Int]()) { total, operation in
+                for (code, count) in operation.errors where Self.serverErrors.contains(code) { total[code, default: 0] += count }
+            }
+            if !failed.isEmpty {
+                print("bench: server errors under load: " + failed.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+                throw ExitCode(1)
+            }
+        }
     }
 }

@@ -85,6 +85,7 @@ struct BenchReport {
         }
         if let cpu = cpuLine { lines.append("\n" + cpu) }
         if let database = databaseThreadLine { lines.append(database) }
+        if let postgres = postgresLine { lines.append(postgres) }
         if let peak = result.peakResidentBytes {
             let whose = result.serverPlacement == .childProcess ? "of the server process" : "(server and load generator, one process)"
             lines.append(String(format: "peak resident memory during the run %@: %.1f MB", whose, Double(peak) / 1_048_576))
@@ -136,6 +137,27 @@ struct BenchReport {
         )
     }
 
+    /// PostgreSQL's share: transactions rolled back (each a retried serialization failure or deadlock) and statements per
+    /// successful operation, and the CPU time of the `postgres` processes when the database runs on this machine.
+    var postgresLine: String? {
+        guard let postgres = result.postgres, successfulOperations > 0, result.measuredSeconds > 0 else { return nil }
+        let operations = Double(successfulOperations)
+        var line = String(
+            format: "PostgreSQL in the measured phase: %.2f commits and %.2f rollbacks per operation",
+            Double(postgres.activity.commits) / operations,
+            Double(postgres.activity.rollbacks) / operations
+        )
+        if let statements = postgres.activity.statements {
+            line += String(format: ", %.1f statements per operation", Double(statements) / operations)
+        } else {
+            line += ", statements not counted (no pg_stat_statements in this database)"
+        }
+        if let cpu = postgres.cpuSeconds, cpu > 0 {
+            line += String(format: "; postgres processes %.2f cores, %.2f ms per operation", cpu / result.measuredSeconds, cpu / operations * 1000)
+        }
+        return line
+    }
+
     /// The JSON result file.
     func json() throws -> Data {
         struct Document: Codable {
@@ -154,6 +176,10 @@ struct BenchReport {
             var serverCPUSeconds: Double?
             var benchCPUSeconds: Double?
             var databaseThreadCPUSeconds: Double?
+            var postgresCommits: Int64?
+            var postgresRollbacks: Int64?
+            var postgresStatements: Int64?
+            var postgresCPUSeconds: Double?
             var successfulOperations: UInt64
             var operations: [Row]
             var latencyPercentilesMs: [String: [String: Double]]
@@ -182,6 +208,10 @@ struct BenchReport {
             serverCPUSeconds: result.serverCPUSeconds,
             benchCPUSeconds: result.benchCPUSeconds,
             databaseThreadCPUSeconds: result.databaseThreadCPUSeconds,
+            postgresCommits: result.postgres?.activity.commits,
+            postgresRollbacks: result.postgres?.activity.rollbacks,
+            postgresStatements: result.postgres?.activity.statements,
+            postgresCPUSeconds: result.postgres?.cpuSeconds,
             successfulOperations: successfulOperations,
             operations: rows,
             latencyPercentilesMs: percentiles

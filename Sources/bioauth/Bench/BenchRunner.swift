@@ -72,6 +72,8 @@ struct BenchResult: Sendable {
     /// CPU seconds the server's database thread (SQLite's, ``SQLiteDatabaseExecutor/threadName``) used in the measured
     /// phase; `nil` for an external server or PostgreSQL.
     var databaseThreadCPUSeconds: Double?
+    /// On PostgreSQL (`--database postgres://…`): what the database did in the measured phase.
+    var postgres: PostgresUse?
 
     /// Where the server ran.
     var serverPlacement: ServerPlacement {
@@ -91,6 +93,15 @@ struct MeasuredUse: Sendable {
     var serverCPUSeconds: Double?
     var benchCPUSeconds: Double?
     var databaseThreadCPUSeconds: Double?
+    var postgres: PostgresUse?
+}
+
+/// What PostgreSQL did in the measured phase: its transactions and statements (``PostgresActivity``), and the CPU time of
+/// the `postgres` processes when the database runs on this machine.
+struct PostgresUse: Sendable {
+    var activity: PostgresActivity
+    /// CPU seconds of every `postgres` process on this machine; `nil` when none runs here.
+    var cpuSeconds: Double?
 }
 
 /// Drives a BioAuth server with simulated devices whose keys are in software: biometric sign-ins
@@ -190,7 +201,8 @@ struct BenchRunner {
                 cores: cores,
                 serverCPUSeconds: use.serverCPUSeconds,
                 benchCPUSeconds: use.benchCPUSeconds,
-                databaseThreadCPUSeconds: use.databaseThreadCPUSeconds
+                databaseThreadCPUSeconds: use.databaseThreadCPUSeconds,
+                postgres: use.postgres
             )
         } catch {
             try? await http.shutdown()
@@ -313,14 +325,20 @@ struct BenchRunner {
         // CPU time over exactly the measured phase, of this process, of the server process, and of the server's
         // database thread (in the server process, or in this one when the server runs here).
         let serverHere = options.server == nil && serverPID == nil
-        let cpu = Task { () -> (server: Double?, bench: Double?, database: Double?) in
+        let postgresURL = options.database.flatMap { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") ? $0 : nil }
+        let cpu = Task { () -> (server: Double?, bench: Double?, database: Double?, postgres: PostgresUse?) in
             func database() -> Double? {
                 serverPID != nil || serverHere ? ProcessStats.threadCPUSeconds(named: SQLiteDatabaseExecutor.threadName, pid: serverPID) : nil
+            }
+            func postgres() async -> (PostgresActivity, Double?)? {
+                guard let postgresURL, let activity = try? await PostgresActivity.read(url: postgresURL) else { return nil }
+                return (activity, ProcessStats.cpuSeconds(ofProcessesNamed: "postgres"))
             }
             try? await Task.sleep(until: measureFrom, clock: .continuous)
             let server = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
             let bench = ProcessStats.cpuSeconds()
             let databaseBefore = database()
+            let postgresBefore = await postgres()
             if counted == nil {
                 try? await Task.sleep(until: end, clock: .continuous)
             } else {
@@ -329,8 +347,12 @@ struct BenchRunner {
             let serverAfter = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
             let benchAfter = ProcessStats.cpuSeconds()
             let databaseAfter = database()
+            let postgresAfter = await postgres()
             func used(_ before: Double?, _ after: Double?) -> Double? { before.flatMap { b in after.map { $0 - b } } }
-            return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter))
+            let postgresUse = postgresBefore.flatMap { before in
+                postgresAfter.map { after in PostgresUse(activity: after.0.since(before.0), cpuSeconds: used(before.1, after.1)) }
+            }
+            return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter), postgresUse)
         }
         // Open loop: operation i is due at start + i / rate, whichever worker is free takes it, and its latency counts
         // from when it was due.
@@ -414,10 +436,16 @@ struct BenchRunner {
         let measuredSeconds = counted == nil ? options.duration : max((ContinuousClock.now - measureFrom).seconds, 0.001)
         finished.set()
         let peak = await sampler.value
-        let (serverCPU, benchCPU, databaseCPU) = await cpu.value
+        let (serverCPU, benchCPU, databaseCPU, postgres) = await cpu.value
         return (
             results, measuredSeconds,
-            MeasuredUse(peakResidentBytes: peak, serverCPUSeconds: serverCPU, benchCPUSeconds: benchCPU, databaseThreadCPUSeconds: databaseCPU)
+            MeasuredUse(
+                peakResidentBytes: peak,
+                serverCPUSeconds: serverCPU,
+                benchCPUSeconds: benchCPU,
+                databaseThreadCPUSeconds: databaseCPU,
+                postgres: postgres
+            )
         )
     }
 

@@ -98,6 +98,7 @@ struct AccountsTable: Table {
         let upper = prefix + "\u{7F}"
         return engine == .postgres ? prefixSearchPostgres(prefix, upper, Int64(limit)) : prefixSearchSQLite(prefix, upper, Int64(limit))
     }
+    static let touch = FixedSQL("UPDATE accounts SET id = id WHERE id = ?")
     static let prefixSearchSQLite = FixedSQL("SELECT id, username FROM accounts WHERE username >= ? AND username < ? ORDER BY username LIMIT ?")
     static let prefixSearchPostgres = FixedSQL(
         #"SELECT id, username FROM accounts WHERE username COLLATE "C" >= ? AND username COLLATE "C" < ? ORDER BY username COLLATE "C" LIMIT ?"#
@@ -114,6 +115,15 @@ struct AccountsTable: Table {
     }
 
     /// Clears the count of wrong passwords and the lock.
+    /// Updates the account's row without changing it, before a unit of work starts or ends the account's sessions, so
+    /// that units doing so one after another are ordered by the row's lock. A `READ COMMITTED` unit (a biometric
+    /// sign-in) waits here for one that ends sessions and then sees what it ended; a `SERIALIZABLE` unit that ends
+    /// sessions, meeting a row updated by a sign-in that committed after it began, fails to serialize and runs again, so
+    /// it sees the new session. (PostgreSQL: a `SELECT … FOR UPDATE` would not do, as it does not count as a change.)
+    func guardSessions(account id: String) async throws {
+        try await db.run(Self.touch(id))
+    }
+
     func clearPasswordFailures(_ id: String) async throws {
         try await db.update("accounts").set("failed_password_attempts", to: 0).set("locked_until", to: SQLLiteral.null).where("id", .equal, id).run()
     }

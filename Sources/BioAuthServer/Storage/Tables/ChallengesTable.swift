@@ -89,9 +89,10 @@ struct ChallengesTable: Table {
         }
     }
 
-    /// Marks the device-key challenge used at `at`, if it was not.
-    func markConsumed(_ id: String, at: Int64) async throws {
-        try await db.run(Self.consume(at, id))
+    /// Marks the device-key challenge used at `at`; false when it was used already, by a unit of work that committed after
+    /// this one read it (the check holds at any isolation level).
+    func markConsumed(_ id: String, at: Int64) async throws -> Bool {
+        !(try await db.all(Self.consume(at, id))).isEmpty
     }
 
     // MARK: Passkey ceremonies
@@ -157,7 +158,7 @@ struct ChallengesTable: Table {
     static let byID = FixedSQL(
         "SELECT purpose, challenge, account_id, session_id, device_id, payment_id, expires_at, consumed_at FROM challenges WHERE id = ? LIMIT 1"
     )
-    static let consume = FixedSQL("UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL")
+    static let consume = FixedSQL("UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL RETURNING id")
 
     /// Run on every sign-in and payment: `QueryPlanTests` checks each finds its row through an index.
     static let hotStatements: [FixedStatement] = [byID("c"), consume(Int64(1), "c")]

@@ -87,9 +87,11 @@ struct DevicesTable: Table {
         try await db.update("devices").set("revoked_at", to: at).where("id", .equal, id).run()
     }
 
-    /// Stores the device's new signature counter and when its key was last used.
-    func advanceCounter(_ id: String, to counter: Int64, at: Int64) async throws {
-        try await db.run(Self.advanceCounterSQL(counter, at, id))
+    /// Stores the device's new signature counter and when its key was last used; false (nothing stored) unless the counter
+    /// is higher than the stored one and the device is not revoked, at any isolation level: the update locks the device's
+    /// row, so a revocation and a use of the key are ordered by it.
+    func advanceCounter(_ id: String, to counter: Int64, at: Int64) async throws -> Bool {
+        !(try await db.all(Self.advanceCounterSQL(counter, at, id, counter))).isEmpty
     }
 
     private func select() -> SQLSelectBuilder { db.select().columns(Self.columns.map { SQLColumn($0) }).from("devices") }
@@ -119,10 +121,12 @@ struct DevicesTable: Table {
 
     /// The device of a key id, on every sign-in and payment.
     static let byKeyID = FixedSQL("SELECT \(columns.joined(separator: ", ")) FROM devices WHERE key_id = ? LIMIT 1")
-    static let advanceCounterSQL = FixedSQL("UPDATE devices SET counter = ?, last_used_at = ? WHERE id = ?")
+    static let advanceCounterSQL = FixedSQL(
+        "UPDATE devices SET counter = ?, last_used_at = ? WHERE id = ? AND counter < ? AND revoked_at IS NULL RETURNING id"
+    )
 
     /// Run on every sign-in and payment: `QueryPlanTests` checks each finds its row through an index.
-    static let hotStatements: [FixedStatement] = [byKeyID("k"), advanceCounterSQL(Int64(2), Int64(1), "d")]
+    static let hotStatements: [FixedStatement] = [byKeyID("k"), advanceCounterSQL(Int64(2), Int64(1), "d", Int64(2))]
 }
 
 /// The statements on `app_attest_keys`.

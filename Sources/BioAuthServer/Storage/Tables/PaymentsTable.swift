@@ -67,11 +67,12 @@ struct PaymentsTable: Table {
             .returning("id").all()).isEmpty
     }
 
-    /// Records `failures` failed authorizations, and locks the payment when `lock` says so.
-    func recordFailedAttempts(_ id: String, failures: Int, lock: Bool) async throws {
-        var update = db.update("payments").set("failed_attempts", to: failures)
-        if lock { update = update.set("status", to: PaymentInfo.Status.locked.rawValue) }
-        try await update.where("id", .equal, id).run()
+    /// Counts one more failed authorization in the database (not a count read earlier, so concurrent failures all count),
+    /// and locks the payment if it is still pending and this failure reaches `lockAt`. Returns the failures counted so
+    /// far and the status now; nil when there is no such payment.
+    func recordFailedAttempt(_ id: String, lockAt: Int) async throws -> (failures: Int, status: String)? {
+        guard let row = try await db.first(Self.failedAttempt(Int64(lockAt), id)) else { return nil }
+        return (try row.decode(column: "failed_attempts", as: Int.self), try row.decode(column: "status", as: String.self))
     }
 
     /// The account's payments, newest first; only those in `status` as a client sees it at `now` when given.
@@ -133,6 +134,15 @@ struct PaymentsTable: Table {
         """
         INSERT INTO payments (\(columns.joined(separator: ", "))) \
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL, NULL, NULL, ?)
+        """
+    )
+    /// Binds: the failures that lock, the payment. `SET` expressions read the row as it was before this update.
+    static let failedAttempt = FixedSQL(
+        """
+        UPDATE payments SET failed_attempts = failed_attempts + 1, \
+        status = CASE WHEN status = '\(PaymentInfo.Status.pending.rawValue)' AND failed_attempts + 1 >= ? \
+        THEN '\(PaymentInfo.Status.locked.rawValue)' ELSE status END \
+        WHERE id = ? RETURNING failed_attempts, status
         """
     )
     static let authorize = FixedSQL(
