@@ -157,6 +157,7 @@ struct PaymentsTable: Table {
     static let hotStatements: [FixedStatement] = [
         byID("p", "a"),
         authorize(Int64(1), "biometric", "d", "{}", "p"),
+        failedAttempt(Int64(5), "p"),
     ]
 }
 

@@ -70,6 +70,7 @@ enum HotStatements {
             ("payments", PaymentsTable.hotStatements), ("idempotency_keys", IdempotencyKeysTable.hotStatements),
             ("devices", DevicesTable.hotStatements), ("sessions", SessionsTable.hotStatements), ("challenges", ChallengesTable.hotStatements),
             ("audit_events", AuditEventsTable.hotStatements), ("payees", PayeesTable.hotStatements),
+            ("accounts", AccountsTable.hotStatements),
         ]
         return families.flatMap { family in family.1.map { (family.0, $0) } }
     }
