@@ -9,7 +9,7 @@ import SQLKit
 /// ``TransactionIsolation``) and is retried, with backoff, when PostgreSQL reports a
 /// serialization failure or a deadlock, so that the outcome is the one some serial order of the requests would give —
 /// exactly what the embedded SQLite executor guarantees by running one unit of work at a time. Retries go on for up to
-/// ``retryBudget`` (a client sees latency, not an error, because the load is high); a unit of work that still cannot
+/// ten seconds (a client sees latency, not an error, because the load is high); a unit of work that still cannot
 /// commit then answers `not_ready` (503, retry after a second), never `internal_error`. The checks that must hold
 /// across instances (a challenge used once, a payment authorized once, counters that only grow) are also written as
 /// conditional updates whose result is checked, so they hold at any isolation. Counters many requests share (the rate
