@@ -107,7 +107,7 @@ struct ChangeRecorder: Sendable {
         reason: String,
         on db: any SQLDatabase
     ) async throws {
-        try await db.accounts.guardSessions(account: account)
+        try await db.accounts.guardSessions(account: account, engine: dialect)
         try await db.sessions.endLive(
             account: account,
             installationID: installationID,
@@ -138,7 +138,7 @@ struct ChangeRecorder: Sendable {
     /// operator for a support action) and sent to the bank's webhooks.
     func revoke(_ passkey: PasskeyInfo, keeping session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws {
         try await db.passkeys.markRevoked(passkey.id, at: now.millisecondsSince1970)
-        try await db.accounts.guardSessions(account: passkey.accountID)
+        try await db.accounts.guardSessions(account: passkey.accountID, engine: dialect)
         try await db.sessions.endLive(passkey: passkey.id, keeping: session, reason: "passkey_revoked", at: now.millisecondsSince1970)
         try await audit(.passkeyRevoked, succeeded: true, account: passkey.accountID, session: session, operator: action, passkey: passkey.id, on: db)
         try await emit(.passkeyRevoked, .init(passkey: passkey), on: db)

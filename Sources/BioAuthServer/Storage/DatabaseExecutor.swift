@@ -31,7 +31,7 @@ public enum TransactionIsolation: Sendable {
     /// Each statement sees what was committed when it started; rows it updates are locked until the unit ends. For the
     /// hot units of work (sign-in and payment challenges, biometric sign-in, payment authorization) whose guarantees are
     /// all conditional updates that check their result, or row locks taken in one order: the device's row (its counter
-    /// update, which also refuses a revoked device) before the account's (`AccountsTable.guardSessions(account:)`,
+    /// update, which also refuses a revoked device) before the account's (`AccountsTable.guardSessions(account:engine:)`,
     /// which every unit that starts or ends sessions takes). docs/DEPLOYMENT.md lists them.
     case readCommitted
 }
