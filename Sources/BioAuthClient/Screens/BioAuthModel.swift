@@ -243,11 +243,7 @@ public final class BioAuthModel {
     private func show(_ error: any Error) {
         let biometry = snapshot?.biometricSignIn.binding?.biometry ?? availability?.kind ?? .none
         message = screens.message(for: error, biometry: biometry)
+        recovery = screens.recovery(for: error)
         lastError = error
-        switch error {
-        case let error as APIProblem: recovery = error.recovery
-        case let error as BiometricError: recovery = error.recovery
-        default: recovery = .retry
-        }
     }
 }

@@ -97,6 +97,16 @@ public struct BioAuthScreens: Hashable, Sendable {
         }
     }
 
+    /// What to offer the user after `error`: the recovery of a biometric error or a server problem (another PIN, sign
+    /// in again, contact the bank, wait), ``RecoveryAction/retry`` for anything else.
+    public func recovery(for error: any Error) -> RecoveryAction {
+        switch error {
+        case let error as BiometricError: error.recovery
+        case let problem as APIProblem: problem.recovery
+        default: .retry
+        }
+    }
+
     private func text(_ key: String, _ kind: BiometryKind) -> String {
         Localizer.string(key, language: language, arguments: [BiometryName.name(of: kind, in: language)])
     }

@@ -50,29 +50,25 @@ public enum ProcessStats {
     /// CPU time used so far by the threads of a process named `name` (as `/proc/…/task/…/comm` shows them), in
     /// seconds; `nil` when the process has no such thread.
     public static func threadCPUSeconds(named name: String, pid: Int32? = nil) -> Double? {
-        let tasks = "/proc/\(pid.map(String.init) ?? "self")/task"
-        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return nil }
-        var total: Double?
-        for thread in threads {
-            guard let comm = try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8),
-                comm.trimmingCharacters(in: .newlines) == name,
-                let seconds = cpuSeconds(statFile: "\(tasks)/\(thread)/stat")
-            else { continue }
-            total = (total ?? 0) + seconds
-        }
-        return total
+        cpuSeconds(under: "/proc/\(pid.map(String.init) ?? "self")/task", named: name)
     }
 
     /// CPU time used so far by every process named `name` (`/proc/PID/comm`: `postgres` for a PostgreSQL server and its
     /// backends), in seconds; `nil` when there is none. Processes that ended meanwhile are not counted, so a difference
     /// of two readings undercounts by what short-lived ones used.
     public static func cpuSeconds(ofProcessesNamed name: String) -> Double? {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        cpuSeconds(under: "/proc", named: name)
+    }
+
+    /// The summed CPU time of the entries of `folder` (`/proc` or a process's `task`) whose numeric name holds a `comm` of
+    /// `name`; `nil` when none does.
+    private static func cpuSeconds(under folder: String, named name: String) -> Double? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
         var total: Double?
-        for pid in entries where pid.allSatisfy(\.isNumber) {
-            guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+        for entry in entries where entry.allSatisfy(\.isNumber) {
+            guard let comm = try? String(contentsOfFile: "\(folder)/\(entry)/comm", encoding: .utf8),
                 comm.trimmingCharacters(in: .newlines) == name,
-                let seconds = cpuSeconds(statFile: "/proc/\(pid)/stat")
+                let seconds = cpuSeconds(statFile: "\(folder)/\(entry)/stat")
             else { continue }
             total = (total ?? 0) + seconds
         }

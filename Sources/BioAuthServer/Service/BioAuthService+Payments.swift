@@ -361,7 +361,7 @@ extension BioAuthService {
         )
         let limit = configuration.maxFailedPaymentAttempts
         guard let counted = try await db.payments.recordFailedAttempt(payment.id, lockAt: limit) else { return error }
-        if counted.status == PaymentInfo.Status.locked.rawValue, counted.failures == limit {
+        if counted.status == .locked, counted.failures == limit {
             try await recorder.audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, payment: payment.id, on: db)
             var locked = payment
             locked.status = .locked

@@ -70,9 +70,12 @@ struct PaymentsTable: Table {
     /// Counts one more failed authorization in the database (not a count read earlier, so concurrent failures all count),
     /// and locks the payment if it is still pending and this failure reaches `lockAt`. Returns the failures counted so
     /// far and the status now; nil when there is no such payment.
-    func recordFailedAttempt(_ id: String, lockAt: Int) async throws -> (failures: Int, status: String)? {
+    func recordFailedAttempt(_ id: String, lockAt: Int) async throws -> (failures: Int, status: PaymentInfo.Status)? {
         guard let row = try await db.first(Self.failedAttempt(Int64(lockAt), id)) else { return nil }
-        return (try row.decode(column: "failed_attempts", as: Int.self), try row.decode(column: "status", as: String.self))
+        guard let status = PaymentInfo.Status(rawValue: try row.decode(column: "status", as: String.self)) else {
+            throw UnreadableRow(table: "payments", column: "status")
+        }
+        return (try row.decode(column: "failed_attempts", as: Int.self), status)
     }
 
     /// The account's payments, newest first; only those in `status` as a client sees it at `now` when given.
