@@ -100,6 +100,14 @@ struct AdminCommandTests {
         let listed = try await ServiceCommand.List.parse([]).execute(environment: environment).split(separator: "\n").first.map(String.init)
         #expect(listed == "\(clientID)  core-banking  active  sessions:introspect")
         #expect(listed?.contains(secret) == false)
+        // The name customers' phones show for the client's approval requests: checked like a payee's name.
+        let named = try await ServiceCommand.DisplayName.parse([clientID, "Bank Call Centre"]).execute(environment: environment)
+        #expect(named == "\(clientID)'s approval requests show \"Bank Call Centre\"")
+        let spoofed = try ServiceCommand.DisplayName.parse([clientID, "B\u{0430}nk Call Centre"])
+        let spoofError = await #expect(throws: (any Error).self) { try await spoofed.execute(environment: environment) }
+        #expect(spoofError.map { "\($0)".contains("mixes scripts") } == true, "a Cyrillic a among Latin letters")
+        let unknownClient = try ServiceCommand.DisplayName.parse(["svc_nobody", "Bank"])
+        await #expect(throws: (any Error).self) { try await unknownClient.execute(environment: environment) }
         let rotated = try await ServiceCommand.RotateSecret.parse([clientID]).execute(environment: environment)
         #expect(rotated.contains("new client_secret:") && !rotated.contains(secret))
         #expect(try await ServiceCommand.List.parse([]).execute(environment: environment).contains("rotating"))

@@ -158,6 +158,7 @@ extension ServerSettingsTests {
             "--outbound-allow", "10.0.0.0/8", "--outbound-allow", "hooks.bank.internal",
             "--passkey-origins", "https://www.bank.example", "--passkey-rp-id", "bank.example", "--passkey-rp-name", "Bank",
             "--passkey-attestation", "none", "--passkey-attestation-roots", "", "--passkey-web",
+            "--approval-lifetime", "60", "--approval-max-pending", "2", "--approval-requests-per-customer", "4",
         ]
         let flags = try ServeCommand.parse(arguments).flags
         let keys = Set(ServerSettings.all.map(\.key))

@@ -8,6 +8,8 @@ import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
     internal enum Parameters {
+        /// - Remark: Generated from `#/components/parameters/ApprovalId`.
+        internal typealias ApprovalId = Swift.String
         /// - Remark: Generated from `#/components/parameters/PaymentId`.
         internal typealias PaymentId = Swift.String
     }

@@ -3203,7 +3203,7 @@ internal enum Operations {
             }
         }
     }
-    /// A service token for a service client (OAuth 2.0 client credentials, RFC 6749 §4.4): the client id and secret in HTTP Basic authentication.
+    /// A service token for a service client (OAuth 2.0 client credentials, RFC 6749 §4.4), or the outcome of an approval request (OpenID CIBA, grant_type urn:openid:params:grant-type:ciba with auth_req_id): the client id and secret in HTTP Basic authentication.
     ///
     /// - Remark: HTTP `POST /oauth/token`.
     /// - Remark: Generated from `#/paths//oauth/token/post(issueServiceToken)`.
@@ -5814,6 +5814,812 @@ internal enum Operations {
             /// A failure, with a stable machine code.
             ///
             /// - Remark: Generated from `#/paths//v1/payments/{paymentId}/cancellation/post(cancelPayment)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The customer's approval requests, newest first: a sign-in or an operation started on another channel, to approve on the phone.
+    ///
+    /// - Remark: HTTP `GET /v1/approvals`.
+    /// - Remark: Generated from `#/paths//v1/approvals/get(listApprovals)`.
+    internal enum ListApprovals {
+        internal static let id: Swift.String = "listApprovals"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/approvals/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/GET/query/limit`.
+                internal var limit: Swift.Int?
+                /// - Remark: Generated from `#/paths/v1/approvals/GET/query/status`.
+                internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case pending = "pending"
+                    case approved = "approved"
+                    case denied = "denied"
+                    case expired = "expired"
+                }
+                /// Only requests in this state (pending: waiting for an answer and not expired).
+                ///
+                /// - Remark: Generated from `#/paths/v1/approvals/GET/query/status`.
+                internal var status: Operations.ListApprovals.Input.Query.StatusPayload?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - status: Only requests in this state (pending: waiting for an answer and not expired).
+                internal init(
+                    limit: Swift.Int? = nil,
+                    status: Operations.ListApprovals.Input.Query.StatusPayload? = nil
+                ) {
+                    self.limit = limit
+                    self.status = status
+                }
+            }
+            internal var query: Operations.ListApprovals.Input.Query
+            /// - Remark: Generated from `#/paths/v1/approvals/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListApprovals.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListApprovals.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListApprovals.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                query: Operations.ListApprovals.Input.Query = .init(),
+                headers: Operations.ListApprovals.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/approvals/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ApprovalList)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.ApprovalList {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListApprovals.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListApprovals.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Requests.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/get(listApprovals)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListApprovals.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListApprovals.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/get(listApprovals)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// One approval request and its state.
+    ///
+    /// - Remark: HTTP `GET /v1/approvals/{approvalId}`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/get(getApproval)`.
+    internal enum GetApproval {
+        internal static let id: Swift.String = "getApproval"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/GET/path/approvalId`.
+                internal var approvalId: Components.Parameters.ApprovalId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - approvalId:
+                internal init(approvalId: Components.Parameters.ApprovalId) {
+                    self.approvalId = approvalId
+                }
+            }
+            internal var path: Operations.GetApproval.Input.Path
+            /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetApproval.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetApproval.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetApproval.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetApproval.Input.Path,
+                headers: Operations.GetApproval.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Approval)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Approval {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetApproval.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetApproval.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The request.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/get(getApproval)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetApproval.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetApproval.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/get(getApproval)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Approves the request with the device key's signature over the approval payload (purpose approval, the request's challenge, SHA-256 of the canonical approval). Once: a second answer is approval_already_answered, a late one approval_expired.
+    ///
+    /// - Remark: HTTP `POST /v1/approvals/{approvalId}/approval`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/approval/post(approveApproval)`.
+    internal enum ApproveApproval {
+        internal static let id: Swift.String = "approveApproval"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/approval/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/approval/POST/path/approvalId`.
+                internal var approvalId: Components.Parameters.ApprovalId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - approvalId:
+                internal init(approvalId: Components.Parameters.ApprovalId) {
+                    self.approvalId = approvalId
+                }
+            }
+            internal var path: Operations.ApproveApproval.Input.Path
+            /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/approval/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ApproveApproval.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ApproveApproval.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ApproveApproval.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/approval/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/approval/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ApproveRequest)
+            }
+            internal var body: Operations.ApproveApproval.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.ApproveApproval.Input.Path,
+                headers: Operations.ApproveApproval.Input.Headers = .init(),
+                body: Operations.ApproveApproval.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/approval/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/approval/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Approval)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Approval {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ApproveApproval.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ApproveApproval.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Approved, with the signed approval.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/approval/post(approveApproval)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ApproveApproval.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ApproveApproval.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/approval/post(approveApproval)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Denies the request (the customer did not start it).
+    ///
+    /// - Remark: HTTP `POST /v1/approvals/{approvalId}/denial`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/denial/post(denyApproval)`.
+    internal enum DenyApproval {
+        internal static let id: Swift.String = "denyApproval"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/denial/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/denial/POST/path/approvalId`.
+                internal var approvalId: Components.Parameters.ApprovalId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - approvalId:
+                internal init(approvalId: Components.Parameters.ApprovalId) {
+                    self.approvalId = approvalId
+                }
+            }
+            internal var path: Operations.DenyApproval.Input.Path
+            /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/denial/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DenyApproval.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DenyApproval.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.DenyApproval.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.DenyApproval.Input.Path,
+                headers: Operations.DenyApproval.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/denial/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/approvals/{approvalId}/denial/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Approval)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Approval {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.DenyApproval.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.DenyApproval.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Denied.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/denial/post(denyApproval)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.DenyApproval.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.DenyApproval.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/denial/post(denyApproval)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// OpenID CIBA backchannel authentication request: ask a customer to approve, on their phone, a sign-in on the client's channel (no binding_message: number matching) or the operation its binding_message describes. The client authenticates as at the token endpoint and needs scope approvals:write.
+    ///
+    /// - Remark: HTTP `POST /bc-authorize`.
+    /// - Remark: Generated from `#/paths//bc-authorize/post(backchannelAuthorize)`.
+    internal enum BackchannelAuthorize {
+        internal static let id: Swift.String = "backchannelAuthorize"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/bc-authorize/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.BackchannelAuthorize.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.BackchannelAuthorize.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.BackchannelAuthorize.Input.Headers
+            /// - Remark: Generated from `#/paths/bc-authorize/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/bc-authorize/POST/requestBody/content/application\/x-www-form-urlencoded`.
+                case urlEncodedForm(Components.Schemas.BackchannelAuthenticationRequest)
+            }
+            internal var body: Operations.BackchannelAuthorize.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.BackchannelAuthorize.Input.Headers = .init(),
+                body: Operations.BackchannelAuthorize.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/bc-authorize/POST/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/bc-authorize/POST/responses/200/headers/Cache-Control`.
+                    internal enum CacheControlPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case noStore = "no-store"
+                    }
+                    /// - Remark: Generated from `#/paths/bc-authorize/POST/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Operations.BackchannelAuthorize.Output.Ok.Headers.CacheControlPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl:
+                    internal init(cacheControl: Operations.BackchannelAuthorize.Output.Ok.Headers.CacheControlPayload? = nil) {
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.BackchannelAuthorize.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/bc-authorize/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/bc-authorize/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BackchannelAuthentication)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BackchannelAuthentication {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.BackchannelAuthorize.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.BackchannelAuthorize.Output.Ok.Headers = .init(),
+                    body: Operations.BackchannelAuthorize.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The request is waiting for the customer: poll the token endpoint with auth_req_id (grant_type urn:openid:params:grant-type:ciba) no more often than interval.
+            ///
+            /// - Remark: Generated from `#/paths//bc-authorize/post(backchannelAuthorize)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.BackchannelAuthorize.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.BackchannelAuthorize.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//bc-authorize/post(backchannelAuthorize)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses.Problem)

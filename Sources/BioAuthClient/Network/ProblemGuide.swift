@@ -49,8 +49,17 @@ enum ProblemGuide {
             .userCanFix,
             .retry
         )
-        // Nothing to do: it is already done or was cancelled.
-        set([.paymentAlreadyAuthorized, .paymentCancelled, .keyAlreadyRegistered, .passkeyAlreadyRegistered], .userCanFix, .none)
+        // Nothing to do: it is already done or was cancelled; or an approval request that can no longer be answered (a
+        // wrong number denied it; it expired or was answered on another device): whoever asks starts again.
+        set(
+            [
+                .paymentAlreadyAuthorized, .paymentCancelled, .keyAlreadyRegistered, .passkeyAlreadyRegistered, .approvalAlreadyAnswered,
+                .approvalExpired, .approvalNumberMismatch, .approvalNotFound,
+            ],
+            .userCanFix,
+            .none
+        )
+        set([.approvalMismatch], .userCanFix, .retry)
         set([.pinPaymentsDisabled], .userCanFix, .retry)
         // The session or the device's binding is over.
         set([.unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused], .signInAgain, .signInAgain)

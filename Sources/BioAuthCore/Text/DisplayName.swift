@@ -43,8 +43,19 @@ public enum DisplayName {
         checked(raw, maxCharacters: maxCharacters, wholeName: true)
     }
 
-    /// ``checked(_:maxCharacters:)``; without `wholeName`, only the rules a single character can break.
-    private static func checked(_ raw: String, maxCharacters: Int, wholeName: Bool) -> Result<String, Refusal> {
+    /// The symbols a message may hold beside a name's punctuation: currency signs and `% ? =`, so that an approval's
+    /// binding message can say "Raise the daily transfer limit to ¥50,000".
+    public static let messageSymbols: Set<Unicode.Scalar> = Set("\u{00A5}\u{FFE5}$\u{20AC}\u{00A3}%?=".unicodeScalars)
+
+    /// A short message shown verbatim on the phone (an approval's binding message): the rule of ``checked(_:maxCharacters:)``
+    /// with ``messageSymbols`` allowed too.
+    public static func checkedMessage(_ raw: String, maxCharacters: Int) -> Result<String, Refusal> {
+        checked(raw, maxCharacters: maxCharacters, wholeName: true, symbols: messageSymbols)
+    }
+
+    /// ``checked(_:maxCharacters:)``; without `wholeName`, only the rules a single character can break; `symbols` are
+    /// allowed beside ``punctuation``.
+    private static func checked(_ raw: String, maxCharacters: Int, wholeName: Bool, symbols: Set<Unicode.Scalar> = []) -> Result<String, Refusal> {
         let name = raw.precomposedStringWithCanonicalMapping
         func refuse(_ reason: String) -> Result<String, Refusal> { .failure(Refusal(description: reason)) }
         guard (1...maxCharacters).contains(name.count), name.utf8.count <= maxCharacters * 16 else {
@@ -94,7 +105,7 @@ public enum DisplayName {
             default: break
             }
             (marksOnBase, onLetter) = (0, false)
-            if punctuation.contains(scalar) { continue }
+            if punctuation.contains(scalar) || symbols.contains(scalar) { continue }
             guard properties.isAlphabetic, let script = Script(scalar) else {
                 return refuse("holds a character that is not a letter, digit or allowed punctuation (U+\(hex(scalar)))")
             }

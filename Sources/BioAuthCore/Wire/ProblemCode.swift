@@ -241,6 +241,36 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let appAttestCounterReplayed = ProblemCode(rawValue: "app_attest_counter_replayed")
     /// The App Attest key is already bound to another device.
     public static let appAttestKeyReused = ProblemCode(rawValue: "app_attest_key_reused")
+
+    // Approvals (a sign-in or an operation approved on the phone) and OpenID CIBA
+    /// There is no such approval request for this customer.
+    public static let approvalNotFound = ProblemCode(rawValue: "approval_not_found")
+    /// The request expired before it was answered (410).
+    public static let approvalExpired = ProblemCode(rawValue: "approval_expired")
+    /// The request was approved or denied already: a second answer is refused (409).
+    public static let approvalAlreadyAnswered = ProblemCode(rawValue: "approval_already_answered")
+    /// The device signed another request, message, channel or number than the server's (401).
+    public static let approvalMismatch = ProblemCode(rawValue: "approval_mismatch")
+    /// The user picked another number than the sign-in shows; the request is denied (403).
+    public static let approvalNumberMismatch = ProblemCode(rawValue: "approval_number_mismatch")
+    /// The customer has as many pending requests as allowed (429).
+    public static let approvalLimit = ProblemCode(rawValue: "approval_limit")
+    /// CIBA: `login_hint` names no customer.
+    public static let unknownUserID = ProblemCode(rawValue: "unknown_user_id")
+    /// CIBA: the binding message cannot be shown as it is.
+    public static let invalidBindingMessage = ProblemCode(rawValue: "invalid_binding_message")
+    /// The service client does not hold the scope this grant or request needs (OAuth `unauthorized_client`).
+    public static let unauthorizedClient = ProblemCode(rawValue: "unauthorized_client")
+    /// CIBA: the `auth_req_id` is not the client's, or its outcome was collected already.
+    public static let invalidGrant = ProblemCode(rawValue: "invalid_grant")
+    /// CIBA: the customer has not answered yet; poll again after the interval.
+    public static let authorizationPending = ProblemCode(rawValue: "authorization_pending")
+    /// CIBA: polled sooner than the interval; the interval grows by 5 seconds.
+    public static let slowDown = ProblemCode(rawValue: "slow_down")
+    /// CIBA: the customer denied the request.
+    public static let accessDenied = ProblemCode(rawValue: "access_denied")
+    /// CIBA: the request expired before the customer answered it.
+    public static let expiredToken = ProblemCode(rawValue: "expired_token")
 }
 
 extension ProblemCode {
@@ -262,5 +292,7 @@ extension ProblemCode {
         .passkeyAlreadyRegistered, .appAttestMissing, .appAttestMalformed, .appAttestFormat, .appAttestCertificateExpired,
         .appAttestUntrustedChain, .appAttestNonceMismatch, .appAttestKeyIDMismatch, .appAttestAppIDMismatch, .appAttestCounterNotZero,
         .appAttestEnvironmentMismatch, .appAttestCredentialIDMismatch, .appAttestInvalidSignature, .appAttestCounterReplayed, .appAttestKeyReused,
+        .approvalNotFound, .approvalExpired, .approvalAlreadyAnswered, .approvalMismatch, .approvalNumberMismatch, .approvalLimit, .unknownUserID,
+        .invalidBindingMessage, .unauthorizedClient, .invalidGrant, .authorizationPending, .slowDown, .accessDenied, .expiredToken,
     ]
 }

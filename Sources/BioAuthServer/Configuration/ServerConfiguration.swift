@@ -107,6 +107,8 @@ public struct ServerConfiguration: Sendable {
     public var consoleTimeZone = "UTC"
     /// Passkeys: origins, relying party, attestation, and the web sign-in page (off by default).
     public var passkeys = PasskeyPolicy()
+    /// Approval requests (CIBA): their lifetime and the limits against push bombing.
+    public var approvals = ApprovalPolicy()
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}
@@ -174,6 +176,7 @@ public struct ServerConfiguration: Sendable {
         var passkeys = self.passkeys
         passkeys.applyDefaultOrigin(port: port)
         try passkeys.validate()
+        try approvals.validate()
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }
             for appID in appAttest.allowedAppIDs {

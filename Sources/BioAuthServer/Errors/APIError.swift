@@ -37,24 +37,29 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         case .malformedRequest, .invalidEncoding, .invalidUsername, .invalidPassword, .invalidInstallationID,
             .invalidPublicKey, .keyIDMismatch, .invalidDeviceName, .challengeExpired, .challengeMismatch,
             .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo, .invalidIdempotencyKey, .invalidPIN, .weakPIN,
-            .unsupportedGrantType, .invalidScope, .invalidWebhookURL, .invalidEventType:
+            .unsupportedGrantType, .invalidScope, .invalidWebhookURL, .invalidEventType, .unknownUserID, .invalidBindingMessage,
+            .unauthorizedClient, .invalidGrant, .authorizationPending, .slowDown, .accessDenied, .expiredToken:
+            // OpenID CIBA and RFC 6749 §5.2 answer these with 400.
             .badRequest
         case .unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused,
             .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
-            .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken:
+            .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken, .approvalMismatch:
             .unauthorized
-        case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope: .forbidden
-        case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound, .webhookEndpointNotFound: .notFound
-        case .usernameTaken, .payeeNameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet:
+        case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope, .approvalNumberMismatch: .forbidden
+        case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound, .webhookEndpointNotFound,
+            .approvalNotFound:
+            .notFound
+        case .usernameTaken, .payeeNameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet,
+            .approvalAlreadyAnswered:
             .conflict
-        case .paymentExpired: .gone
+        case .paymentExpired, .approvalExpired: .gone
         case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch, .webhookEndpointLimit, .webhookDestinationNotAllowed:
             .unprocessableContent
         case .accountLocked, .paymentLocked, .pinLocked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .bodyTooLarge: .contentTooLarge
         case .notAcceptable: .notAcceptable
         case .methodNotAllowed: .methodNotAllowed
-        case .rateLimited: .tooManyRequests
+        case .rateLimited, .approvalLimit: .tooManyRequests
         case .notReady: .serviceUnavailable
         default: .internalServerError
         }
@@ -69,6 +74,31 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             code: code.rawValue,
             detail: detail
         )
+    }
+
+    /// The OAuth error code (RFC 6749 §5.2, OpenID CIBA §11 and §13) an OAuth client reads from `error`: the code itself
+    /// where OAuth has it, `invalid_request` for a request that does not parse, `server_error` and
+    /// `temporarily_unavailable` for the server's own failures, and `access_denied` for the limits.
+    var oauthError: String {
+        switch code {
+        case .invalidClient, .unsupportedGrantType, .invalidScope, .unauthorizedClient, .invalidGrant, .authorizationPending, .slowDown,
+            .accessDenied, .expiredToken, .unknownUserID, .invalidBindingMessage:
+            code.rawValue
+        case .internalError: "server_error"
+        case .notReady: "temporarily_unavailable"
+        case .rateLimited, .approvalLimit: "access_denied"
+        default: "invalid_request"
+        }
+    }
+
+    /// The problem with OAuth's `error` and `error_description` beside `code` and `detail`.
+    var oauthJSONBody: Data {
+        var problem = self.problem
+        problem.error = oauthError
+        problem.errorDescription = detail
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(problem)) ?? Data(#"{"code":"internal_error","error":"server_error"}"#.utf8)
     }
 
     /// The problem as a response body, for places outside the generated handlers.

@@ -26,6 +26,14 @@ extension Components {
             internal var code: Swift.String
             /// - Remark: Generated from `#/components/schemas/Problem/detail`.
             internal var detail: Swift.String?
+            /// At /oauth/token and /bc-authorize: the OAuth error code (RFC 6749 §5.2, OpenID CIBA §13), e.g. invalid_client, authorization_pending.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/error`.
+            internal var error: Swift.String?
+            /// At /oauth/token and /bc-authorize: detail, for OAuth clients.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/error_description`.
+            internal var errorDescription: Swift.String?
             /// Creates a new `Problem`.
             ///
             /// - Parameters:
@@ -34,18 +42,24 @@ extension Components {
             ///   - status:
             ///   - code: Stable machine code, e.g. invalid_signature, challenge_expired.
             ///   - detail:
+            ///   - error: At /oauth/token and /bc-authorize: the OAuth error code (RFC 6749 §5.2, OpenID CIBA §13), e.g. invalid_client, authorization_pending.
+            ///   - errorDescription: At /oauth/token and /bc-authorize: detail, for OAuth clients.
             internal init(
                 _type: Swift.String,
                 title: Swift.String,
                 status: Swift.Int,
                 code: Swift.String,
-                detail: Swift.String? = nil
+                detail: Swift.String? = nil,
+                error: Swift.String? = nil,
+                errorDescription: Swift.String? = nil
             ) {
                 self._type = _type
                 self.title = title
                 self.status = status
                 self.code = code
                 self.detail = detail
+                self.error = error
+                self.errorDescription = errorDescription
             }
             internal enum CodingKeys: String, CodingKey {
                 case _type = "type"
@@ -53,6 +67,8 @@ extension Components {
                 case status
                 case code
                 case detail
+                case error
+                case errorDescription = "error_description"
             }
         }
         /// - Remark: Generated from `#/components/schemas/RegisterPayeeRequest`.
@@ -509,7 +525,7 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/ServiceTokenRequest`.
         internal struct ServiceTokenRequest: Codable, Hashable, Sendable {
-            /// client_credentials
+            /// client_credentials, or urn:openid:params:grant-type:ciba
             ///
             /// - Remark: Generated from `#/components/schemas/ServiceTokenRequest/grant_type`.
             internal var grantType: Swift.String
@@ -517,27 +533,37 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ServiceTokenRequest/scope`.
             internal var scope: Swift.String?
+            /// With the CIBA grant: the handle from POST /bc-authorize.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ServiceTokenRequest/auth_req_id`.
+            internal var authReqId: Swift.String?
             /// Creates a new `ServiceTokenRequest`.
             ///
             /// - Parameters:
-            ///   - grantType: client_credentials
+            ///   - grantType: client_credentials, or urn:openid:params:grant-type:ciba
             ///   - scope: Space-separated scopes, each held by the client; all of them when absent. Longer is malformed_request.
+            ///   - authReqId: With the CIBA grant: the handle from POST /bc-authorize.
             internal init(
                 grantType: Swift.String,
-                scope: Swift.String? = nil
+                scope: Swift.String? = nil,
+                authReqId: Swift.String? = nil
             ) {
                 self.grantType = grantType
                 self.scope = scope
+                self.authReqId = authReqId
             }
             internal enum CodingKeys: String, CodingKey {
                 case grantType = "grant_type"
                 case scope
+                case authReqId = "auth_req_id"
             }
         }
+        /// For client_credentials: access_token, expires_in and scope are always there. For the CIBA grant: signedApproval always; for a sign-in also access_token, expires_in and refresh_token, the customer's new session on the client's channel (introspection shows amr with mca and the approving device).
+        ///
         /// - Remark: Generated from `#/components/schemas/ServiceToken`.
         internal struct ServiceToken: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ServiceToken/access_token`.
-            internal var accessToken: Swift.String
+            internal var accessToken: Swift.String?
             /// - Remark: Generated from `#/components/schemas/ServiceToken/token_type`.
             internal enum TokenTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case bearer = "Bearer"
@@ -547,11 +573,17 @@ extension Components {
             /// Seconds.
             ///
             /// - Remark: Generated from `#/components/schemas/ServiceToken/expires_in`.
-            internal var expiresIn: Swift.Int
+            internal var expiresIn: Swift.Int?
             /// Space-separated scopes the token holds.
             ///
             /// - Remark: Generated from `#/components/schemas/ServiceToken/scope`.
-            internal var scope: Swift.String
+            internal var scope: Swift.String?
+            /// CIBA sign-in: the session's refresh token (POST /v1/sessions/refresh).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ServiceToken/refresh_token`.
+            internal var refreshToken: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ServiceToken/signedApproval`.
+            internal var signedApproval: Components.Schemas.SignedApproval?
             /// Creates a new `ServiceToken`.
             ///
             /// - Parameters:
@@ -559,22 +591,30 @@ extension Components {
             ///   - tokenType:
             ///   - expiresIn: Seconds.
             ///   - scope: Space-separated scopes the token holds.
+            ///   - refreshToken: CIBA sign-in: the session's refresh token (POST /v1/sessions/refresh).
+            ///   - signedApproval:
             internal init(
-                accessToken: Swift.String,
+                accessToken: Swift.String? = nil,
                 tokenType: Components.Schemas.ServiceToken.TokenTypePayload,
-                expiresIn: Swift.Int,
-                scope: Swift.String
+                expiresIn: Swift.Int? = nil,
+                scope: Swift.String? = nil,
+                refreshToken: Swift.String? = nil,
+                signedApproval: Components.Schemas.SignedApproval? = nil
             ) {
                 self.accessToken = accessToken
                 self.tokenType = tokenType
                 self.expiresIn = expiresIn
                 self.scope = scope
+                self.refreshToken = refreshToken
+                self.signedApproval = signedApproval
             }
             internal enum CodingKeys: String, CodingKey {
                 case accessToken = "access_token"
                 case tokenType = "token_type"
                 case expiresIn = "expires_in"
                 case scope
+                case refreshToken = "refresh_token"
+                case signedApproval
             }
         }
         /// Parameters the server does not know are ignored (RFC 7662 §2.1).
@@ -953,12 +993,17 @@ extension Components {
             internal var sessionId: Swift.String
             /// - Remark: Generated from `#/components/schemas/Me/installationId`.
             internal var installationId: Swift.String
+            /// approval: a sign-in on another channel approved on the phone (CIBA).
+            ///
             /// - Remark: Generated from `#/components/schemas/Me/signInMethod`.
             internal enum SignInMethodPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case password = "password"
                 case biometric = "biometric"
                 case passkey = "passkey"
+                case approval = "approval"
             }
+            /// approval: a sign-in on another channel approved on the phone (CIBA).
+            ///
             /// - Remark: Generated from `#/components/schemas/Me/signInMethod`.
             internal var signInMethod: Components.Schemas.Me.SignInMethodPayload
             /// The device whose key signed in, for biometric sessions.
@@ -976,7 +1021,7 @@ extension Components {
             ///   - username:
             ///   - sessionId:
             ///   - installationId:
-            ///   - signInMethod:
+            ///   - signInMethod: approval: a sign-in on another channel approved on the phone (CIBA).
             ///   - deviceId: The device whose key signed in, for biometric sessions.
             ///   - passkeyId: The passkey that signed in, for passkey sessions.
             internal init(
@@ -2018,6 +2063,500 @@ extension Components {
                 case authorizedAtMs
                 case keyId
                 case signature
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Approval`.
+        internal struct Approval: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Approval/approvalId`.
+            internal var approvalId: Swift.String
+            /// sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/kind`.
+            internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case signIn = "sign_in"
+                case operation = "operation"
+            }
+            /// sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/kind`.
+            internal var kind: Components.Schemas.Approval.KindPayload
+            /// Who asks: the service client's display name. Show it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/requester`.
+            internal var requester: Swift.String
+            /// What an operation is; show it verbatim. Absent for a sign-in.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/bindingMessage`.
+            internal var bindingMessage: Swift.String?
+            /// Where a sign-in comes from, as far as known; show what is there.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/channel`.
+            internal struct ChannelPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Approval/channel/browser`.
+                internal var browser: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/Approval/channel/platform`.
+                internal var platform: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/Approval/channel/address`.
+                internal var address: Swift.String?
+                /// Creates a new `ChannelPayload`.
+                ///
+                /// - Parameters:
+                ///   - browser:
+                ///   - platform:
+                ///   - address:
+                internal init(
+                    browser: Swift.String? = nil,
+                    platform: Swift.String? = nil,
+                    address: Swift.String? = nil
+                ) {
+                    self.browser = browser
+                    self.platform = platform
+                    self.address = address
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case browser
+                    case platform
+                    case address
+                }
+            }
+            /// Where a sign-in comes from, as far as known; show what is there.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/channel`.
+            internal var channel: Components.Schemas.Approval.ChannelPayload?
+            /// For a sign-in: three numbers, one of them the number the sign-in's channel shows. The user picks it; a wrong pick denies the request.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/numberChoices`.
+            internal var numberChoices: [Swift.Int]?
+            /// 32 bytes, base64url: the challenge the approval payload carries.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/challenge`.
+            internal var challenge: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Approval/status`.
+            internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case approved = "approved"
+                case denied = "denied"
+                case expired = "expired"
+            }
+            /// - Remark: Generated from `#/components/schemas/Approval/status`.
+            internal var status: Components.Schemas.Approval.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/Approval/createdAt`.
+            internal var createdAt: Foundation.Date
+            /// createdAt in milliseconds since 1970, as the canonical approval carries it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/createdAtMs`.
+            internal var createdAtMs: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/Approval/expiresAt`.
+            internal var expiresAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/Approval/answeredAt`.
+            internal var answeredAt: Foundation.Date?
+            /// The device that answered.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/deviceId`.
+            internal var deviceId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Approval/denyReason`.
+            internal enum DenyReasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case denied = "denied"
+                case numberMismatch = "number_mismatch"
+            }
+            /// - Remark: Generated from `#/components/schemas/Approval/denyReason`.
+            internal var denyReason: Components.Schemas.Approval.DenyReasonPayload?
+            /// - Remark: Generated from `#/components/schemas/Approval/signedApproval`.
+            internal var signedApproval: Components.Schemas.SignedApproval?
+            /// Creates a new `Approval`.
+            ///
+            /// - Parameters:
+            ///   - approvalId:
+            ///   - kind: sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says.
+            ///   - requester: Who asks: the service client's display name. Show it.
+            ///   - bindingMessage: What an operation is; show it verbatim. Absent for a sign-in.
+            ///   - channel: Where a sign-in comes from, as far as known; show what is there.
+            ///   - numberChoices: For a sign-in: three numbers, one of them the number the sign-in's channel shows. The user picks it; a wrong pick denies the request.
+            ///   - challenge: 32 bytes, base64url: the challenge the approval payload carries.
+            ///   - status:
+            ///   - createdAt:
+            ///   - createdAtMs: createdAt in milliseconds since 1970, as the canonical approval carries it.
+            ///   - expiresAt:
+            ///   - answeredAt:
+            ///   - deviceId: The device that answered.
+            ///   - denyReason:
+            ///   - signedApproval:
+            internal init(
+                approvalId: Swift.String,
+                kind: Components.Schemas.Approval.KindPayload,
+                requester: Swift.String,
+                bindingMessage: Swift.String? = nil,
+                channel: Components.Schemas.Approval.ChannelPayload? = nil,
+                numberChoices: [Swift.Int]? = nil,
+                challenge: Swift.String,
+                status: Components.Schemas.Approval.StatusPayload,
+                createdAt: Foundation.Date,
+                createdAtMs: Swift.Int64? = nil,
+                expiresAt: Foundation.Date,
+                answeredAt: Foundation.Date? = nil,
+                deviceId: Swift.String? = nil,
+                denyReason: Components.Schemas.Approval.DenyReasonPayload? = nil,
+                signedApproval: Components.Schemas.SignedApproval? = nil
+            ) {
+                self.approvalId = approvalId
+                self.kind = kind
+                self.requester = requester
+                self.bindingMessage = bindingMessage
+                self.channel = channel
+                self.numberChoices = numberChoices
+                self.challenge = challenge
+                self.status = status
+                self.createdAt = createdAt
+                self.createdAtMs = createdAtMs
+                self.expiresAt = expiresAt
+                self.answeredAt = answeredAt
+                self.deviceId = deviceId
+                self.denyReason = denyReason
+                self.signedApproval = signedApproval
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case approvalId
+                case kind
+                case requester
+                case bindingMessage
+                case channel
+                case numberChoices
+                case challenge
+                case status
+                case createdAt
+                case createdAtMs
+                case expiresAt
+                case answeredAt
+                case deviceId
+                case denyReason
+                case signedApproval
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ApprovalList`.
+        internal struct ApprovalList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ApprovalList/approvals`.
+            internal var approvals: [Components.Schemas.Approval]
+            /// Creates a new `ApprovalList`.
+            ///
+            /// - Parameters:
+            ///   - approvals:
+            internal init(approvals: [Components.Schemas.Approval]) {
+                self.approvals = approvals
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case approvals
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ApproveRequest`.
+        internal struct ApproveRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ApproveRequest/keyId`.
+            internal var keyId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ApproveRequest/counter`.
+            internal var counter: Swift.Int64
+            /// The number the user picked; required for a sign-in, absent for an operation.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ApproveRequest/number`.
+            internal var number: Swift.Int?
+            /// SHA-256 of the canonical approval the device showed and signed, base64url.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ApproveRequest/approvalHash`.
+            internal var approvalHash: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ApproveRequest/signature`.
+            internal var signature: Components.Schemas.Signature
+            /// An App Attest assertion (CBOR) whose clientDataHash is SHA-256 of the approval payload, base64url. Required when the deployment requires App Attest.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ApproveRequest/appAttestAssertion`.
+            internal var appAttestAssertion: Swift.String?
+            /// Creates a new `ApproveRequest`.
+            ///
+            /// - Parameters:
+            ///   - keyId:
+            ///   - counter:
+            ///   - number: The number the user picked; required for a sign-in, absent for an operation.
+            ///   - approvalHash: SHA-256 of the canonical approval the device showed and signed, base64url.
+            ///   - signature:
+            ///   - appAttestAssertion: An App Attest assertion (CBOR) whose clientDataHash is SHA-256 of the approval payload, base64url. Required when the deployment requires App Attest.
+            internal init(
+                keyId: Swift.String,
+                counter: Swift.Int64,
+                number: Swift.Int? = nil,
+                approvalHash: Swift.String,
+                signature: Components.Schemas.Signature,
+                appAttestAssertion: Swift.String? = nil
+            ) {
+                self.keyId = keyId
+                self.counter = counter
+                self.number = number
+                self.approvalHash = approvalHash
+                self.signature = signature
+                self.appAttestAssertion = appAttestAssertion
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case keyId
+                case counter
+                case number
+                case approvalHash
+                case signature
+                case appAttestAssertion
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.keyId = try container.decode(
+                    Swift.String.self,
+                    forKey: .keyId
+                )
+                self.counter = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .counter
+                )
+                self.number = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .number
+                )
+                self.approvalHash = try container.decode(
+                    Swift.String.self,
+                    forKey: .approvalHash
+                )
+                self.signature = try container.decode(
+                    Components.Schemas.Signature.self,
+                    forKey: .signature
+                )
+                self.appAttestAssertion = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .appAttestAssertion
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "keyId",
+                    "counter",
+                    "number",
+                    "approvalHash",
+                    "signature",
+                    "appAttestAssertion"
+                ])
+            }
+        }
+        /// Proof, signed by the receipt key (GET /v1/receipt-keys), that the customer approved: docs/PROTOCOL.md gives the signed bytes.
+        ///
+        /// - Remark: Generated from `#/components/schemas/SignedApproval`.
+        internal struct SignedApproval: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/version`.
+            internal var version: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/approvalId`.
+            internal var approvalId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/accountId`.
+            internal var accountId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/kind`.
+            internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case signIn = "sign_in"
+                case operation = "operation"
+            }
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/kind`.
+            internal var kind: Components.Schemas.SignedApproval.KindPayload
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/requester`.
+            internal var requester: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/bindingMessage`.
+            internal var bindingMessage: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/channelBrowser`.
+            internal var channelBrowser: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/channelPlatform`.
+            internal var channelPlatform: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/channelAddress`.
+            internal var channelAddress: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/number`.
+            internal var number: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/createdAtMs`.
+            internal var createdAtMs: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/deviceKeyId`.
+            internal var deviceKeyId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/amr`.
+            internal var amr: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/approvedAtMs`.
+            internal var approvedAtMs: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/keyId`.
+            internal var keyId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SignedApproval/signature`.
+            internal var signature: Swift.String
+            /// Creates a new `SignedApproval`.
+            ///
+            /// - Parameters:
+            ///   - version:
+            ///   - approvalId:
+            ///   - accountId:
+            ///   - kind:
+            ///   - requester:
+            ///   - bindingMessage:
+            ///   - channelBrowser:
+            ///   - channelPlatform:
+            ///   - channelAddress:
+            ///   - number:
+            ///   - createdAtMs:
+            ///   - deviceKeyId:
+            ///   - amr:
+            ///   - approvedAtMs:
+            ///   - keyId:
+            ///   - signature:
+            internal init(
+                version: Swift.Int,
+                approvalId: Swift.String,
+                accountId: Swift.String,
+                kind: Components.Schemas.SignedApproval.KindPayload,
+                requester: Swift.String,
+                bindingMessage: Swift.String? = nil,
+                channelBrowser: Swift.String? = nil,
+                channelPlatform: Swift.String? = nil,
+                channelAddress: Swift.String? = nil,
+                number: Swift.Int? = nil,
+                createdAtMs: Swift.Int64,
+                deviceKeyId: Swift.String,
+                amr: [Swift.String],
+                approvedAtMs: Swift.Int64,
+                keyId: Swift.String,
+                signature: Swift.String
+            ) {
+                self.version = version
+                self.approvalId = approvalId
+                self.accountId = accountId
+                self.kind = kind
+                self.requester = requester
+                self.bindingMessage = bindingMessage
+                self.channelBrowser = channelBrowser
+                self.channelPlatform = channelPlatform
+                self.channelAddress = channelAddress
+                self.number = number
+                self.createdAtMs = createdAtMs
+                self.deviceKeyId = deviceKeyId
+                self.amr = amr
+                self.approvedAtMs = approvedAtMs
+                self.keyId = keyId
+                self.signature = signature
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case version
+                case approvalId
+                case accountId
+                case kind
+                case requester
+                case bindingMessage
+                case channelBrowser
+                case channelPlatform
+                case channelAddress
+                case number
+                case createdAtMs
+                case deviceKeyId
+                case amr
+                case approvedAtMs
+                case keyId
+                case signature
+            }
+        }
+        /// OpenID CIBA §7.1. Parameters the server does not know (acr_values, user_code, request) are ignored.
+        ///
+        /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest`.
+        internal struct BackchannelAuthenticationRequest: Codable, Hashable, Sendable {
+            /// Must contain openid.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/scope`.
+            internal var scope: Swift.String
+            /// The customer's username or account id (required).
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/login_hint`.
+            internal var loginHint: Swift.String?
+            /// Not taken: invalid_request.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/id_token_hint`.
+            internal var idTokenHint: Swift.String?
+            /// Not taken: invalid_request.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/login_hint_token`.
+            internal var loginHintToken: Swift.String?
+            /// What the customer is asked to approve, shown verbatim: at most 100 characters under the display-name rule of docs/PROTOCOL.md (invalid_binding_message otherwise). Absent: a sign-in, with number matching.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/binding_message`.
+            internal var bindingMessage: Swift.String?
+            /// Seconds the request may wait, 1 to the maximum (600 by default).
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/requested_expiry`.
+            internal var requestedExpiry: Swift.String?
+            /// Ping mode, which this server does not offer yet: sending it is invalid_request. Poll the token endpoint.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/client_notification_token`.
+            internal var clientNotificationToken: Swift.String?
+            /// Creates a new `BackchannelAuthenticationRequest`.
+            ///
+            /// - Parameters:
+            ///   - scope: Must contain openid.
+            ///   - loginHint: The customer's username or account id (required).
+            ///   - idTokenHint: Not taken: invalid_request.
+            ///   - loginHintToken: Not taken: invalid_request.
+            ///   - bindingMessage: What the customer is asked to approve, shown verbatim: at most 100 characters under the display-name rule of docs/PROTOCOL.md (invalid_binding_message otherwise). Absent: a sign-in, with number matching.
+            ///   - requestedExpiry: Seconds the request may wait, 1 to the maximum (600 by default).
+            ///   - clientNotificationToken: Ping mode, which this server does not offer yet: sending it is invalid_request. Poll the token endpoint.
+            internal init(
+                scope: Swift.String,
+                loginHint: Swift.String? = nil,
+                idTokenHint: Swift.String? = nil,
+                loginHintToken: Swift.String? = nil,
+                bindingMessage: Swift.String? = nil,
+                requestedExpiry: Swift.String? = nil,
+                clientNotificationToken: Swift.String? = nil
+            ) {
+                self.scope = scope
+                self.loginHint = loginHint
+                self.idTokenHint = idTokenHint
+                self.loginHintToken = loginHintToken
+                self.bindingMessage = bindingMessage
+                self.requestedExpiry = requestedExpiry
+                self.clientNotificationToken = clientNotificationToken
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case scope
+                case loginHint = "login_hint"
+                case idTokenHint = "id_token_hint"
+                case loginHintToken = "login_hint_token"
+                case bindingMessage = "binding_message"
+                case requestedExpiry = "requested_expiry"
+                case clientNotificationToken = "client_notification_token"
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/BackchannelAuthentication`.
+        internal struct BackchannelAuthentication: Codable, Hashable, Sendable {
+            /// 256 random bits, base64url: the client's handle for the token endpoint.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthentication/auth_req_id`.
+            internal var authReqId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthentication/expires_in`.
+            internal var expiresIn: Swift.Int
+            /// Seconds to wait between polls.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthentication/interval`.
+            internal var interval: Swift.Int
+            /// For a sign-in: the number the client's channel must show the customer, who picks it on the phone.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BackchannelAuthentication/match_number`.
+            internal var matchNumber: Swift.Int?
+            /// Creates a new `BackchannelAuthentication`.
+            ///
+            /// - Parameters:
+            ///   - authReqId: 256 random bits, base64url: the client's handle for the token endpoint.
+            ///   - expiresIn:
+            ///   - interval: Seconds to wait between polls.
+            ///   - matchNumber: For a sign-in: the number the client's channel must show the customer, who picks it on the phone.
+            internal init(
+                authReqId: Swift.String,
+                expiresIn: Swift.Int,
+                interval: Swift.Int,
+                matchNumber: Swift.Int? = nil
+            ) {
+                self.authReqId = authReqId
+                self.expiresIn = expiresIn
+                self.interval = interval
+                self.matchNumber = matchNumber
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case authReqId = "auth_req_id"
+                case expiresIn = "expires_in"
+                case interval
+                case matchNumber = "match_number"
             }
         }
         /// - Remark: Generated from `#/components/schemas/PaymentList`.

@@ -132,7 +132,7 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `PUT /v1/me/payment-pin`.
     /// - Remark: Generated from `#/paths//v1/me/payment-pin/put(setPaymentPIN)`.
     func setPaymentPIN(_ input: Operations.SetPaymentPIN.Input) async throws -> Operations.SetPaymentPIN.Output
-    /// A service token for a service client (OAuth 2.0 client credentials, RFC 6749 §4.4): the client id and secret in HTTP Basic authentication.
+    /// A service token for a service client (OAuth 2.0 client credentials, RFC 6749 §4.4), or the outcome of an approval request (OpenID CIBA, grant_type urn:openid:params:grant-type:ciba with auth_req_id): the client id and secret in HTTP Basic authentication.
     ///
     /// - Remark: HTTP `POST /oauth/token`.
     /// - Remark: Generated from `#/paths//oauth/token/post(issueServiceToken)`.
@@ -232,6 +232,31 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/payments/{paymentId}/cancellation`.
     /// - Remark: Generated from `#/paths//v1/payments/{paymentId}/cancellation/post(cancelPayment)`.
     func cancelPayment(_ input: Operations.CancelPayment.Input) async throws -> Operations.CancelPayment.Output
+    /// The customer's approval requests, newest first: a sign-in or an operation started on another channel, to approve on the phone.
+    ///
+    /// - Remark: HTTP `GET /v1/approvals`.
+    /// - Remark: Generated from `#/paths//v1/approvals/get(listApprovals)`.
+    func listApprovals(_ input: Operations.ListApprovals.Input) async throws -> Operations.ListApprovals.Output
+    /// One approval request and its state.
+    ///
+    /// - Remark: HTTP `GET /v1/approvals/{approvalId}`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/get(getApproval)`.
+    func getApproval(_ input: Operations.GetApproval.Input) async throws -> Operations.GetApproval.Output
+    /// Approves the request with the device key's signature over the approval payload (purpose approval, the request's challenge, SHA-256 of the canonical approval). Once: a second answer is approval_already_answered, a late one approval_expired.
+    ///
+    /// - Remark: HTTP `POST /v1/approvals/{approvalId}/approval`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/approval/post(approveApproval)`.
+    func approveApproval(_ input: Operations.ApproveApproval.Input) async throws -> Operations.ApproveApproval.Output
+    /// Denies the request (the customer did not start it).
+    ///
+    /// - Remark: HTTP `POST /v1/approvals/{approvalId}/denial`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/denial/post(denyApproval)`.
+    func denyApproval(_ input: Operations.DenyApproval.Input) async throws -> Operations.DenyApproval.Output
+    /// OpenID CIBA backchannel authentication request: ask a customer to approve, on their phone, a sign-in on the client's channel (no binding_message: number matching) or the operation its binding_message describes. The client authenticates as at the token endpoint and needs scope approvals:write.
+    ///
+    /// - Remark: HTTP `POST /bc-authorize`.
+    /// - Remark: Generated from `#/paths//bc-authorize/post(backchannelAuthorize)`.
+    func backchannelAuthorize(_ input: Operations.BackchannelAuthorize.Input) async throws -> Operations.BackchannelAuthorize.Output
     /// The signed-in account's own security events, newest first, a page at a time.
     ///
     /// - Remark: HTTP `GET /v1/audit`.
@@ -496,7 +521,7 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// A service token for a service client (OAuth 2.0 client credentials, RFC 6749 §4.4): the client id and secret in HTTP Basic authentication.
+    /// A service token for a service client (OAuth 2.0 client credentials, RFC 6749 §4.4), or the outcome of an approval request (OpenID CIBA, grant_type urn:openid:params:grant-type:ciba with auth_req_id): the client id and secret in HTTP Basic authentication.
     ///
     /// - Remark: HTTP `POST /oauth/token`.
     /// - Remark: Generated from `#/paths//oauth/token/post(issueServiceToken)`.
@@ -726,6 +751,73 @@ extension APIProtocol {
         try await cancelPayment(Operations.CancelPayment.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// The customer's approval requests, newest first: a sign-in or an operation started on another channel, to approve on the phone.
+    ///
+    /// - Remark: HTTP `GET /v1/approvals`.
+    /// - Remark: Generated from `#/paths//v1/approvals/get(listApprovals)`.
+    internal func listApprovals(
+        query: Operations.ListApprovals.Input.Query = .init(),
+        headers: Operations.ListApprovals.Input.Headers = .init()
+    ) async throws -> Operations.ListApprovals.Output {
+        try await listApprovals(Operations.ListApprovals.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// One approval request and its state.
+    ///
+    /// - Remark: HTTP `GET /v1/approvals/{approvalId}`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/get(getApproval)`.
+    internal func getApproval(
+        path: Operations.GetApproval.Input.Path,
+        headers: Operations.GetApproval.Input.Headers = .init()
+    ) async throws -> Operations.GetApproval.Output {
+        try await getApproval(Operations.GetApproval.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Approves the request with the device key's signature over the approval payload (purpose approval, the request's challenge, SHA-256 of the canonical approval). Once: a second answer is approval_already_answered, a late one approval_expired.
+    ///
+    /// - Remark: HTTP `POST /v1/approvals/{approvalId}/approval`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/approval/post(approveApproval)`.
+    internal func approveApproval(
+        path: Operations.ApproveApproval.Input.Path,
+        headers: Operations.ApproveApproval.Input.Headers = .init(),
+        body: Operations.ApproveApproval.Input.Body
+    ) async throws -> Operations.ApproveApproval.Output {
+        try await approveApproval(Operations.ApproveApproval.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Denies the request (the customer did not start it).
+    ///
+    /// - Remark: HTTP `POST /v1/approvals/{approvalId}/denial`.
+    /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/denial/post(denyApproval)`.
+    internal func denyApproval(
+        path: Operations.DenyApproval.Input.Path,
+        headers: Operations.DenyApproval.Input.Headers = .init()
+    ) async throws -> Operations.DenyApproval.Output {
+        try await denyApproval(Operations.DenyApproval.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// OpenID CIBA backchannel authentication request: ask a customer to approve, on their phone, a sign-in on the client's channel (no binding_message: number matching) or the operation its binding_message describes. The client authenticates as at the token endpoint and needs scope approvals:write.
+    ///
+    /// - Remark: HTTP `POST /bc-authorize`.
+    /// - Remark: Generated from `#/paths//bc-authorize/post(backchannelAuthorize)`.
+    internal func backchannelAuthorize(
+        headers: Operations.BackchannelAuthorize.Input.Headers = .init(),
+        body: Operations.BackchannelAuthorize.Input.Body
+    ) async throws -> Operations.BackchannelAuthorize.Output {
+        try await backchannelAuthorize(Operations.BackchannelAuthorize.Input(
+            headers: headers,
+            body: body
         ))
     }
     /// The signed-in account's own security events, newest first, a page at a time.

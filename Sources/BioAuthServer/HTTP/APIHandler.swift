@@ -390,6 +390,89 @@ struct APIHandler: APIProtocol {
         )
     }
 
+    // MARK: Approvals
+
+    func listApprovals(_ input: Operations.ListApprovals.Input) async throws -> Operations.ListApprovals.Output {
+        let limit = input.query.limit ?? 50
+        guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
+        let status = input.query.status.flatMap { ApprovalInfo.Status(rawValue: $0.rawValue) }
+        let approvals = try await service.approvals(session: try await session(), status: status, limit: limit)
+        return .ok(.init(body: .json(.init(approvals: approvals.map(Self.approval)))))
+    }
+
+    func getApproval(_ input: Operations.GetApproval.Input) async throws -> Operations.GetApproval.Output {
+        .ok(.init(body: .json(Self.approval(try await service.approval(input.path.approvalId, session: try await session())))))
+    }
+
+    func approveApproval(_ input: Operations.ApproveApproval.Input) async throws -> Operations.ApproveApproval.Output {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let approval = try await service.approve(
+            input.path.approvalId,
+            keyID: body.keyId,
+            counter: body.counter,
+            number: body.number,
+            approvalHash: body.approvalHash,
+            signature: body.signature,
+            appAttestAssertion: body.appAttestAssertion,
+            session: try await session()
+        )
+        return .ok(.init(body: .json(Self.approval(approval))))
+    }
+
+    func denyApproval(_ input: Operations.DenyApproval.Input) async throws -> Operations.DenyApproval.Output {
+        .ok(.init(body: .json(Self.approval(try await service.deny(input.path.approvalId, session: try await session())))))
+    }
+
+    /// A request as the phone sees it: never the number the channel shows, only the three to pick from.
+    static func approval(_ approval: ApprovalInfo) -> Components.Schemas.Approval {
+        let channel = approval.channel
+        return .init(
+            approvalId: approval.id,
+            kind: approval.kind == .signIn ? .signIn : .operation,
+            requester: approval.requester,
+            bindingMessage: approval.bindingMessage,
+            channel: channel == .unknown
+                ? nil
+                : .init(
+                    browser: channel.browser.isEmpty ? nil : channel.browser,
+                    platform: channel.platform.isEmpty ? nil : channel.platform,
+                    address: channel.address.isEmpty ? nil : channel.address
+                ),
+            numberChoices: approval.numberChoices.isEmpty ? nil : approval.numberChoices,
+            challenge: Base64URL.encode(approval.challenge),
+            status: Components.Schemas.Approval.StatusPayload(rawValue: approval.status.rawValue) ?? .pending,
+            createdAt: approval.createdAt,
+            createdAtMs: approval.createdAt.millisecondsSince1970,
+            expiresAt: approval.expiresAt,
+            answeredAt: approval.answeredAt,
+            deviceId: approval.deviceID,
+            denyReason: approval.denyReason.flatMap { .init(rawValue: $0) },
+            signedApproval: approval.signedApproval.map(signedApproval)
+        )
+    }
+
+    /// A signed approval as the wire carries it.
+    static func signedApproval(_ signed: SignedApproval) -> Components.Schemas.SignedApproval {
+        .init(
+            version: signed.version,
+            approvalId: signed.approvalId,
+            accountId: signed.accountId,
+            kind: signed.kind == CanonicalApproval.Kind.signIn.rawValue ? .signIn : .operation,
+            requester: signed.requester,
+            bindingMessage: signed.bindingMessage,
+            channelBrowser: signed.channelBrowser,
+            channelPlatform: signed.channelPlatform,
+            channelAddress: signed.channelAddress,
+            number: signed.number,
+            createdAtMs: signed.createdAtMs,
+            deviceKeyId: signed.deviceKeyId,
+            amr: signed.amr,
+            approvedAtMs: signed.approvedAtMs,
+            keyId: signed.keyId,
+            signature: signed.signature
+        )
+    }
+
     // MARK: Service clients
 
     func issueServiceToken(_ input: Operations.IssueServiceToken.Input) async throws -> Operations.IssueServiceToken.Output {
@@ -398,6 +481,23 @@ struct APIHandler: APIProtocol {
         }
         guard (form.scope?.utf8.count ?? 0) <= 512 else { throw APIError(.malformedRequest, "scope is longer than 512 bytes.") }
         let credentials = BearerTokenMiddleware.clientCredentials
+        if form.grantType == Self.cibaGrant {
+            let redeemed = try await service.redeemApproval(clientID: credentials?.id, secret: credentials?.secret, authRequestID: form.authReqId)
+            return .ok(
+                .init(
+                    headers: .init(cacheControl: .noStore),
+                    body: .json(
+                        .init(
+                            accessToken: redeemed.tokens?.accessToken,
+                            tokenType: .bearer,
+                            expiresIn: redeemed.tokens.map { Int($0.accessTokenExpiresAt.timeIntervalSince(service.now).rounded()) },
+                            refreshToken: redeemed.tokens?.refreshToken,
+                            signedApproval: Self.signedApproval(redeemed.approval)
+                        )
+                    )
+                )
+            )
+        }
         let issued = try await service.issueServiceToken(
             clientID: credentials?.id,
             secret: credentials?.secret,
@@ -414,6 +514,35 @@ struct APIHandler: APIProtocol {
                         expiresIn: issued.expiresIn,
                         scope: issued.scopes.joined(separator: " ")
                     )
+                )
+            )
+        )
+    }
+
+    /// OpenID CIBA's grant type at the token endpoint.
+    static let cibaGrant = "urn:openid:params:grant-type:ciba"
+
+    func backchannelAuthorize(_ input: Operations.BackchannelAuthorize.Input) async throws -> Operations.BackchannelAuthorize.Output {
+        guard case .urlEncodedForm(let form) = input.body else {
+            throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).")
+        }
+        guard form.scope.utf8.count <= 512 else { throw APIError(.malformedRequest, "scope is longer than 512 bytes.") }
+        let request = try ApprovalRequest(
+            scope: form.scope,
+            loginHint: form.loginHint,
+            idTokenHint: form.idTokenHint,
+            loginHintToken: form.loginHintToken,
+            bindingMessage: form.bindingMessage,
+            requestedExpiry: form.requestedExpiry,
+            notificationToken: form.clientNotificationToken
+        )
+        let credentials = BearerTokenMiddleware.clientCredentials
+        let issued = try await service.requestApproval(clientID: credentials?.id, secret: credentials?.secret, request)
+        return .ok(
+            .init(
+                headers: .init(cacheControl: .noStore),
+                body: .json(
+                    .init(authReqId: issued.authRequestID, expiresIn: issued.expiresIn, interval: issued.interval, matchNumber: issued.matchNumber)
                 )
             )
         )

@@ -28,6 +28,7 @@ struct CredentialMiddleware: ServerMiddleware {
         "createPayment": .session, "listPayments": .session, "getPayment": .session, "createPaymentChallenge": .session,
         "authorizePaymentWithBiometrics": .session, "authorizePaymentWithPIN": .session, "cancelPayment": .session,
         "listAuditEvents": .session,
+        "listApprovals": .session, "getApproval": .session, "approveApproval": .session, "denyApproval": .session,
         "introspectToken": .service(scope: "sessions:introspect"), "registerPayee": .service(scope: "payees:write"),
         "createServicePayment": .service(scope: "payments:write"),
         "createWebhookEndpoint": .service(scope: "webhooks:write"), "listWebhookEndpoints": .service(scope: "webhooks:write"),

@@ -24,22 +24,25 @@ struct ProblemMiddleware: ServerMiddleware {
         do {
             return try await next(request, body, metadata)
         } catch let error as ServerError {
-            if let apiError = error.underlyingError as? APIError { return response(apiError) }
+            if let apiError = error.underlyingError as? APIError { return response(apiError, operationID: operationID) }
             if error.operationInput == nil {
                 if Self.idempotentOperations.contains(operationID), request.headerFields[Self.idempotencyKey] == nil {
                     // The contract requires the header, so the generated code refuses its absence before the handler
                     // would: answer with the code the docs give for a missing or unfit key, not a generic one.
-                    return response(APIError(.invalidIdempotencyKey, "Send an Idempotency-Key header: 1-128 visible ASCII characters."))
+                    return response(
+                        APIError(.invalidIdempotencyKey, "Send an Idempotency-Key header: 1-128 visible ASCII characters."),
+                        operationID: operationID
+                    )
                 }
-                return response(APIError(.malformedRequest, Self.describe(error)))
+                return response(APIError(.malformedRequest, Self.describe(error)), operationID: operationID)
             }
             logger.error("operation failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: error.underlyingError))"])
-            return response(.internalError)
+            return response(.internalError, operationID: operationID)
         } catch let error as APIError {
-            return response(error)
+            return response(error, operationID: operationID)
         } catch {
             logger.error("operation failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: error))"])
-            return response(.internalError)
+            return response(.internalError, operationID: operationID)
         }
     }
 
@@ -47,11 +50,15 @@ struct ProblemMiddleware: ServerMiddleware {
     static let idempotentOperations: Set<String> = ["createPayment", "createServicePayment"]
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
-    /// The problem document for `error`, counted.
-    private func response(_ error: APIError) -> (HTTPResponse, HTTPBody?) {
+    /// The problem document for `error`, counted; at the OAuth endpoints with OAuth's `error` and `error_description`.
+    private func response(_ error: APIError, operationID: String) -> (HTTPResponse, HTTPBody?) {
         metrics.problem(error.code)
-        return (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), error.httpBody)
+        let body = Self.oauthOperations.contains(operationID) ? HTTPBody(error.oauthJSONBody) : error.httpBody
+        return (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), body)
     }
+
+    /// The operations OAuth clients call (RFC 6749 §5.2, OpenID CIBA §13): their problems also carry `error`.
+    static let oauthOperations: Set<String> = ["issueServiceToken", "backchannelAuthorize"]
 
     /// What was wrong with the request, in words that name fields but never echo values.
     private static func describe(_ error: ServerError) -> String {

@@ -212,6 +212,8 @@ public final class ServerMetrics: Sendable {
         case oauthToken = "oauth_token"
         case passkeyClient = "passkey_client"
         case consoleSignIn = "console_sign_in"
+        case approvalClient = "approval_client"
+        case approvalAccount = "approval_account"
     }
 
     /// A request refused by a rate limit, by limit.

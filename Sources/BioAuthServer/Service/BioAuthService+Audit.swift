@@ -41,6 +41,12 @@ enum AuditKind: String, Sendable, CaseIterable {
     case passkeyRegistered = "passkey_registered"
     case passkeySignIn = "passkey_sign_in"
     case passkeyRevoked = "passkey_revoked"
+    case approvalRequested = "approval_requested"
+    case approvalApproved = "approval_approved"
+    case approvalDenied = "approval_denied"
+    case approvalExpired = "approval_expired"
+    /// A sign-in on another channel, approved on the phone, handed to its client as a session.
+    case approvalSignIn = "approval_sign_in"
 }
 
 /// One row of the audit log.

@@ -138,6 +138,8 @@ extension BioAuthService {
                     // A synced passkey's key lives in software on several devices; a device-bound one in hardware. User
                     // verification (biometric, PIN or passcode) is always required, but the server cannot tell which.
                     case .passkey: [found.passkeyBackupEligible == false ? "hwk" : "swk", "user"]
+                    // Approved on the phone with its device key: a second channel (RFC 8176 `mca`).
+                    case .approval: Self.methods(of: found.biometryKind) + ["mca"]
                     }
                 return TokenIntrospection(
                     active: true,

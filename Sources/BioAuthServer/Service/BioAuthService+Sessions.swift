@@ -17,6 +17,8 @@ enum SignInMethod: String, Sendable {
     case biometric
     /// A WebAuthn passkey (`POST /v1/sessions/passkey`).
     case passkey
+    /// A sign-in on another channel that the customer approved on their phone (CIBA); the session's device is the phone.
+    case approval
 }
 
 /// The session behind a valid access token.

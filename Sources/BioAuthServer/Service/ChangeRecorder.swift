@@ -89,7 +89,7 @@ struct ChangeRecorder: Sendable {
             eventID: event.id,
             type: type.rawValue,
             body: body,
-            subject: data.paymentId ?? data.passkeyId ?? data.deviceId,
+            subject: data.paymentId ?? data.passkeyId ?? data.approvalId ?? data.deviceId,
             endpoints: endpoints,
             at: at.millisecondsSince1970,
             giveUpAt: giveUp
@@ -171,6 +171,18 @@ struct ChangeRecorder: Sendable {
         var expired = payment
         expired.status = .expired
         try await emit(.paymentExpired, .init(payment: expired), on: db)
+        return true
+    }
+
+    /// Marks a pending approval request past its time as expired, once (the status condition makes another instance's
+    /// attempt a no-op), audited and sent as `approval.expired`. Returns whether this call moved it.
+    @discardableResult
+    func expire(_ approval: ApprovalInfo, on db: any SQLDatabase) async throws -> Bool {
+        guard try await db.approvals.markExpired(approval.id, now: now.millisecondsSince1970) else { return false }
+        try await audit(.approvalExpired, succeeded: true, account: approval.accountID, client: approval.clientID, on: db)
+        var expired = approval
+        expired.status = .expired
+        try await emit(.approvalExpired, .init(approval: expired), on: db)
         return true
     }
 }

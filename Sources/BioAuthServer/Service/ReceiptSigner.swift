@@ -39,4 +39,13 @@ struct ReceiptSigner: Sendable {
         receipt.signature = Base64URL.encode(try privateKey.signature(for: bytes).derRepresentation)
         return receipt
     }
+
+    /// Signs `approval` (its ``SignedApproval/signature`` is replaced).
+    func sign(_ approval: SignedApproval) throws -> SignedApproval {
+        var approval = approval
+        approval.keyId = Base64URL.encode(publicKey.keyID)
+        guard let bytes = approval.signedBytes() else { throw APIError.internalError }
+        approval.signature = Base64URL.encode(try privateKey.signature(for: bytes).derRepresentation)
+        return approval
+    }
 }

@@ -7,7 +7,7 @@ import SQLKit
 /// its SHA-256 (a 256-bit random secret needs no slow hash).
 public struct ServiceClients: Sendable {
     /// The scopes a client can hold.
-    public static let scopes: Set<String> = ["sessions:introspect", "payments:write", "payees:write", "webhooks:write"]
+    public static let scopes: Set<String> = ["sessions:introspect", "payments:write", "payees:write", "webhooks:write", "approvals:write"]
 
     /// A client as listed (never its secrets).
     public struct Client: Sendable, Equatable {
@@ -84,6 +84,23 @@ public struct ServiceClients: Sendable {
                 throw ConfigurationError(message: "\(clientID) has no rotation under way")
             }
             try await db.serviceClients.deleteSecretsButNewest(client: clientID)
+        }
+    }
+
+    /// Sets the name the customer's phone shows for the client's approval requests ("Bank Call Centre"): at most 64
+    /// characters under the display-name rule of docs/PROTOCOL.md (payee names'). Nil shows the client's name.
+    public func setDisplayName(clientID: String, to displayName: String?) async throws {
+        let checked: String?
+        switch displayName.map({ DisplayName.checked($0, maxCharacters: 64) }) {
+        case .none: checked = nil
+        case .success(let name): checked = name
+        case .failure(let refusal): throw ConfigurationError(message: "the display name \(refusal.description)")
+        }
+        try await database.transaction { db in
+            guard try await db.serviceClients.exists(id: clientID) else {
+                throw ConfigurationError(message: "there is no service client \(clientID)")
+            }
+            try await db.serviceClients.setDisplayName(clientID, to: checked)
         }
     }
 

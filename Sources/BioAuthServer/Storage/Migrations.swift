@@ -366,6 +366,27 @@ enum Migrations {
                 "CREATE INDEX audit_events_operator_changes ON audit_events (occurred_at) WHERE kind IN \(AuditEventsTable.operatorChangeKinds)",
             ]
         ),
+        (
+            18, "approval requests: a sign-in or an operation that started elsewhere, approved on the phone (CIBA, scan to sign in)",
+            [
+                // auth_req_hash: SHA-256 of the CIBA auth_req_id (the id itself is a bearer secret of the client, 256 bits).
+                // number_choices: the three numbers the phone offers for a sign-in, the right one among them.
+                """
+                CREATE TABLE approvals (
+                    id TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts (id), kind TEXT NOT NULL,
+                    client_id TEXT, requester TEXT NOT NULL, binding_message TEXT, channel_browser TEXT, channel_platform TEXT,
+                    channel_address TEXT, match_number INTEGER, number_choices TEXT, challenge TEXT NOT NULL, status TEXT NOT NULL,
+                    created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, answered_at BIGINT, device_id TEXT, deny_reason TEXT,
+                    signed_approval TEXT, auth_req_hash TEXT, delivery_mode TEXT NOT NULL, notification_token TEXT,
+                    poll_interval INTEGER NOT NULL, next_poll_at BIGINT, redeemed_at BIGINT, session_id TEXT)
+                """,
+                "CREATE INDEX approvals_by_account ON approvals (account_id, created_at)",
+                "CREATE UNIQUE INDEX approvals_by_auth_req ON approvals (auth_req_hash)",
+                "CREATE INDEX approvals_pending_by_expiry ON approvals (expires_at) WHERE status = 'pending'",
+                // The name the phone shows for a service client ("Bank Call Centre").
+                "ALTER TABLE service_clients ADD COLUMN display_name TEXT",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -8,8 +8,8 @@ import NIOPosix
 import SQLKit
 import ServiceLifecycle
 
-/// Delivers the outbox: every ``WebhookPolicy/pollInterval`` it marks pending payments past their time as expired
-/// (which writes `payment.expired`), and it keeps a pool of attempts going, each claiming a due delivery and POSTing it to
+/// Delivers the outbox: every ``WebhookPolicy/pollInterval`` it marks pending payments and approval requests past their
+/// time as expired (which writes `payment.expired` and `approval.expired`), and it keeps a pool of attempts going, each claiming a due delivery and POSTing it to
 /// its endpoint, signed (``run()``).
 ///
 /// Several instances may share a database. A delivery is claimed with one conditional update that also moves its next
@@ -144,7 +144,23 @@ struct WebhookDispatcher: Service {
             if moved.found < 100 { break }
         }
         metrics.paymentsExpired(total)
+        try await expireOverdueApprovals()
         return total
+    }
+
+    /// Marks approval requests past their expiry as expired, 100 at a time, each writing `approval.expired`, so that the
+    /// bank learns of one nobody answered without asking.
+    private func expireOverdueApprovals() async throws {
+        while true {
+            let now = now.millisecondsSince1970
+            let recorder = self.recorder
+            let found = try await database.transaction { db in
+                let overdue = try await db.approvals.overdue(now: now, limit: 100)
+                for approval in overdue { try await recorder.expire(approval, on: db) }
+                return overdue.count
+            }
+            if found < 100 { break }
+        }
     }
 
     // MARK: Delivery

@@ -13,6 +13,10 @@ enum WebhookEventType: String, CaseIterable, Sendable {
     case passkeyRegistered = "passkey.registered"
     case passkeyRevoked = "passkey.revoked"
     case accountLocked = "account.locked"
+    case approvalRequested = "approval.requested"
+    case approvalApproved = "approval.approved"
+    case approvalDenied = "approval.denied"
+    case approvalExpired = "approval.expired"
 }
 
 /// The body of one event, as delivered: `{"createdAt", "data", "id", "type"}` with sorted keys. Absent members are left
@@ -40,6 +44,14 @@ struct WebhookEventBody: Encodable, Sendable {
         var passkeyName: String?
         var backupEligible: Bool?
         var lockedUntil: String?
+        var approvalId: String?
+        var approvalKind: String?
+        var requester: String?
+        var clientId: String?
+        var bindingMessage: String?
+        var expiresAt: String?
+        var denyReason: String?
+        var signedApproval: SignedApproval?
     }
 
     var id: String
@@ -66,6 +78,25 @@ extension WebhookEventBody.EventData {
             authorizedAt: payment.authorizedAt.flatMap { try? time.encode($0) },
             receipt: payment.receipt,
             deviceId: payment.deviceID
+        )
+    }
+
+    /// An approval event's data: who is asked, what for and by whom, and the outcome. Never the number a sign-in shows,
+    /// nor the challenge: `approval.requested` carries what a push notification needs, and no secret.
+    init(approval: ApprovalInfo) {
+        let time = InternetDateTime()
+        self.init(
+            accountId: approval.accountID,
+            status: approval.status.rawValue,
+            deviceId: approval.deviceID,
+            approvalId: approval.id,
+            approvalKind: approval.kind.rawValue,
+            requester: approval.requester,
+            clientId: approval.clientID,
+            bindingMessage: approval.bindingMessage,
+            expiresAt: try? time.encode(approval.expiresAt),
+            denyReason: approval.denyReason,
+            signedApproval: approval.signedApproval
         )
     }
 

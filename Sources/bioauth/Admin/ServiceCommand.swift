@@ -8,7 +8,7 @@ struct ServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "service",
         abstract: "Service clients: the bank's backends, which get service tokens at POST /oauth/token.",
-        subcommands: [Create.self, List.self, RotateSecret.self, FinishRotation.self, Disable.self]
+        subcommands: [Create.self, List.self, DisplayName.self, RotateSecret.self, FinishRotation.self, Disable.self]
     )
 
     /// `{"client_id": …, "client_secret": …}` on one line, as RFC 7591 names them, for scripts.
@@ -23,7 +23,8 @@ struct ServiceCommand: AsyncParsableCommand {
             abstract: "Makes a service client; prints its id and secret, once (the database keeps only a hash)."
         )
         @Argument(help: "A name: 1-64 of A-Z a-z 0-9 . _ -") var name: String
-        @Option(help: "A scope to grant (repeat): sessions:introspect, payments:write, payees:write, webhooks:write.") var scope: [String] = []
+        @Option(help: "A scope to grant (repeat): sessions:introspect, payments:write, payees:write, webhooks:write, approvals:write.")
+        var scope: [String] = []
         @Flag(help: "Print {\"client_id\": …, \"client_secret\": …} as one JSON object, for a script.") var json = false
         @OptionGroup var admin: AdminOptions
 
@@ -50,6 +51,23 @@ struct ServiceCommand: AsyncParsableCommand {
                 let state = client.disabledAt == nil ? (client.secrets == 2 ? "rotating" : "active") : "disabled"
                 return "\(client.id)  \(client.name)  \(state)  \(client.scopes.joined(separator: " "))"
             }.joined(separator: "\n")
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct DisplayName: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "display-name",
+            abstract: "Sets the name customers' phones show for the client's approval requests (\"Bank Call Centre\")."
+        )
+        @Argument(help: "The client id.") var clientID: String
+        @Argument(help: "At most 64 characters under the display-name rule of docs/PROTOCOL.md; omit it to show the client's name again.")
+        var name: String?
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withClients(environment: environment) { try await $0.setDisplayName(clientID: clientID, to: name) }
+            return name.map { "\(clientID)'s approval requests show \"\($0)\"" } ?? "\(clientID)'s approval requests show its name"
         }
         func run() async throws { print(try await execute()) }
     }

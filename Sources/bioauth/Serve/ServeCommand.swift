@@ -95,6 +95,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a payment stays pending before it expires, at most 300 (default 300).")
     var paymentLifetime: String?
 
+    @Option(help: "Seconds an approval request (CIBA) waits for the customer's answer when the client asks for no other expiry (default 120).")
+    var approvalLifetime: String?
+
+    @Option(help: "Approval requests one customer may have waiting at once (default 3).")
+    var approvalMaxPending: String?
+
+    @Option(help: "Approval requests for one customer per 10 minutes, refused ones counted (default 5).")
+    var approvalRequestsPerCustomer: String?
+
     @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
     var appAttest: String?
 
@@ -220,6 +229,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("consoleSessionLifetime", consoleSessionLifetime),
             ("consoleTotpIssuer", consoleTOTPIssuer),
             ("consoleTimeZone", consoleTimeZone),
+            ("approvalLifetime", approvalLifetime), ("approvalMaxPending", approvalMaxPending),
+            ("approvalRequestsPerCustomer", approvalRequestsPerCustomer),
         ]
         for (key, value) in given { flags[key] = value }
         return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }.merging(passkeys.flags) { $1 }

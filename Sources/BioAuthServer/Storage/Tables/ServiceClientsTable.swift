@@ -52,11 +52,14 @@ struct ServiceClientsTable: Table {
         try await db.update("service_clients").set("disabled_at", to: at).where("id", .equal, id).where("disabled_at", .is, SQLLiteral.null).run()
     }
 
-    /// A client as a token request sees it: its scopes, whether it is disabled, and whether the secret's hash is one of its.
+    /// A client as a token request sees it: its scopes, whether it is disabled, and whether the secret's hash is one of its;
+    /// with the name its approval requests show.
     struct Credentials: Sendable {
         var scopes: Set<String>
         var disabled: Bool
         var secretMatches: Bool
+        var name: String = ""
+        var displayName: String? = nil
     }
 
     /// The client `id` and whether `secretHash` is one of its secrets.
@@ -64,7 +67,7 @@ struct ServiceClientsTable: Table {
         guard
             let row = try await db.raw(
                 """
-                SELECT c.scopes, c.disabled_at,
+                SELECT c.name, c.display_name, c.scopes, c.disabled_at,
                     (SELECT COUNT(*) FROM service_client_secrets s WHERE s.client_id = c.id AND s.secret_hash = \(bind: secretHash)) AS matches
                 FROM service_clients c WHERE c.id = \(bind: id)
                 """
@@ -73,8 +76,15 @@ struct ServiceClientsTable: Table {
         return Credentials(
             scopes: Set(try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init)),
             disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil,
-            secretMatches: try row.decode(column: "matches", as: Int.self) == 1
+            secretMatches: try row.decode(column: "matches", as: Int.self) == 1,
+            name: try row.decode(column: "name", as: String.self),
+            displayName: try row.decode(column: "display_name", as: String?.self)
         )
+    }
+
+    /// Sets the name the client's approval requests show on the phone (nil: its name).
+    func setDisplayName(_ id: String, to name: String?) async throws {
+        try await db.update("service_clients").set("display_name", to: name).where("id", .equal, id).run()
     }
 
     // MARK: Secrets

@@ -1,0 +1,554 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+/// A request for the customer to approve, on their phone, a sign-in or an operation that started on another channel.
+struct ApprovalInfo: Sendable, Equatable {
+    enum Status: String, Sendable, CaseIterable {
+        case pending, approved, denied, expired
+    }
+
+    /// How the asking client learns the outcome: it polls the token endpoint (CIBA poll mode), or is called at its
+    /// notification endpoint and then collects it (ping mode).
+    enum DeliveryMode: String, Sendable {
+        case poll, ping
+    }
+
+    var id: String
+    var accountID: String
+    var kind: CanonicalApproval.Kind
+    /// The service client that asked.
+    var clientID: String?
+    /// The name the phone shows for who asks.
+    var requester: String
+    /// What an operation is, shown verbatim; nil for a sign-in.
+    var bindingMessage: String?
+    var channel: CanonicalApproval.Channel
+    /// The number the channel shows (sign-ins): never shown to the phone, which offers ``numberChoices``.
+    var matchNumber: Int?
+    /// The numbers the phone offers (sign-ins): the match among two others, in random order.
+    var numberChoices: [Int]
+    var challenge: Data
+    var status: Status
+    var createdAt: Date
+    var expiresAt: Date
+    var answeredAt: Date?
+    var deviceID: String?
+    /// Why it was denied: `denied` (the customer said no) or `number_mismatch` (the customer picked another number).
+    var denyReason: String?
+    var signedApproval: SignedApproval?
+    var deliveryMode: DeliveryMode
+    /// CIBA ping mode's `client_notification_token`, sent back to the client when the outcome is ready.
+    var notificationToken: String?
+    /// Seconds the client waits between polls (grows by 5 with each `slow_down`).
+    var pollInterval: Int
+    var redeemedAt: Date? = nil
+    /// The session a sign-in started when its client collected it.
+    var sessionID: String? = nil
+
+    /// The canonical approval the phone signs when the user picked `number` (the server passes its own match).
+    func canonical(number: Int?) throws -> CanonicalApproval {
+        do {
+            return try CanonicalApproval(
+                approvalID: id,
+                kind: kind,
+                requester: requester,
+                bindingMessage: bindingMessage ?? "",
+                channel: channel,
+                number: kind == .signIn ? UInt8(clamping: number ?? 0) : 0,
+                createdAtMs: createdAt.millisecondsSince1970
+            )
+        } catch {
+            throw APIError.internalError
+        }
+    }
+
+    /// The status a reader sees: a pending request past its time is expired.
+    func effective(at now: Date) -> ApprovalInfo {
+        var copy = self
+        if status == .pending && expiresAt <= now { copy.status = .expired }
+        return copy
+    }
+}
+
+/// A validated CIBA backchannel authentication request (`POST /bc-authorize`).
+struct ApprovalRequest: Sendable {
+    /// The customer: a username or an account id.
+    var loginHint: String
+    /// What an operation is; nil asks for a sign-in.
+    var bindingMessage: String?
+    /// Seconds the request lives; the configured default when nil.
+    var requestedExpiry: Int?
+
+    /// The longest binding message, in characters.
+    static let maxBindingMessage = 100
+
+    init(
+        scope: String?,
+        loginHint: String?,
+        idTokenHint: String?,
+        loginHintToken: String?,
+        bindingMessage: String?,
+        requestedExpiry: String?,
+        notificationToken: String?
+    ) throws {
+        let scopes = Set((scope ?? "").split(separator: " ").map(String.init))
+        guard scopes.contains("openid") else {
+            throw APIError(.invalidScope, "scope must contain openid (OpenID CIBA §7.1).")
+        }
+        guard idTokenHint == nil, loginHintToken == nil else {
+            throw APIError(
+                .malformedRequest,
+                "Identify the customer with login_hint (a username or an account id); id_token_hint and login_hint_token are not taken."
+            )
+        }
+        guard let loginHint, (1...128).contains(loginHint.utf8.count) else {
+            throw APIError(.malformedRequest, "login_hint (a username or an account id) is required.")
+        }
+        self.loginHint = loginHint
+        if let bindingMessage {
+            switch DisplayName.checkedMessage(bindingMessage, maxCharacters: Self.maxBindingMessage) {
+            case .success(let message): self.bindingMessage = message
+            case .failure(let refusal):
+                throw APIError(.invalidBindingMessage, "binding_message \(refusal.description) (at most \(Self.maxBindingMessage) characters).")
+            }
+        }
+        if let requestedExpiry {
+            guard let seconds = Int(requestedExpiry), seconds > 0 else {
+                throw APIError(.malformedRequest, "requested_expiry is a positive number of seconds.")
+            }
+            self.requestedExpiry = seconds
+        }
+        // CIBA's ping mode (a call to the client's notification endpoint) is not offered yet: clients poll.
+        guard notificationToken == nil else {
+            throw APIError(
+                .malformedRequest,
+                "This server offers CIBA's poll mode only: leave out client_notification_token and poll the token endpoint."
+            )
+        }
+    }
+}
+
+/// What `POST /bc-authorize` answers.
+struct IssuedApprovalRequest: Sendable {
+    /// The bearer handle the client polls with (256 random bits; only its hash is stored).
+    var authRequestID: String
+    var expiresIn: Int
+    var interval: Int
+    /// The number the client's channel must show for a sign-in.
+    var matchNumber: Int?
+}
+
+/// What the token endpoint hands over for an approved request: the signed approval, and for a sign-in the tokens of the
+/// customer's new session on the client's channel.
+struct RedeemedApproval: Sendable {
+    var approval: SignedApproval
+    var tokens: IssuedTokens?
+}
+
+extension BioAuthService {
+    /// `POST /bc-authorize`: the client (authenticated as at the token endpoint, holding `approvals:write`) asks the
+    /// customer of `request.loginHint` to approve a sign-in (number matching) or the operation in its binding message.
+    func requestApproval(
+        clientID: String?,
+        secret: String?,
+        _ request: ApprovalRequest,
+        from address: String? = ClientAddress.current
+    ) async throws -> IssuedApprovalRequest {
+        let policy = configuration.approvals
+        let lifetime = request.requestedExpiry ?? Int(policy.lifetime)
+        guard lifetime <= Int(policy.maxLifetime) else {
+            throw APIError(.malformedRequest, "requested_expiry is at most \(Int(policy.maxLifetime)) seconds.")
+        }
+        try await rateLimitShared(
+            "oauth-token:" + (address ?? "unknown"),
+            name: .oauthToken,
+            limit: configuration.serviceTokenRequestsPerClient,
+            window: configuration.rateLimitWindow
+        )
+        let authRequestID = newSecret()
+        let match = kindOfRequest(request) == .signIn ? randomNumber(in: 10...99) : nil
+        let choices = match.map(numberChoices(around:)) ?? []
+        return try await commit { db in
+            let client = try await authenticatedClient(clientID, secret: secret, scope: "approvals:write", on: db)
+            try await rateLimit(
+                "approvals-client:" + client.id,
+                name: .approvalClient,
+                limit: policy.requestsPerClient,
+                window: policy.window,
+                on: db
+            )
+            // Usernames are stored lowercased; account ids are case-sensitive.
+            var found = try await db.accounts.find(idOrUsername: request.loginHint)
+            if found == nil { found = try await db.accounts.find(idOrUsername: request.loginHint.lowercased()) }
+            guard let account = found else { throw Refusal(APIError(.unknownUserID, "No customer has this username or account id.")) }
+            try await rateLimit(
+                "approvals-account:" + account.id,
+                name: .approvalAccount,
+                limit: policy.requestsPerCustomer,
+                window: policy.window,
+                on: db
+            )
+            guard try await db.approvals.pendingCount(account: account.id, now: now.millisecondsSince1970) < policy.maxPendingPerCustomer else {
+                throw Refusal(
+                    APIError(
+                        .approvalLimit,
+                        "The customer already has \(policy.maxPendingPerCustomer) requests waiting for an answer. Try again when one is answered or expired.",
+                        retryAfter: Int(policy.lifetime)
+                    )
+                )
+            }
+            let approval = ApprovalInfo(
+                id: newID(),
+                accountID: account.id,
+                kind: kindOfRequest(request),
+                clientID: client.id,
+                requester: client.displayName ?? client.name,
+                bindingMessage: request.bindingMessage,
+                channel: .unknown,
+                matchNumber: match,
+                numberChoices: choices,
+                challenge: random.bytes(32),
+                status: .pending,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(TimeInterval(lifetime)),
+                deliveryMode: .poll,
+                notificationToken: nil,
+                pollInterval: policy.pollInterval
+            )
+            try await db.approvals.insert(approval, authRequestHash: Self.tokenHash(authRequestID))
+            try await recorder.audit(.approvalRequested, succeeded: true, account: account.id, client: client.id, on: db)
+            try await recorder.emit(.approvalRequested, .init(approval: approval), on: db)
+            return IssuedApprovalRequest(authRequestID: authRequestID, expiresIn: lifetime, interval: policy.pollInterval, matchNumber: match)
+        }
+    }
+
+    /// The customer's requests, newest first; only those in `status` (as the phone sees it) when given.
+    func approvals(session: AuthenticatedSession, status: ApprovalInfo.Status?, limit: Int) async throws -> [ApprovalInfo] {
+        let at = now
+        return try await database.transaction { db in
+            try await db.approvals.list(account: session.accountID, status: status, now: at.millisecondsSince1970, limit: limit)
+                .map { $0.effective(at: at) }
+        }
+    }
+
+    /// One of the customer's requests, with its effective status.
+    func approval(_ id: String, session: AuthenticatedSession) async throws -> ApprovalInfo {
+        let at = now
+        return try await database.transaction { db in
+            guard Validation.isIssuedID(id), let approval = try await db.approvals.find(id, account: session.accountID) else {
+                throw Self.approvalNotFound
+            }
+            return approval.effective(at: at)
+        }
+    }
+
+    /// Approves the request with the device key: the number the user picked must be the channel's (for a sign-in; a wrong
+    /// one denies the request), the approval hash the phone signed must be the server's own, the signature must verify
+    /// over the `approval` payload with the request's challenge, and the counter must increase. Exactly once.
+    func approve(
+        _ id: String,
+        keyID rawKeyID: String,
+        counter rawCounter: Int64,
+        number: Int?,
+        approvalHash rawHash: String,
+        signature rawSignature: String,
+        appAttestAssertion: String? = nil,
+        session: AuthenticatedSession
+    ) async throws -> ApprovalInfo {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        let counter = try Validation.counter(rawCounter)
+        let signedHash = try Validation.bytes(rawHash, field: "approvalHash", length: 32)
+        let signature = try Validation.bytes(rawSignature, field: "signature")
+        let assertion = try Validation.appAttestAssertion(appAttestAssertion)
+        return try await commit { db in
+            let approval = try await pendingApproval(id, account: session.accountID, on: db)
+            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
+            if approval.kind == .signIn {
+                guard let number else {
+                    throw Refusal(APIError(.malformedRequest, "number (the one the user picked) is required to approve a sign-in."))
+                }
+                guard number == approval.matchNumber else {
+                    // Not a retry: a guess among three must not get a second try. The request is denied.
+                    _ = try await deny(approval, reason: "number_mismatch", device: device.id, session: session, on: db)
+                    throw Refusal(
+                        APIError(
+                            .approvalNumberMismatch,
+                            "The number picked is not the one the sign-in shows; the request is denied. Start the sign-in again if it was yours."
+                        )
+                    )
+                }
+            } else if number != nil {
+                throw Refusal(APIError(.malformedRequest, "number is only for sign-ins."))
+            }
+            let approvalHash = try approval.canonical(number: approval.matchNumber).hash
+            guard signedHash == approvalHash else {
+                try await recorder.audit(
+                    .approvalApproved,
+                    succeeded: false,
+                    account: approval.accountID,
+                    device: device.id,
+                    session: session.sessionID,
+                    client: approval.clientID,
+                    code: ProblemCode.approvalMismatch.rawValue,
+                    on: db
+                )
+                throw Refusal(APIError(.approvalMismatch, "The device signed another request, message, channel or number than this one."))
+            }
+            if let error = try checkSignature(
+                signature,
+                by: device.publicKey,
+                purpose: .approval,
+                challenge: approval.challenge,
+                counter: counter,
+                transactionHash: approvalHash
+            ) {
+                try await recorder.audit(
+                    .approvalApproved,
+                    succeeded: false,
+                    account: approval.accountID,
+                    device: device.id,
+                    session: session.sessionID,
+                    client: approval.clientID,
+                    code: error.code.rawValue,
+                    on: db
+                )
+                throw Refusal(error)
+            }
+            try await verifyAssertion(
+                assertion,
+                payload: try signedPayload(
+                    .approval,
+                    by: device.publicKey,
+                    challenge: approval.challenge,
+                    counter: counter,
+                    transactionHash: approvalHash
+                ),
+                device: device,
+                on: db
+            )
+            if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
+            let signed = try receipts.sign(
+                SignedApproval(
+                    try approval.canonical(number: approval.matchNumber),
+                    accountId: approval.accountID,
+                    deviceKeyID: keyID,
+                    amr: Self.methods(of: device.biometryKind),
+                    approvedAtMs: now.millisecondsSince1970
+                )
+            )
+            guard try await db.approvals.markApproved(approval.id, at: signed.approvedAtMs, device: device.id, signed: signed) else {
+                // Answered (or expired) since it was read: say which.
+                _ = try await pendingApproval(approval.id, account: approval.accountID, on: db)
+                throw Refusal(Self.approvalAnswered)
+            }
+            try await recorder.audit(
+                .approvalApproved,
+                succeeded: true,
+                account: approval.accountID,
+                device: device.id,
+                session: session.sessionID,
+                client: approval.clientID,
+                on: db
+            )
+            var approved = approval
+            approved.status = .approved
+            approved.answeredAt = Date(millisecondsSince1970: signed.approvedAtMs)
+            approved.deviceID = device.id
+            approved.signedApproval = signed
+            try await recorder.emit(.approvalApproved, .init(approval: approved), on: db)
+            return approved
+        }
+    }
+
+    /// Denies the request: the customer says they did not ask for it.
+    func deny(_ id: String, session: AuthenticatedSession) async throws -> ApprovalInfo {
+        try await commit { db in
+            let approval = try await pendingApproval(id, account: session.accountID, on: db)
+            return try await deny(approval, reason: "denied", device: session.deviceID, session: session, on: db)
+        }
+    }
+
+    /// The token endpoint's CIBA grant (`urn:openid:params:grant-type:ciba`): the outcome of the client's request
+    /// `authRequestID`, once. Pending answers `authorization_pending` (or `slow_down` to a client that polls sooner than
+    /// its interval), denied `access_denied`, expired `expired_token`.
+    func redeemApproval(
+        clientID: String?,
+        secret: String?,
+        authRequestID: String?,
+        from address: String? = ClientAddress.current
+    ) async throws
+        -> RedeemedApproval
+    {
+        guard let authRequestID, (1...256).contains(authRequestID.utf8.count) else {
+            throw APIError(.malformedRequest, "auth_req_id is required with the CIBA grant.")
+        }
+        try await rateLimitShared(
+            "oauth-token:" + (address ?? "unknown"),
+            name: .oauthToken,
+            limit: configuration.serviceTokenRequestsPerClient,
+            window: configuration.rateLimitWindow
+        )
+        return try await commit { db in
+            let client = try await authenticatedClient(clientID, secret: secret, scope: "approvals:write", on: db)
+            guard let found = try await db.approvals.find(authRequestHash: Self.tokenHash(authRequestID)), found.clientID == client.id else {
+                throw Refusal(APIError(.invalidGrant, "auth_req_id is not one of this client's requests."))
+            }
+            guard try await db.approvals.recordPoll(found.id, now: now.millisecondsSince1970) else {
+                throw Refusal(APIError(.slowDown, "Poll no more often than the interval; it grows by 5 seconds each time it is not kept."))
+            }
+            var approval = found
+            if approval.status == .pending, approval.expiresAt <= now {
+                try await recorder.expire(approval, on: db)
+                approval.status = .expired
+            }
+            switch approval.status {
+            case .pending: throw Refusal(APIError(.authorizationPending, "The customer has not answered yet."))
+            case .denied: throw Refusal(APIError(.accessDenied, "The customer denied the request."))
+            case .expired: throw Refusal(APIError(.expiredToken, "The request expired before the customer answered it."))
+            case .approved: break
+            }
+            guard let signed = approval.signedApproval, let device = approval.deviceID else { throw APIError.internalError }
+            var tokens: IssuedTokens?
+            if approval.kind == .signIn {
+                tokens = try await startSession(
+                    account: approval.accountID,
+                    installationID: "approval:" + client.id,
+                    method: .approval,
+                    device: device,
+                    on: db
+                )
+            }
+            guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970, session: tokens?.sessionID) else {
+                throw Refusal(APIError(.invalidGrant, "The outcome of this auth_req_id was collected already."))
+            }
+            if let tokens {
+                try await recorder.audit(
+                    .approvalSignIn,
+                    succeeded: true,
+                    account: approval.accountID,
+                    device: device,
+                    session: tokens.sessionID,
+                    client: client.id,
+                    on: db
+                )
+            }
+            return RedeemedApproval(approval: signed, tokens: tokens)
+        }
+    }
+
+    // MARK: Internals
+
+    static let approvalNotFound = APIError(.approvalNotFound, "There is no such approval request for this customer.")
+    static let approvalAnswered = APIError(.approvalAlreadyAnswered, "The request was answered already.")
+
+    /// Whether the request asks for a sign-in (no binding message) or an operation.
+    private func kindOfRequest(_ request: ApprovalRequest) -> CanonicalApproval.Kind {
+        request.bindingMessage == nil ? .signIn : .operation
+    }
+
+    /// The request if it can still be answered; an expired one is marked so (and that is committed).
+    func pendingApproval(_ id: String, account: String, on db: any SQLDatabase) async throws -> ApprovalInfo {
+        guard Validation.isIssuedID(id), let approval = try await db.approvals.find(id, account: account) else {
+            throw Refusal(Self.approvalNotFound)
+        }
+        switch approval.status {
+        case .pending where approval.expiresAt <= now:
+            try await recorder.expire(approval, on: db)
+            throw Refusal(Self.approvalExpired)
+        case .pending: return approval
+        case .approved, .denied: throw Refusal(Self.approvalAnswered)
+        case .expired: throw Refusal(Self.approvalExpired)
+        }
+    }
+
+    static let approvalExpired = APIError(.approvalExpired, "The request expired before it was answered.")
+
+    /// Moves the request to denied, audited and sent to the bank's webhooks.
+    private func deny(
+        _ approval: ApprovalInfo,
+        reason: String,
+        device: String?,
+        session: AuthenticatedSession,
+        on db: any SQLDatabase
+    ) async throws
+        -> ApprovalInfo
+    {
+        guard try await db.approvals.markDenied(approval.id, at: now.millisecondsSince1970, device: device, reason: reason) else {
+            throw Refusal(Self.approvalAnswered)
+        }
+        try await recorder.audit(
+            .approvalDenied,
+            succeeded: true,
+            account: approval.accountID,
+            device: device,
+            session: session.sessionID,
+            client: approval.clientID,
+            code: reason,
+            on: db
+        )
+        var denied = approval
+        denied.status = .denied
+        denied.answeredAt = now
+        denied.deviceID = device
+        denied.denyReason = reason
+        try await recorder.emit(.approvalDenied, .init(approval: denied), on: db)
+        return denied
+    }
+
+    /// The service client of `clientID` and `secret` (HTTP Basic, as at the token endpoint) holding `scope`; refusals are
+    /// audited as a token request's are.
+    func authenticatedClient(_ clientID: String?, secret: String?, scope: String, on db: any SQLDatabase) async throws -> AuthenticatedClient {
+        guard let clientID, let secret, !clientID.isEmpty, clientID.utf8.count <= 64, !secret.isEmpty, secret.utf8.count <= 256 else {
+            throw Refusal(APIError(.invalidClient, "Send the service client's id and secret with HTTP Basic authentication."))
+        }
+        guard let client = try await db.serviceClients.credentials(id: clientID, secretHash: ServiceClients.secretHash(secret)) else {
+            throw Refusal(Self.invalidClient)
+        }
+        guard client.secretMatches, !client.disabled else {
+            try await recorder.audit(
+                .serviceTokenIssued,
+                succeeded: false,
+                account: nil,
+                client: clientID,
+                code: ProblemCode.invalidClient.rawValue,
+                on: db
+            )
+            throw Refusal(Self.invalidClient)
+        }
+        guard client.scopes.contains(scope) else {
+            throw Refusal(APIError(.unauthorizedClient, "The client does not hold \(scope)."))
+        }
+        return AuthenticatedClient(id: clientID, name: client.name, displayName: client.displayName)
+    }
+
+    /// A uniformly random number in `range`.
+    private func randomNumber(in range: ClosedRange<Int>) -> Int {
+        let span = UInt32(range.count)
+        // Rejection sampling: no value is more likely than another.
+        let limit = UInt32.max - UInt32.max % span
+        while true {
+            let value = random.bytes(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            if value < limit { return range.lowerBound + Int(value % span) }
+        }
+    }
+
+    /// Three distinct numbers, `match` among them at a random place.
+    private func numberChoices(around match: Int) -> [Int] {
+        var choices = [match]
+        while choices.count < 3 {
+            let other = randomNumber(in: 10...99)
+            if !choices.contains(other) { choices.append(other) }
+        }
+        let place = randomNumber(in: 0...2)
+        choices.swapAt(0, place)
+        return choices
+    }
+}
+
+/// A service client that authenticated with its id and secret.
+struct AuthenticatedClient: Sendable {
+    var id: String
+    var name: String
+    var displayName: String?
+}

@@ -1,0 +1,287 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import HTTPTypes
+import SQLKit
+import Testing
+
+@testable import BioAuthServer
+
+/// Approving on the phone what started elsewhere: OpenID CIBA for the bank's backend (poll mode), with number matching
+/// for sign-ins, exactly-once answers and the limits against push bombing.
+@Suite("Approval requests (CIBA)")
+struct ApprovalTests {
+    /// A service client holding `approvals:write`, shown to customers as "Bank Call Centre".
+    static func callCentre(_ api: API, name: String = "call-centre") async throws -> ServiceClients.Credentials {
+        let clients = ServiceClients(database: api.database, clock: api.clock)
+        let client = try await clients.create(name: name, scopes: ["approvals:write"])
+        try await clients.setDisplayName(clientID: client.clientID, to: "Bank Call Centre")
+        return client
+    }
+
+    @Test(
+        "the call centre asks, the phone shows who asks and the message, approves with Face ID; the client collects a signed approval once",
+        arguments: StorageBackend.available
+    )
+    func operationApproval(backend: StorageBackend) async throws {
+        try await TestServer.run(.live, backend: backend) { api in
+            let client = try await Self.callCentre(api)
+            let key = TestKey()
+            let (user, deviceID) = try await api.enrolled(key)
+            let message = "Raise the daily transfer limit to ¥50,000"
+            let asked = try await api.backchannel(client, ["login_hint": "alice", "binding_message": message])
+            #expect(asked.status == 200 && asked.json["expires_in"] as? Int == 120 && asked.json["interval"] as? Int == 5, "\(asked.raw)")
+            #expect(asked.json["match_number"] == nil, "an operation has no number to match")
+            let handle = try #require(asked["auth_req_id"])
+
+            let waiting = try await api.cibaToken(client, handle)
+            #expect(waiting.status == 400 && waiting["error"] == "authorization_pending" && waiting.code == "authorization_pending", "\(waiting.raw)")
+
+            let pending = try await api.call(.get, "/v1/approvals?status=pending", token: user.access)
+            let listed = try #require((pending.json["approvals"] as? [[String: Any]])?.first)
+            #expect(listed["requester"] as? String == "Bank Call Centre" && listed["bindingMessage"] as? String == message)
+            #expect(listed["kind"] as? String == "operation" && listed["numberChoices"] == nil)
+
+            let approved = try await api.approve(listed, key: key, counter: 1, token: user.access)
+            #expect(approved.status == 200 && approved["status"] == "approved" && approved["deviceId"] == deviceID, "\(approved.raw)")
+            let again = try await api.approve(listed, key: key, counter: 2, token: user.access)
+            #expect(again.status == 409 && again.code == "approval_already_answered", "a replayed answer: \(again.raw)")
+
+            // Ask before the interval has passed: slow_down, and the interval grows.
+            let early = try await api.cibaToken(client, handle)
+            #expect(early["error"] == "slow_down", "\(early.raw)")
+            api.clock.advance(by: 11)
+            let collected = try await api.cibaToken(client, handle)
+            #expect(collected.status == 200 && collected.json["access_token"] == nil, "an operation hands over no session: \(collected.raw)")
+            let signed = try #require(collected.json["signedApproval"] as? [String: Any])
+            let approval = try JSONDecoder().decode(SignedApproval.self, from: JSONSerialization.data(withJSONObject: signed))
+            #expect(approval.bindingMessage == message && approval.requester == "Bank Call Centre" && approval.amr == ["hwk", "face"])
+            #expect(approval.deviceKeyId == key.keyID)
+            let receiptKey = try await api.receiptKey()
+            #expect(approval.isValid(signedBy: receiptKey), "verifiable offline with the published receipt key")
+            var forged = approval
+            forged.bindingMessage = "Raise the daily transfer limit to ¥500,000"
+            #expect(!forged.isValid(signedBy: receiptKey), "a changed message breaks the signature")
+
+            api.clock.advance(by: 20)
+            let twice = try await api.cibaToken(client, handle)
+            #expect(twice.status == 400 && twice["error"] == "invalid_grant", "collected once: \(twice.raw)")
+            let kinds = try await api.auditKinds()
+            #expect(kinds.contains("approval_requested:success") && kinds.contains("approval_approved:success"))
+        }
+    }
+
+    @Test(
+        "a sign-in shows a number on the channel; a phone that only taps yes cannot approve; the right number starts a session with amr mca",
+        arguments: StorageBackend.available
+    )
+    func signInWithNumberMatching(backend: StorageBackend) async throws {
+        try await TestServer.run(.live, backend: backend) { api in
+            let client = try await Self.callCentre(api)
+            let key = TestKey()
+            let (user, deviceID) = try await api.enrolled(key)
+
+            // The attacker starts a sign-in and the customer, worn down, picks a number at random: a wrong pick denies.
+            let attack = try await api.backchannel(client, ["login_hint": "alice"])
+            let attackNumber = try #require(attack.json["match_number"] as? Int)
+            let attackRequest = try #require(try await api.pendingApprovals(user.access).first)
+            let choices = try #require(attackRequest["numberChoices"] as? [Int])
+            #expect(choices.count == 3 && Set(choices).count == 3 && choices.contains(attackNumber))
+            let listing = try await api.call(.get, "/v1/approvals", token: user.access).raw
+            #expect(!listing.contains("match") && !listing.contains("\"\(attackNumber)\"") && !attackRequest.keys.contains("matchNumber"))
+            let tapYes = try await api.approve(attackRequest, key: key, counter: 1, token: user.access, number: nil)
+            #expect(tapYes.status == 400 && tapYes.code == "malformed_request", "no number, no approval: \(tapYes.raw)")
+            let wrong = try #require(choices.first { $0 != attackNumber })
+            let guessed = try await api.approve(attackRequest, key: key, counter: 2, token: user.access, number: wrong)
+            #expect(guessed.status == 403 && guessed.code == "approval_number_mismatch", "\(guessed.raw)")
+            let denied = try await api.call(.get, "/v1/approvals/\(try #require(attackRequest["approvalId"] as? String))", token: user.access)
+            #expect(denied["status"] == "denied" && denied["denyReason"] == "number_mismatch")
+            let retry = try await api.approve(attackRequest, key: key, counter: 3, token: user.access, number: attackNumber)
+            #expect(retry.code == "approval_already_answered", "one guess only: \(retry.raw)")
+            #expect(try await api.cibaToken(client, try #require(attack["auth_req_id"]))["error"] == "access_denied")
+
+            // The customer's own sign-in: they read the number off the channel and pick it.
+            let own = try await api.backchannel(client, ["login_hint": "alice"])
+            let number = try #require(own.json["match_number"] as? Int)
+            let request = try #require(try await api.pendingApprovals(user.access).first)
+            let approved = try await api.approve(request, key: key, counter: 4, token: user.access, number: number)
+            #expect(approved.status == 200 && approved["status"] == "approved", "\(approved.raw)")
+            let tokens = try await api.cibaToken(client, try #require(own["auth_req_id"]))
+            let access = try #require(tokens["access_token"], "\(tokens.raw)")
+            #expect(tokens["refresh_token"] != nil && (tokens.json["signedApproval"] as? [String: Any])?["number"] as? Int == number)
+            let me = try await api.call(.get, "/v1/me", token: access)
+            #expect(me["signInMethod"] == "approval" && me["deviceId"] == deviceID, "\(me.raw)")
+            let introspector = try await ServiceClients(database: api.database, clock: api.clock).create(name: "api", scopes: ["sessions:introspect"])
+            let seen = try await api.introspect(access, serviceToken: try #require(try await api.serviceToken(introspector)["access_token"]))
+            #expect(seen.json["amr"] as? [String] == ["hwk", "face", "mca"] && seen["device_id"] == deviceID, "\(seen.raw)")
+            #expect(try await api.call(.get, "/v1/me", token: user.access).status == 200, "the phone's own session goes on")
+        }
+    }
+
+    @Test("refused: a changed message, another account's phone, a late answer, a signature for another purpose; nothing changes")
+    func refusedAnswers() async throws {
+        try await TestServer.run { api in
+            let client = try await Self.callCentre(api)
+            let key = TestKey()
+            let (user, _) = try await api.enrolled(key)
+            let mallory = TestKey()
+            let (other, _) = try await api.enrolled(mallory, username: "mallory")
+            _ = try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Add payee Coffee Shop"])
+            let request = try #require(try await api.pendingApprovals(user.access).first)
+            let before = try await api.snapshot()
+
+            var changed = request
+            changed["bindingMessage"] = "Add payee Evil Corp"
+            let mismatch = try await api.approve(request, key: key, counter: 1, token: user.access, shown: changed)
+            #expect(mismatch.status == 401 && mismatch.code == "approval_mismatch", "\(mismatch.raw)")
+            let otherPhone = try await api.approve(request, key: mallory, counter: 1, token: other.access)
+            #expect(otherPhone.status == 404 && otherPhone.code == "approval_not_found", "\(otherPhone.raw)")
+            let wrongKey = try await api.approve(request, key: mallory, counter: 1, token: user.access)
+            #expect(wrongKey.code == "device_not_found", "another account's key: \(wrongKey.raw)")
+            let login = try await api.approve(request, key: key, counter: 1, token: user.access, purpose: .login)
+            #expect(login.status == 401 && login.code == "signature_purpose_mismatch" || login.code == "invalid_signature", "\(login.raw)")
+            let changes = try await api.snapshot()
+            #expect(
+                changes["approvals"] == before["approvals"] && changes["devices"] == before["devices"],
+                "no refused answer changes the request or counter"
+            )
+
+            api.clock.advance(by: 121)
+            let late = try await api.approve(request, key: key, counter: 1, token: user.access)
+            #expect(late.status == 410 && late.code == "approval_expired", "\(late.raw)")
+            #expect(try await api.auditKinds().contains("approval_expired:success"))
+        }
+    }
+
+    @Test("push bombing is bounded: pending requests per customer, requests per customer; and CIBA's request errors")
+    func limitsAndErrors() async throws {
+        try await TestServer.run { api in
+            let client = try await Self.callCentre(api)
+            _ = try await api.enrolled(TestKey())
+            for _ in 0..<3 { #expect(try await api.backchannel(client, ["login_hint": "alice"]).status == 200) }
+            let fourth = try await api.backchannel(client, ["login_hint": "alice"])
+            #expect(fourth.status == 429 && fourth.code == "approval_limit" && fourth["error"] == "access_denied", "\(fourth.raw)")
+            api.clock.advance(by: 121)
+            // The refused fourth counted too: five requests a window per customer, whatever their outcome.
+            #expect(try await api.backchannel(client, ["login_hint": "ALICE"]).status == 200)
+            let sixth = try await api.backchannel(client, ["login_hint": "alice"])
+            #expect(sixth.status == 429 && sixth.code == "rate_limited", "five a window per customer: \(sixth.raw)")
+
+            #expect(try await api.backchannel(client, ["login_hint": "nobody"])["error"] == "unknown_user_id")
+            #expect(try await api.backchannel(client, ["login_hint": "alice"], scope: "profile")["error"] == "invalid_scope")
+            let bidi = try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Pay \u{202E}000,5¥"])
+            #expect(bidi.status == 400 && bidi["error"] == "invalid_binding_message", "\(bidi.raw)")
+            #expect(try await api.backchannel(client, ["login_hint": "alice", "client_notification_token": "t"])["error"] == "invalid_request")
+            #expect(try await api.backchannel(client, [:])["error"] == "invalid_request")
+            let payer = try await ServiceClients(database: api.database, clock: api.clock).create(name: "payer", scopes: ["payments:write"])
+            #expect(try await api.backchannel(payer, ["login_hint": "alice"])["error"] == "unauthorized_client")
+            let wrongSecret = ServiceClients.Credentials(clientID: client.clientID, secret: "not-the-secret")
+            let refused = try await api.backchannel(wrongSecret, ["login_hint": "alice"])
+            #expect(refused.status == 401 && refused["error"] == "invalid_client", "\(refused.raw)")
+            #expect(try await api.cibaToken(payer, "someone-elses")["error"] == "unauthorized_client")
+            #expect(try await api.cibaToken(client, "not-a-handle")["error"] == "invalid_grant")
+        }
+    }
+
+    @Test("an expired request answers expired_token to its client and approval.expired is audited")
+    func expiredRequest() async throws {
+        try await TestServer.run { api in
+            let client = try await Self.callCentre(api)
+            _ = try await api.enrolled(TestKey())
+            let asked = try await api.backchannel(client, ["login_hint": "alice", "requested_expiry": "30"])
+            #expect(asked.json["expires_in"] as? Int == 30)
+            api.clock.advance(by: 31)
+            let expired = try await api.cibaToken(client, try #require(asked["auth_req_id"]))
+            #expect(expired.status == 400 && expired["error"] == "expired_token", "\(expired.raw)")
+            #expect(try await api.backchannel(client, ["login_hint": "alice", "requested_expiry": "601"])["error"] == "invalid_request")
+
+            // Nobody reads one: the once-a-second sweep expires it all the same, and the bank hears of it.
+            _ = try await api.backchannel(client, ["login_hint": "alice", "requested_expiry": "30"])
+            api.clock.advance(by: 31)
+            _ = try await WebhookDispatcher(service: api.service).runOnce()
+            let states = try await api.database.transaction { db in
+                try await db.raw("SELECT status FROM approvals").all().map { try $0.decode(column: "status", as: String.self) }
+            }
+            #expect(states == ["expired", "expired"])
+            #expect(try await api.auditKinds().filter { $0 == "approval_expired:success" }.count == 2)
+        }
+    }
+}
+
+extension API {
+    /// `POST /bc-authorize` with `credentials` in HTTP Basic.
+    func backchannel(_ credentials: ServiceClients.Credentials, _ parameters: [String: String], scope: String = "openid") async throws -> Reply {
+        var all = parameters
+        all["scope"] = scope
+        return try await form("/bc-authorize", all, credentials)
+    }
+
+    /// `POST /oauth/token` with the CIBA grant.
+    func cibaToken(_ credentials: ServiceClients.Credentials, _ handle: String) async throws -> Reply {
+        try await form("/oauth/token", ["grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": handle], credentials)
+    }
+
+    private func form(_ path: String, _ parameters: [String: String], _ credentials: ServiceClients.Credentials) async throws -> Reply {
+        let body = parameters.sorted { $0.key < $1.key }.map { name, value in
+            name + "=" + (value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        }.joined(separator: "&")
+        let basic = Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
+        return try await call(
+            .post,
+            path,
+            body: body,
+            headers: [.contentType: "application/x-www-form-urlencoded", .authorization: "Basic \(basic)"]
+        )
+    }
+
+    /// The customer's pending requests, as the phone lists them.
+    func pendingApprovals(_ token: String) async throws -> [[String: Any]] {
+        (try await call(.get, "/v1/approvals?status=pending", token: token).json["approvals"] as? [[String: Any]]) ?? []
+    }
+
+    /// The published receipt key (the first).
+    func receiptKey() async throws -> DevicePublicKey {
+        let keys = try await call(.get, "/v1/receipt-keys").json["keys"] as? [[String: Any]]
+        let encoded = try #require(keys?.first?["publicKey"] as? String)
+        return try DevicePublicKey(x963Representation: try #require(Base64URL.decode(encoded)))
+    }
+
+    /// Approves `request` as a phone would: the canonical approval of what it shows (`shown`, the request by default)
+    /// with the user's `number`, signed with `key`.
+    func approve(
+        _ request: [String: Any],
+        key: TestKey,
+        counter: UInt64,
+        token: String,
+        number: Int? = nil,
+        shown: [String: Any]? = nil,
+        purpose: SignedPayload.Purpose = .approval
+    ) async throws -> Reply {
+        let shown = shown ?? request
+        let kind = try #require(CanonicalApproval.Kind(rawValue: shown["kind"] as? String ?? ""))
+        let channel = shown["channel"] as? [String: String] ?? [:]
+        let canonical = try CanonicalApproval(
+            approvalID: try #require(shown["approvalId"] as? String),
+            kind: kind,
+            requester: try #require(shown["requester"] as? String),
+            bindingMessage: shown["bindingMessage"] as? String ?? "",
+            channel: .init(browser: channel["browser"] ?? "", platform: channel["platform"] ?? "", address: channel["address"] ?? ""),
+            number: UInt8(number ?? (kind == .signIn ? 10 : 0)),
+            createdAtMs: try #require((shown["createdAtMs"] as? NSNumber)?.int64Value)
+        )
+        let payload = try SignedPayload(
+            purpose: purpose,
+            relyingPartyID: TestServer.relyingPartyID,
+            challenge: try #require(Base64URL.decode(request["challenge"] as? String ?? "")),
+            keyID: key.keyIDBytes,
+            counter: counter,
+            transactionHash: purpose.carriesHash ? canonical.hash : Data()
+        )
+        var body: [String: any Sendable] = [
+            "keyId": key.keyID, "counter": Int64(counter), "approvalHash": Base64URL.encode(canonical.hash),
+            "signature": Base64URL.encode(try key.privateKey.signature(for: payload.bytes).derRepresentation),
+        ]
+        if let number { body["number"] = number }
+        return try await call(.post, "/v1/approvals/\(try #require(request["approvalId"] as? String))/approval", json: body, token: token)
+    }
+}
