@@ -21,6 +21,26 @@ struct PromptCopyTests {
         #expect(zh.cancelTitle == "取消")
     }
 
+    @Test("an approval prompt names who asks and what, in both languages, with no fallback to the passcode")
+    func approval() {
+        let operation = ApprovalSummary(kind: .operation, requester: "Bank Call Centre", bindingMessage: "Raise the daily transfer limit to ¥50,000")
+        let en = english.prompt(for: .approveRequest(operation), biometry: .faceID)
+        #expect(en.reason == "Approve: Raise the daily transfer limit to ¥50,000 — asked by Bank Call Centre")
+        #expect(en.fallbackTitle == "" && en.policy == .biometrics)
+        let zhOperation = ApprovalSummary(kind: .operation, requester: "客服中心", bindingMessage: "将每日转账限额提高到¥50,000")
+        #expect(chinese.prompt(for: .approveRequest(zhOperation), biometry: .faceID).reason == "确认：将每日转账限额提高到¥50,000（由 客服中心 发起）")
+
+        let web = ApprovalSummary(kind: .signIn, requester: "Web Banking", bindingMessage: nil, channel: .init(browser: "Chrome", platform: "macOS"))
+        #expect(english.prompt(for: .approveRequest(web), biometry: .faceID).reason == "Sign in on Chrome on macOS? Asked by Web Banking")
+        #expect(chinese.prompt(for: .approveRequest(web), biometry: .faceID).reason == "通过 macOS 上的 Chrome 登录？由 Web Banking 发起")
+        let branch = ApprovalSummary(kind: .signIn, requester: "Branch Terminal", bindingMessage: nil)
+        #expect(english.prompt(for: .approveRequest(branch), biometry: .touchID).reason == "Sign in at Branch Terminal?")
+        #expect(chinese.prompt(for: .approveRequest(branch), biometry: .touchID).reason == "在 Branch Terminal 登录？")
+        // A bidirectional override in what the server sent never reaches the prompt.
+        let spoofed = ApprovalSummary(kind: .operation, requester: "Bank", bindingMessage: "Pay \u{202E}000,5¥")
+        #expect(!english.prompt(for: .approveRequest(spoofed), biometry: .faceID).reason.unicodeScalars.contains("\u{202E}"))
+    }
+
     @Test("a payee the bank has not verified is said so in the prompt, in both languages; a verified or unknown state adds nothing")
     func unverifiedPayee() {
         var unverified = coffee

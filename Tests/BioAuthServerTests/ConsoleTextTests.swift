@@ -47,7 +47,7 @@ struct ConsoleTextTests {
     func dataWords() {
         var keys = AuditKind.allCases.map { "kind.\($0.rawValue)" }
         keys += PaymentInfo.Status.allCases.map { "status.\($0.rawValue)" }
-        keys += ["password", "biometric", "passkey"].map { "method.\($0)" }
+        keys += ["password", "biometric", "passkey", "approval"].map { "method.\($0)" }
         keys += BiometryKind.allKnown.map { "biometry.\($0.rawValue)" }
         keys += OperatorRole.allCases.map { "role.\($0.rawValue)" }
         keys += ["success", "failure"].map { "outcome.\($0)" }

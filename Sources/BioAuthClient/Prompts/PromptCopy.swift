@@ -64,6 +64,33 @@ public struct PromptCopy: Hashable, Sendable {
                 fallbackTitle: nil,
                 cancelTitle: cancel
             )
+        case .approveRequest(let approval):
+            // Only the key can approve: no fallback to the passcode, which would prove nothing the server can check.
+            return BiometricPrompt(policy: .biometrics, reason: approvalReason(approval), fallbackTitle: "", cancelTitle: cancel)
+        }
+    }
+
+    /// "Sign in on Chrome on macOS? Asked by Web Banking", "Sign in at Branch Terminal?" or "Approve: Raise the daily transfer limit to ¥50,000 — asked by Bank Call Centre".
+    public func approvalReason(_ approval: ApprovalSummary) -> String {
+        let requester = payeeName(approval.requester)
+        switch approval.kind {
+        case .signIn:
+            guard let channel = channelName(approval.channel) else { return text("prompt.approveSignIn.reasonRequester", requester) }
+            return text("prompt.approveSignIn.reason", channel, requester)
+        case .operation:
+            return text("prompt.approveOperation.reason", payeeName(approval.bindingMessage ?? ""), requester)
+        }
+    }
+
+    /// "Chrome on macOS", "Chrome" or "macOS"; nil when neither is known.
+    public func channelName(_ channel: CanonicalApproval.Channel) -> String? {
+        let browser = payeeName(channel.browser)
+        let platform = payeeName(channel.platform)
+        switch (channel.browser.isEmpty, channel.platform.isEmpty) {
+        case (false, false): return text("approval.channel", browser, platform)
+        case (false, true): return browser
+        case (true, false): return platform
+        case (true, true): return nil
         }
     }
 

@@ -12,6 +12,28 @@ public enum PromptPurpose: Hashable, Sendable {
     case authorizePayment(PaymentSummary)
     /// Biometrics are locked out; the device passcode turns them back on.
     case recoverFromLockout
+    /// Approve a sign-in or an operation that started on another channel. The prompt names who asks and what.
+    case approveRequest(ApprovalSummary)
+}
+
+/// What an approval prompt shows: who asks, and the sign-in's channel or the operation's message, as the server sent them.
+public struct ApprovalSummary: Hashable, Sendable {
+    /// A sign-in or an operation.
+    public var kind: CanonicalApproval.Kind
+    /// Who asks, e.g. "Bank Call Centre".
+    public var requester: String
+    /// The operation, shown verbatim, e.g. "Raise the daily transfer limit to ¥50,000".
+    public var bindingMessage: String?
+    /// Where a sign-in comes from.
+    public var channel: CanonicalApproval.Channel
+
+    /// A summary of these parts.
+    public init(kind: CanonicalApproval.Kind, requester: String, bindingMessage: String?, channel: CanonicalApproval.Channel = .unknown) {
+        self.kind = kind
+        self.requester = requester
+        self.bindingMessage = bindingMessage
+        self.channel = channel
+    }
 }
 
 /// What a payment prompt shows: the amount and the payee, as the server stored them.

@@ -77,6 +77,43 @@ public struct SignedApproval: Codable, Hashable, Sendable {
         self.signature = signature
     }
 
+    /// A signed approval exactly as it arrived on the wire; ``isValid(signedBy:)`` decides whether it is any good.
+    public init(
+        version: Int,
+        approvalId: String,
+        accountId: String,
+        kind: String,
+        requester: String,
+        bindingMessage: String?,
+        channelBrowser: String?,
+        channelPlatform: String?,
+        channelAddress: String?,
+        number: Int?,
+        createdAtMs: Int64,
+        deviceKeyId: String,
+        amr: [String],
+        approvedAtMs: Int64,
+        keyId: String,
+        signature: String
+    ) {
+        self.version = version
+        self.approvalId = approvalId
+        self.accountId = accountId
+        self.kind = kind
+        self.requester = requester
+        self.bindingMessage = bindingMessage
+        self.channelBrowser = channelBrowser
+        self.channelPlatform = channelPlatform
+        self.channelAddress = channelAddress
+        self.number = number
+        self.createdAtMs = createdAtMs
+        self.deviceKeyId = deviceKeyId
+        self.amr = amr
+        self.approvedAtMs = approvedAtMs
+        self.keyId = keyId
+        self.signature = signature
+    }
+
     /// The approval request the fields describe, or `nil` when they are not a valid one.
     public var approval: CanonicalApproval? {
         guard let kind = CanonicalApproval.Kind(rawValue: kind) else { return nil }

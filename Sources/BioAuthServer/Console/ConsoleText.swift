@@ -139,6 +139,7 @@ enum ConsoleLanguage: String, Sendable {
         "status.pending": "pending", "status.authorized": "authorized", "status.cancelled": "cancelled", "status.expired": "expired",
         "status.locked": "locked",
         "method.password": "password", "method.biometric": "Face ID / Touch ID / Optic ID", "method.passkey": "passkey",
+        "method.approval": "approved on the phone",
         "biometry.faceID": "Face ID", "biometry.touchID": "Touch ID", "biometry.opticID": "Optic ID", "biometry.none": "none",
         "verification.verified": "verified", "verification.unverified": "not verified",
         "outcome.success": "success", "outcome.failure": "failed",
@@ -159,6 +160,9 @@ enum ConsoleLanguage: String, Sendable {
         "kind.operator_totp_reset": "operator second factor reset", "kind.operator_role_changed": "operator role changed",
         "kind.service_client_disabled": "service client disabled", "kind.passkey_registered": "passkey registered",
         "kind.passkey_sign_in": "passkey sign-in", "kind.passkey_revoked": "passkey revoked",
+        "kind.approval_requested": "approval requested", "kind.approval_approved": "request approved",
+        "kind.approval_denied": "request denied", "kind.approval_expired": "request expired",
+        "kind.approval_sign_in": "sign-in approved on the phone",
     ]
 
     private static let chineseText: [String: String] = [
@@ -248,6 +252,7 @@ enum ConsoleLanguage: String, Sendable {
         "status.pending": "待授权", "status.authorized": "已授权", "status.cancelled": "已取消", "status.expired": "已过期",
         "status.locked": "已锁定",
         "method.password": "密码", "method.biometric": "面容 ID / 触控 ID / 视控 ID", "method.passkey": "通行密钥",
+        "method.approval": "手机确认",
         "biometry.faceID": "面容 ID", "biometry.touchID": "触控 ID", "biometry.opticID": "视控 ID", "biometry.none": "无",
         "verification.verified": "已核验", "verification.unverified": "未核验",
         "outcome.success": "成功", "outcome.failure": "失败",
@@ -268,5 +273,7 @@ enum ConsoleLanguage: String, Sendable {
         "kind.operator_totp_reset": "重置运营人员第二重验证", "kind.operator_role_changed": "更改运营人员角色",
         "kind.service_client_disabled": "停用服务客户端", "kind.passkey_registered": "登记通行密钥",
         "kind.passkey_sign_in": "通行密钥登录", "kind.passkey_revoked": "撤销通行密钥",
+        "kind.approval_requested": "发起确认请求", "kind.approval_approved": "确认请求", "kind.approval_denied": "拒绝请求",
+        "kind.approval_expired": "请求过期", "kind.approval_sign_in": "手机确认登录",
     ]
 }

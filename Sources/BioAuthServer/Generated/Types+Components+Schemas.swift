@@ -2131,6 +2131,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/challenge`.
             internal var challenge: Swift.String
+            /// The relying-party id the approval payload carries.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Approval/relyingPartyId`.
+            internal var relyingPartyId: Swift.String
             /// - Remark: Generated from `#/components/schemas/Approval/status`.
             internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case pending = "pending"
@@ -2145,7 +2149,7 @@ extension Components {
             /// createdAt in milliseconds since 1970, as the canonical approval carries it.
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/createdAtMs`.
-            internal var createdAtMs: Swift.Int64?
+            internal var createdAtMs: Swift.Int64
             /// - Remark: Generated from `#/components/schemas/Approval/expiresAt`.
             internal var expiresAt: Foundation.Date
             /// - Remark: Generated from `#/components/schemas/Approval/answeredAt`.
@@ -2173,6 +2177,7 @@ extension Components {
             ///   - channel: Where a sign-in comes from, as far as known; show what is there.
             ///   - numberChoices: For a sign-in: three numbers, one of them the number the sign-in's channel shows. The user picks it; a wrong pick denies the request.
             ///   - challenge: 32 bytes, base64url: the challenge the approval payload carries.
+            ///   - relyingPartyId: The relying-party id the approval payload carries.
             ///   - status:
             ///   - createdAt:
             ///   - createdAtMs: createdAt in milliseconds since 1970, as the canonical approval carries it.
@@ -2189,9 +2194,10 @@ extension Components {
                 channel: Components.Schemas.Approval.ChannelPayload? = nil,
                 numberChoices: [Swift.Int]? = nil,
                 challenge: Swift.String,
+                relyingPartyId: Swift.String,
                 status: Components.Schemas.Approval.StatusPayload,
                 createdAt: Foundation.Date,
-                createdAtMs: Swift.Int64? = nil,
+                createdAtMs: Swift.Int64,
                 expiresAt: Foundation.Date,
                 answeredAt: Foundation.Date? = nil,
                 deviceId: Swift.String? = nil,
@@ -2205,6 +2211,7 @@ extension Components {
                 self.channel = channel
                 self.numberChoices = numberChoices
                 self.challenge = challenge
+                self.relyingPartyId = relyingPartyId
                 self.status = status
                 self.createdAt = createdAt
                 self.createdAtMs = createdAtMs
@@ -2222,6 +2229,7 @@ extension Components {
                 case channel
                 case numberChoices
                 case challenge
+                case relyingPartyId
                 case status
                 case createdAt
                 case createdAtMs

@@ -397,11 +397,11 @@ struct APIHandler: APIProtocol {
         guard (1...200).contains(limit) else { throw APIError(.malformedRequest, "limit must be 1-200.") }
         let status = input.query.status.flatMap { ApprovalInfo.Status(rawValue: $0.rawValue) }
         let approvals = try await service.approvals(session: try await session(), status: status, limit: limit)
-        return .ok(.init(body: .json(.init(approvals: approvals.map(Self.approval)))))
+        return .ok(.init(body: .json(.init(approvals: approvals.map(approval)))))
     }
 
     func getApproval(_ input: Operations.GetApproval.Input) async throws -> Operations.GetApproval.Output {
-        .ok(.init(body: .json(Self.approval(try await service.approval(input.path.approvalId, session: try await session())))))
+        .ok(.init(body: .json(approval(try await service.approval(input.path.approvalId, session: try await session())))))
     }
 
     func approveApproval(_ input: Operations.ApproveApproval.Input) async throws -> Operations.ApproveApproval.Output {
@@ -416,15 +416,15 @@ struct APIHandler: APIProtocol {
             appAttestAssertion: body.appAttestAssertion,
             session: try await session()
         )
-        return .ok(.init(body: .json(Self.approval(approval))))
+        return .ok(.init(body: .json(self.approval(approval))))
     }
 
     func denyApproval(_ input: Operations.DenyApproval.Input) async throws -> Operations.DenyApproval.Output {
-        .ok(.init(body: .json(Self.approval(try await service.deny(input.path.approvalId, session: try await session())))))
+        .ok(.init(body: .json(approval(try await service.deny(input.path.approvalId, session: try await session())))))
     }
 
     /// A request as the phone sees it: never the number the channel shows, only the three to pick from.
-    static func approval(_ approval: ApprovalInfo) -> Components.Schemas.Approval {
+    func approval(_ approval: ApprovalInfo) -> Components.Schemas.Approval {
         let channel = approval.channel
         return .init(
             approvalId: approval.id,
@@ -440,6 +440,7 @@ struct APIHandler: APIProtocol {
                 ),
             numberChoices: approval.numberChoices.isEmpty ? nil : approval.numberChoices,
             challenge: Base64URL.encode(approval.challenge),
+            relyingPartyId: service.configuration.relyingPartyID,
             status: Components.Schemas.Approval.StatusPayload(rawValue: approval.status.rawValue) ?? .pending,
             createdAt: approval.createdAt,
             createdAtMs: approval.createdAt.millisecondsSince1970,
@@ -447,7 +448,7 @@ struct APIHandler: APIProtocol {
             answeredAt: approval.answeredAt,
             deviceId: approval.deviceID,
             denyReason: approval.denyReason.flatMap { .init(rawValue: $0) },
-            signedApproval: approval.signedApproval.map(signedApproval)
+            signedApproval: approval.signedApproval.map(Self.signedApproval)
         )
     }
 
