@@ -285,3 +285,126 @@ extension API {
         return try await call(.post, "/v1/approvals/\(try #require(request["approvalId"] as? String))/approval", json: body, token: token)
     }
 }
+
+/// Scan to sign in: the web page's QR code becomes a sign-in request of whoever's phone scans it first, and only the
+/// browser that showed it collects the session.
+@Suite("Scan to sign in (QR)")
+struct QRSignInTests {
+    static func configure(_ configuration: inout ServerConfiguration) {
+        configuration.passkeys.webPageEnabled = true
+        configuration.passkeys.origins = ["https://www.bank.example"]
+        configuration.passkeys.relyingPartyName = "Bank Web"
+    }
+
+    @Test("scanned once, approved with the page's number, collected once by the browser that showed it", arguments: StorageBackend.available)
+    func signIn(backend: StorageBackend) async throws {
+        try await TestServer.run(.live, backend: backend, configure: Self.configure) { api in
+            let key = TestKey()
+            let (user, deviceID) = try await api.enrolled(key)
+            let chrome = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+            let shown = try await api.call(.post, "/v1/qr-sign-ins", headers: [.userAgent: chrome])
+            #expect(shown.status == 201 && shown["url"]?.hasPrefix("https://www.bank.example/web/q/") == true, "\(shown.raw)")
+            #expect(shown["svg"]?.hasPrefix("<svg") == true && shown.headers[.cacheControl] == "no-store")
+            let setCookie = try #require(shown.headers[.setCookie])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Secure"), "\(setCookie)")
+            let cookie = String(try #require(setCookie.split(separator: ";").first))
+            let id = try #require(shown["qrSignInId"])
+            let number = try #require(shown.json["matchNumber"] as? Int)
+            func state(_ cookie: String?) async throws -> Reply {
+                var headers: HTTPFields = [:]
+                if let cookie { headers[.cookie] = cookie }
+                return try await api.call(.post, "/v1/qr-sign-ins/\(id)/session", json: ["installationId": "web-1"], headers: headers)
+            }
+            #expect(try await state(cookie)["status"] == "waiting")
+
+            let url = try #require(shown["url"])
+            let scanned = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": url], token: user.access)
+            #expect(scanned.status == 201 && scanned["requester"] == "Bank Web", "\(scanned.raw)")
+            let channel = scanned.json["channel"] as? [String: String]
+            #expect(channel?["browser"] == "Chrome" && channel?["platform"] == "macOS" && channel?["address"] != nil, "\(scanned.raw)")
+            #expect((scanned.json["numberChoices"] as? [Int])?.contains(number) == true)
+            let replayed = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": url], token: user.access)
+            #expect(replayed.status == 409 && replayed.code == "qr_code_used", "each code once: \(replayed.raw)")
+            #expect(try await state(cookie)["status"] == "scanned")
+
+            // Another customer's phone cannot answer it.
+            let bobKey = TestKey()
+            let (bob, _) = try await api.enrolled(bobKey, username: "bob")
+            let other = try await api.approve(scanned.json, key: bobKey, counter: 1, token: bob.access, number: number)
+            #expect(other.status == 404 && other.code == "approval_not_found", "\(other.raw)")
+
+            let approved = try await api.approve(scanned.json, key: key, counter: 1, token: user.access, number: number)
+            #expect(approved.status == 200 && approved["status"] == "approved", "\(approved.raw)")
+            let signedApproval = approved.json["signedApproval"] as? [String: Any]
+            #expect(signedApproval?["channelBrowser"] as? String == "Chrome" && signedApproval?["number"] as? Int == number)
+
+            // Another browser (no cookie, or its own) learns nothing and gets no session.
+            let stranger = try await state(nil)
+            #expect(stranger.status == 403 && stranger.code == "qr_browser_mismatch", "\(stranger.raw)")
+            let otherPage = try await api.call(.post, "/v1/qr-sign-ins")
+            let otherCookie = String(try #require(otherPage.headers[.setCookie]?.split(separator: ";").first))
+            #expect(try await state(otherCookie).code == "qr_browser_mismatch")
+
+            let collected = try await state(cookie)
+            #expect(collected["status"] == "signed_in", "\(collected.raw)")
+            let tokens = try #require(collected.json["tokens"] as? [String: Any])
+            let me = try await api.call(.get, "/v1/me", token: try #require(tokens["accessToken"] as? String))
+            #expect(me["signInMethod"] == "approval" && me["deviceId"] == deviceID && me["installationId"] == "web-1", "\(me.raw)")
+            let again = try await state(cookie)
+            #expect(again["status"] == "signed_in" && again.json["tokens"] == nil, "the tokens are handed over once")
+        }
+    }
+
+    @Test("refused: a code older than 30 seconds, one that is not the bank's, a wrong number (denied); off without the web page")
+    func refusals() async throws {
+        try await TestServer.run(configure: Self.configure) { api in
+            let key = TestKey()
+            let (user, _) = try await api.enrolled(key)
+            let old = try await api.call(.post, "/v1/qr-sign-ins")
+            api.clock.advance(by: 31)
+            let late = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": try #require(old["url"])], token: user.access)
+            #expect(late.status == 404 && late.code == "qr_code_not_found", "\(late.raw)")
+            let foreign = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": "https://evil.example/web/q/abc"], token: user.access)
+            #expect(foreign.code == "qr_code_not_found")
+
+            let shown = try await api.call(.post, "/v1/qr-sign-ins")
+            let cookie = String(try #require(shown.headers[.setCookie]?.split(separator: ";").first))
+            let number = try #require(shown.json["matchNumber"] as? Int)
+            let scanned = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": try #require(shown["url"])], token: user.access)
+            let wrong = try #require((scanned.json["numberChoices"] as? [Int])?.first { $0 != number })
+            let guessed = try await api.approve(scanned.json, key: key, counter: 1, token: user.access, number: wrong)
+            #expect(guessed.code == "approval_number_mismatch")
+            let state = try await api.call(
+                .post,
+                "/v1/qr-sign-ins/\(try #require(shown["qrSignInId"]))/session",
+                json: ["installationId": "web-1"],
+                headers: [.cookie: cookie]
+            )
+            #expect(state["status"] == "denied", "\(state.raw)")
+        }
+        try await TestServer.run { api in
+            let off = try await api.call(.post, "/v1/qr-sign-ins")
+            #expect(off.status == 404 && off.code == "qr_sign_in_disabled", "\(off.raw)")
+        }
+    }
+
+    @Test("the browser and platform a User-Agent names")
+    func userAgents() {
+        let cases: [(String, String, String)] = [
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+                "Edge", "Windows"
+            ),
+            (
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+                "Safari", "iOS"
+            ),
+            ("Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", "Firefox", "Linux"),
+            ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36", "Chrome", "Linux"),
+            ("curl/8.5.0", "", ""),
+        ]
+        for (agent, browser, platform) in cases {
+            #expect(UserAgentSummary(agent) == UserAgentSummary(browser: browser, platform: platform), "\(agent)")
+        }
+    }
+}

@@ -66,6 +66,16 @@ extension BioAuthFlows {
         }
     }
 
+    /// Opens a web page's sign-in QR code the camera read (`url`, what the code held): the server turns it into this
+    /// customer's sign-in request, with the browser, platform and address the page was opened from. Show it with
+    /// ``ApprovalDetails/summary`` and the three numbers, then ``approve(_:number:)`` with the one the user picks (the
+    /// page shows it beside the code) or ``deny(_:)``. A code is good once, for 30 seconds (`qr_code_used`,
+    /// `qr_code_not_found`).
+    public func openScannedURL(_ url: String) async throws -> ApprovalDetails {
+        try requireInUse(await session.snapshot)
+        return try await withAccessToken { token in try await self.api.scanQRSignIn(url, accessToken: token) }
+    }
+
     /// Denies `approvalID`: the customer did not start it. No biometric is needed to say no.
     public func deny(_ approvalID: String) async throws -> ApprovalDetails {
         try requireInUse(await session.snapshot)

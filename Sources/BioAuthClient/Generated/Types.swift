@@ -252,6 +252,21 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/approvals/{approvalId}/denial`.
     /// - Remark: Generated from `#/paths//v1/approvals/{approvalId}/denial/post(denyApproval)`.
     func denyApproval(_ input: Operations.DenyApproval.Input) async throws -> Operations.DenyApproval.Output
+    /// Scan to sign in, for the web sign-in page: a QR code (usable once, for 30 seconds) that the bank's app scans, and the number to show beside it. The answer sets a cookie that binds the code to this browser: only it collects the session.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/post(createQRSignIn)`.
+    func createQRSignIn(_ input: Operations.CreateQRSignIn.Input) async throws -> Operations.CreateQRSignIn.Output
+    /// Where the QR sign-in stands, asked by the page that showed the code (with its cookie; another browser gets qr_browser_mismatch): waiting, scanned, denied, expired, or signed_in with the session's tokens, handed over once.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins/{qrSignInId}/session`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/{qrSignInId}/session/post(getQRSignInSession)`.
+    func getQRSignInSession(_ input: Operations.GetQRSignInSession.Input) async throws -> Operations.GetQRSignInSession.Output
+    /// The bank's app scanned a web page's QR code: it becomes a sign-in request of this customer's (once, within 30 seconds), shown with where the page was opened and answered with POST /v1/approvals/{approvalId}/approval.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins/scans`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/scans/post(scanQRSignIn)`.
+    func scanQRSignIn(_ input: Operations.ScanQRSignIn.Input) async throws -> Operations.ScanQRSignIn.Output
     /// OpenID CIBA backchannel authentication request: ask a customer to approve, on their phone, a sign-in on the client's channel (no binding_message: number matching) or the operation its binding_message describes. The client authenticates as at the token endpoint and needs scope approvals:write.
     ///
     /// - Remark: HTTP `POST /bc-authorize`.
@@ -805,6 +820,41 @@ extension APIProtocol {
         try await denyApproval(Operations.DenyApproval.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Scan to sign in, for the web sign-in page: a QR code (usable once, for 30 seconds) that the bank's app scans, and the number to show beside it. The answer sets a cookie that binds the code to this browser: only it collects the session.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/post(createQRSignIn)`.
+    internal func createQRSignIn(headers: Operations.CreateQRSignIn.Input.Headers = .init()) async throws -> Operations.CreateQRSignIn.Output {
+        try await createQRSignIn(Operations.CreateQRSignIn.Input(headers: headers))
+    }
+    /// Where the QR sign-in stands, asked by the page that showed the code (with its cookie; another browser gets qr_browser_mismatch): waiting, scanned, denied, expired, or signed_in with the session's tokens, handed over once.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins/{qrSignInId}/session`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/{qrSignInId}/session/post(getQRSignInSession)`.
+    internal func getQRSignInSession(
+        path: Operations.GetQRSignInSession.Input.Path,
+        headers: Operations.GetQRSignInSession.Input.Headers = .init(),
+        body: Operations.GetQRSignInSession.Input.Body
+    ) async throws -> Operations.GetQRSignInSession.Output {
+        try await getQRSignInSession(Operations.GetQRSignInSession.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The bank's app scanned a web page's QR code: it becomes a sign-in request of this customer's (once, within 30 seconds), shown with where the page was opened and answered with POST /v1/approvals/{approvalId}/approval.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins/scans`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/scans/post(scanQRSignIn)`.
+    internal func scanQRSignIn(
+        headers: Operations.ScanQRSignIn.Input.Headers = .init(),
+        body: Operations.ScanQRSignIn.Input.Body
+    ) async throws -> Operations.ScanQRSignIn.Output {
+        try await scanQRSignIn(Operations.ScanQRSignIn.Input(
+            headers: headers,
+            body: body
         ))
     }
     /// OpenID CIBA backchannel authentication request: ask a customer to approve, on their phone, a sign-in on the client's channel (no binding_message: number matching) or the operation its binding_message describes. The client authenticates as at the token endpoint and needs scope approvals:write.

@@ -112,3 +112,16 @@ extension BioAuthAPI {
         )
     }
 }
+
+extension BioAuthAPI {
+    /// A web page's sign-in QR code, scanned: `url` is what the code held. It becomes this customer's sign-in request,
+    /// with where the page was opened; approve it like any other (``approve(_:keyID:counter:number:approvalHash:signature:appAttestAssertion:accessToken:)``).
+    public func scanQRSignIn(_ url: String, accessToken: String) async throws -> ApprovalDetails {
+        try await authorized(accessToken) {
+            switch try await client.scanQRSignIn(.init(body: .json(.init(url: url)))) {
+            case .created(let created): return try Self.approval(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+}

@@ -59,7 +59,7 @@ enum ProblemGuide {
             .userCanFix,
             .none
         )
-        set([.approvalMismatch], .userCanFix, .retry)
+        set([.approvalMismatch, .qrCodeNotFound, .qrCodeUsed], .userCanFix, .retry)
         set([.pinPaymentsDisabled], .userCanFix, .retry)
         // The session or the device's binding is over.
         set([.unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused], .signInAgain, .signInAgain)

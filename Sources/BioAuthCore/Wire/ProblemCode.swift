@@ -271,6 +271,14 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let accessDenied = ProblemCode(rawValue: "access_denied")
     /// CIBA: the request expired before the customer answered it.
     public static let expiredToken = ProblemCode(rawValue: "expired_token")
+    /// Scan to sign in: the scanned code is not this bank's, or is older than 30 seconds.
+    public static let qrCodeNotFound = ProblemCode(rawValue: "qr_code_not_found")
+    /// Scan to sign in: the code was scanned already (each code signs in once).
+    public static let qrCodeUsed = ProblemCode(rawValue: "qr_code_used")
+    /// Scan to sign in: the page asking is not in the browser that showed the code (its cookie is missing or another).
+    public static let qrBrowserMismatch = ProblemCode(rawValue: "qr_browser_mismatch")
+    /// Scan to sign in is off: the deployment does not serve the web sign-in page.
+    public static let qrSignInDisabled = ProblemCode(rawValue: "qr_sign_in_disabled")
 }
 
 extension ProblemCode {
@@ -294,5 +302,6 @@ extension ProblemCode {
         .appAttestEnvironmentMismatch, .appAttestCredentialIDMismatch, .appAttestInvalidSignature, .appAttestCounterReplayed, .appAttestKeyReused,
         .approvalNotFound, .approvalExpired, .approvalAlreadyAnswered, .approvalMismatch, .approvalNumberMismatch, .approvalLimit, .unknownUserID,
         .invalidBindingMessage, .unauthorizedClient, .invalidGrant, .authorizationPending, .slowDown, .accessDenied, .expiredToken,
+        .qrCodeNotFound, .qrCodeUsed, .qrBrowserMismatch, .qrSignInDisabled,
     ]
 }

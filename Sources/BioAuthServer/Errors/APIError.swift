@@ -45,12 +45,12 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
             .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken, .approvalMismatch:
             .unauthorized
-        case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope, .approvalNumberMismatch: .forbidden
+        case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope, .approvalNumberMismatch, .qrBrowserMismatch: .forbidden
         case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound, .webhookEndpointNotFound,
-            .approvalNotFound:
+            .approvalNotFound, .qrCodeNotFound, .qrSignInDisabled:
             .notFound
         case .usernameTaken, .payeeNameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet,
-            .approvalAlreadyAnswered:
+            .approvalAlreadyAnswered, .qrCodeUsed:
             .conflict
         case .paymentExpired, .approvalExpired: .gone
         case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch, .webhookEndpointLimit, .webhookDestinationNotAllowed:

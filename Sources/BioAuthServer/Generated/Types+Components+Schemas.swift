@@ -2240,6 +2240,138 @@ extension Components {
                 case signedApproval
             }
         }
+        /// - Remark: Generated from `#/components/schemas/QRSignIn`.
+        internal struct QRSignIn: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/QRSignIn/qrSignInId`.
+            internal var qrSignInId: Swift.String
+            /// What the QR code encodes: <origin>/web/q/<code>.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QRSignIn/url`.
+            internal var url: Swift.String
+            /// The QR code of url as an SVG image (no script, no style), drawn by the server: show it as an image.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QRSignIn/svg`.
+            internal var svg: Swift.String
+            /// Show it beside the code: the customer picks it on the phone.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QRSignIn/matchNumber`.
+            internal var matchNumber: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/QRSignIn/expiresAt`.
+            internal var expiresAt: Foundation.Date
+            /// Creates a new `QRSignIn`.
+            ///
+            /// - Parameters:
+            ///   - qrSignInId:
+            ///   - url: What the QR code encodes: <origin>/web/q/<code>.
+            ///   - svg: The QR code of url as an SVG image (no script, no style), drawn by the server: show it as an image.
+            ///   - matchNumber: Show it beside the code: the customer picks it on the phone.
+            ///   - expiresAt:
+            internal init(
+                qrSignInId: Swift.String,
+                url: Swift.String,
+                svg: Swift.String,
+                matchNumber: Swift.Int,
+                expiresAt: Foundation.Date
+            ) {
+                self.qrSignInId = qrSignInId
+                self.url = url
+                self.svg = svg
+                self.matchNumber = matchNumber
+                self.expiresAt = expiresAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case qrSignInId
+                case url
+                case svg
+                case matchNumber
+                case expiresAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/QRSignInSessionRequest`.
+        internal struct QRSignInSessionRequest: Codable, Hashable, Sendable {
+            /// The page's installation id, for the session it gets.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QRSignInSessionRequest/installationId`.
+            internal var installationId: Swift.String
+            /// Creates a new `QRSignInSessionRequest`.
+            ///
+            /// - Parameters:
+            ///   - installationId: The page's installation id, for the session it gets.
+            internal init(installationId: Swift.String) {
+                self.installationId = installationId
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case installationId
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.installationId = try container.decode(
+                    Swift.String.self,
+                    forKey: .installationId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "installationId"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/QRSignInState`.
+        internal struct QRSignInState: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/QRSignInState/status`.
+            internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case waiting = "waiting"
+                case scanned = "scanned"
+                case signedIn = "signed_in"
+                case denied = "denied"
+                case expired = "expired"
+            }
+            /// - Remark: Generated from `#/components/schemas/QRSignInState/status`.
+            internal var status: Components.Schemas.QRSignInState.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/QRSignInState/tokens`.
+            internal var tokens: Components.Schemas.SessionTokens?
+            /// Creates a new `QRSignInState`.
+            ///
+            /// - Parameters:
+            ///   - status:
+            ///   - tokens:
+            internal init(
+                status: Components.Schemas.QRSignInState.StatusPayload,
+                tokens: Components.Schemas.SessionTokens? = nil
+            ) {
+                self.status = status
+                self.tokens = tokens
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case status
+                case tokens
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/QRScanRequest`.
+        internal struct QRScanRequest: Codable, Hashable, Sendable {
+            /// What the QR code held.
+            ///
+            /// - Remark: Generated from `#/components/schemas/QRScanRequest/url`.
+            internal var url: Swift.String
+            /// Creates a new `QRScanRequest`.
+            ///
+            /// - Parameters:
+            ///   - url: What the QR code held.
+            internal init(url: Swift.String) {
+                self.url = url
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case url
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.url = try container.decode(
+                    Swift.String.self,
+                    forKey: .url
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "url"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/ApprovalList`.
         internal struct ApprovalList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ApprovalList/approvals`.

@@ -6504,6 +6504,504 @@ internal enum Operations {
             }
         }
     }
+    /// Scan to sign in, for the web sign-in page: a QR code (usable once, for 30 seconds) that the bank's app scans, and the number to show beside it. The answer sets a cookie that binds the code to this browser: only it collects the session.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/post(createQRSignIn)`.
+    internal enum CreateQRSignIn {
+        internal static let id: Swift.String = "createQRSignIn"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/qr-sign-ins/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateQRSignIn.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateQRSignIn.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateQRSignIn.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.CreateQRSignIn.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/POST/responses/201/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// bioauth_qr, HttpOnly, SameSite=Strict, Path=/v1/qr-sign-ins (Secure on https).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/POST/responses/201/headers/Set-Cookie`.
+                    internal var setCookie: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/POST/responses/201/headers/Cache-Control`.
+                    internal enum CacheControlPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case noStore = "no-store"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/POST/responses/201/headers/Cache-Control`.
+                    internal var cacheControl: Operations.CreateQRSignIn.Output.Created.Headers.CacheControlPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - setCookie: bioauth_qr, HttpOnly, SameSite=Strict, Path=/v1/qr-sign-ins (Secure on https).
+                    ///   - cacheControl:
+                    internal init(
+                        setCookie: Swift.String? = nil,
+                        cacheControl: Operations.CreateQRSignIn.Output.Created.Headers.CacheControlPayload? = nil
+                    ) {
+                        self.setCookie = setCookie
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.CreateQRSignIn.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.QRSignIn)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.QRSignIn {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateQRSignIn.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.CreateQRSignIn.Output.Created.Headers = .init(),
+                    body: Operations.CreateQRSignIn.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The code, with its QR image (svg). Show it and matchNumber; replace both when expiresAt passes, unless a phone scanned it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/qr-sign-ins/post(createQRSignIn)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateQRSignIn.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreateQRSignIn.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/qr-sign-ins/post(createQRSignIn)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Where the QR sign-in stands, asked by the page that showed the code (with its cookie; another browser gets qr_browser_mismatch): waiting, scanned, denied, expired, or signed_in with the session's tokens, handed over once.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins/{qrSignInId}/session`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/{qrSignInId}/session/post(getQRSignInSession)`.
+    internal enum GetQRSignInSession {
+        internal static let id: Swift.String = "getQRSignInSession"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/path/qrSignInId`.
+                internal var qrSignInId: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - qrSignInId:
+                internal init(qrSignInId: Swift.String) {
+                    self.qrSignInId = qrSignInId
+                }
+            }
+            internal var path: Operations.GetQRSignInSession.Input.Path
+            /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetQRSignInSession.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetQRSignInSession.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetQRSignInSession.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.QRSignInSessionRequest)
+            }
+            internal var body: Operations.GetQRSignInSession.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.GetQRSignInSession.Input.Path,
+                headers: Operations.GetQRSignInSession.Input.Headers = .init(),
+                body: Operations.GetQRSignInSession.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/responses/200/headers/Cache-Control`.
+                    internal enum CacheControlPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case noStore = "no-store"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Operations.GetQRSignInSession.Output.Ok.Headers.CacheControlPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl:
+                    internal init(cacheControl: Operations.GetQRSignInSession.Output.Ok.Headers.CacheControlPayload? = nil) {
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetQRSignInSession.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/{qrSignInId}/session/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.QRSignInState)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.QRSignInState {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetQRSignInSession.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.GetQRSignInSession.Output.Ok.Headers = .init(),
+                    body: Operations.GetQRSignInSession.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The state; tokens once, when the phone approved.
+            ///
+            /// - Remark: Generated from `#/paths//v1/qr-sign-ins/{qrSignInId}/session/post(getQRSignInSession)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetQRSignInSession.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetQRSignInSession.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/qr-sign-ins/{qrSignInId}/session/post(getQRSignInSession)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The bank's app scanned a web page's QR code: it becomes a sign-in request of this customer's (once, within 30 seconds), shown with where the page was opened and answered with POST /v1/approvals/{approvalId}/approval.
+    ///
+    /// - Remark: HTTP `POST /v1/qr-sign-ins/scans`.
+    /// - Remark: Generated from `#/paths//v1/qr-sign-ins/scans/post(scanQRSignIn)`.
+    internal enum ScanQRSignIn {
+        internal static let id: Swift.String = "scanQRSignIn"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/qr-sign-ins/scans/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ScanQRSignIn.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ScanQRSignIn.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ScanQRSignIn.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/qr-sign-ins/scans/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/scans/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.QRScanRequest)
+            }
+            internal var body: Operations.ScanQRSignIn.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.ScanQRSignIn.Input.Headers = .init(),
+                body: Operations.ScanQRSignIn.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/qr-sign-ins/scans/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/qr-sign-ins/scans/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.Approval)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Approval {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ScanQRSignIn.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ScanQRSignIn.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// The sign-in request.
+            ///
+            /// - Remark: Generated from `#/paths//v1/qr-sign-ins/scans/post(scanQRSignIn)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.ScanQRSignIn.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.ScanQRSignIn.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/qr-sign-ins/scans/post(scanQRSignIn)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// OpenID CIBA backchannel authentication request: ask a customer to approve, on their phone, a sign-in on the client's channel (no binding_message: number matching) or the operation its binding_message describes. The client authenticates as at the token endpoint and needs scope approvals:write.
     ///
     /// - Remark: HTTP `POST /bc-authorize`.

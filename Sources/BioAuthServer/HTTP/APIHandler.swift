@@ -423,6 +423,43 @@ struct APIHandler: APIProtocol {
         .ok(.init(body: .json(approval(try await service.deny(input.path.approvalId, session: try await session())))))
     }
 
+    func createQRSignIn(_ input: Operations.CreateQRSignIn.Input) async throws -> Operations.CreateQRSignIn.Output {
+        let issued = try await service.createQRSignIn()
+        // Only this browser collects the session: the cookie goes back with the page's requests to /v1/qr-sign-ins only.
+        let secure = issued.url.hasPrefix("https://") ? "; Secure" : ""
+        BearerTokenMiddleware.responseCookies?.add(
+            "\(BioAuthService.qrCookieName)=\(issued.browserCookie); Path=/v1/qr-sign-ins; HttpOnly; SameSite=Strict; Max-Age=600\(secure)"
+        )
+        return .created(
+            .init(
+                headers: .init(cacheControl: .noStore),
+                body: .json(
+                    .init(qrSignInId: issued.id, url: issued.url, svg: issued.svg, matchNumber: issued.matchNumber, expiresAt: issued.expiresAt)
+                )
+            )
+        )
+    }
+
+    func getQRSignInSession(_ input: Operations.GetQRSignInSession.Input) async throws -> Operations.GetQRSignInSession.Output {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        let state = try await service.qrSignInState(
+            input.path.qrSignInId,
+            browserCookie: BearerTokenMiddleware.cookie(BioAuthService.qrCookieName),
+            installationID: body.installationId
+        )
+        return .ok(
+            .init(
+                headers: .init(cacheControl: .noStore),
+                body: .json(.init(status: .init(rawValue: state.status.rawValue) ?? .waiting, tokens: state.tokens.map(Self.tokens)))
+            )
+        )
+    }
+
+    func scanQRSignIn(_ input: Operations.ScanQRSignIn.Input) async throws -> Operations.ScanQRSignIn.Output {
+        guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
+        return .created(.init(body: .json(approval(try await service.scanQRSignIn(body.url, session: try await session())))))
+    }
+
     /// A request as the phone sees it: never the number the channel shows, only the three to pick from.
     func approval(_ approval: ApprovalInfo) -> Components.Schemas.Approval {
         let channel = approval.channel

@@ -29,6 +29,7 @@ struct CredentialMiddleware: ServerMiddleware {
         "authorizePaymentWithBiometrics": .session, "authorizePaymentWithPIN": .session, "cancelPayment": .session,
         "listAuditEvents": .session,
         "listApprovals": .session, "getApproval": .session, "approveApproval": .session, "denyApproval": .session,
+        "scanQRSignIn": .session,
         "introspectToken": .service(scope: "sessions:introspect"), "registerPayee": .service(scope: "payees:write"),
         "createServicePayment": .service(scope: "payments:write"),
         "createWebhookEndpoint": .service(scope: "webhooks:write"), "listWebhookEndpoints": .service(scope: "webhooks:write"),

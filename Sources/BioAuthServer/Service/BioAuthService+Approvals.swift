@@ -523,7 +523,7 @@ extension BioAuthService {
     }
 
     /// A uniformly random number in `range`.
-    private func randomNumber(in range: ClosedRange<Int>) -> Int {
+    func randomNumber(in range: ClosedRange<Int>) -> Int {
         let span = UInt32(range.count)
         // Rejection sampling: no value is more likely than another.
         let limit = UInt32.max - UInt32.max % span
@@ -534,7 +534,7 @@ extension BioAuthService {
     }
 
     /// Three distinct numbers, `match` among them at a random place.
-    private func numberChoices(around match: Int) -> [Int] {
+    func numberChoices(around match: Int) -> [Int] {
         var choices = [match]
         while choices.count < 3 {
             let other = randomNumber(in: 10...99)

@@ -387,6 +387,20 @@ enum Migrations {
                 "ALTER TABLE service_clients ADD COLUMN display_name TEXT",
             ]
         ),
+        (
+            19, "QR codes that sign a web page in once the customer's phone approves (scan to sign in)",
+            [
+                // code_hash: SHA-256 of the code in the QR; browser_hash: SHA-256 of the cookie set with it, which the page
+                // must present to collect the session. approval_id: the request made when a phone scanned it.
+                """
+                CREATE TABLE qr_sign_ins (
+                    id TEXT PRIMARY KEY, code_hash TEXT NOT NULL UNIQUE, browser_hash TEXT NOT NULL, channel_browser TEXT,
+                    channel_platform TEXT, channel_address TEXT, match_number INTEGER NOT NULL, created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL, approval_id TEXT, scanned_at BIGINT)
+                """,
+                "CREATE INDEX qr_sign_ins_by_expiry ON qr_sign_ins (expires_at)",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -35,6 +35,10 @@ final class DeviceSession: @unchecked Sendable {
                                              pay a payee the bank registered (its registered name is shown)
           pending                            the payments waiting for you: yours and the bank's requests
           pay PAYMENT_ID | pay-pin PAYMENT_ID PIN
+          approvals                          requests to approve what started elsewhere (the call centre, a web page)
+          scan URL                           open a web page's sign-in QR code (what the camera read)
+          approve APPROVAL_ID [NUMBER] | deny APPROVAL_ID
+                                             answer a request; a sign-in needs the number its page or channel shows
           devices | revoke DEVICE_ID | disable-biometrics | signout
           help | quit
         """
@@ -158,6 +162,28 @@ final class DeviceSession: @unchecked Sendable {
             try require(2, "pay-pin PAYMENT_ID PIN")
             let paid = try await flows.pay(arguments[0], pin: arguments[1])
             write("✓ paid \(PromptCopy(language: language).amount(paid.amount)) to \(paid.payeeName) with the PIN; receipt verified")
+        case "approvals":
+            let pending = try await flows.pendingApprovals()
+            if pending.isEmpty { write("no requests waiting") }
+            for approval in pending { write(describe(approval)) }
+        case "scan":
+            try require(1, "scan URL")
+            write(describe(try await flows.openScannedURL(arguments[0])))
+        case "approve":
+            try require(1, "approve APPROVAL_ID [NUMBER]")
+            let approval = try await phone.api.approval(arguments[0], accessToken: try await flows.accessToken())
+            let number = try arguments.dropFirst().first.map { text -> Int in
+                guard let number = Int(text) else { throw DeviceCommandError.usage("approve APPROVAL_ID [NUMBER]: the number is 10-99") }
+                return number
+            }
+            let approved = try await prompting { try await flows.approve(approval, number: number) }
+            write(
+                "✓ approved; the signed approval verifies with the server's receipt key (\(approved.signedApproval?.amr.joined(separator: " ") ?? "-"))"
+            )
+        case "deny":
+            try require(1, "deny APPROVAL_ID")
+            _ = try await flows.deny(arguments[0])
+            write("✓ denied")
         case "devices":
             for device in try await phone.api.devices(accessToken: try await flows.accessToken()) {
                 write("  \(device.id)  \(device.biometryKind)  \(device.name)\(device.revokedAt == nil ? "" : "  (revoked)")")
@@ -175,6 +201,14 @@ final class DeviceSession: @unchecked Sendable {
         default:
             throw DeviceCommandError.usage("unknown command \(command); try help")
         }
+    }
+
+    /// A request as the phone lists it: what the prompt will say, and the numbers to pick from for a sign-in.
+    private func describe(_ approval: ApprovalDetails) -> String {
+        let reason = PromptCopy(language: phone.language).approvalReason(approval.summary)
+        let from = approval.channel.address.isEmpty ? "" : " from \(approval.channel.address)"
+        let numbers = approval.numberChoices.isEmpty ? "" : "  pick one: \(approval.numberChoices.map(String.init).joined(separator: " "))"
+        return "  \(approval.id)  “\(reason)”\(from)\(numbers)  until \(approval.expiresAt)"
     }
 
     /// The three flags such apps keep, said in words: whether a session is alive, whether biometric sign-in is on,

@@ -8,20 +8,27 @@ const TEXT = {
     signInPasskey: "Sign in with a passkey", passkeyHint: "No username needed: your device shows the passkeys it holds for this bank.",
     passkeys: "Passkeys", createPasskey: "Create a passkey", signOut: "Sign out", revoke: "Revoke",
     paymentsHint: "Passkeys sign you in. Payments are still approved on your phone with Face ID or Touch ID, or with your payment PIN.",
-    who: (name, method) => `Signed in as ${name} (${method}).`, methods: { password: "password", passkey: "passkey", biometric: "Face ID / Touch ID" },
+    who: (name, method) => `Signed in as ${name} (${method}).`,
+    methods: { password: "password", passkey: "passkey", biometric: "Face ID / Touch ID", approval: "approved on your phone" },
     none: "No passkey yet.", created: "Passkey created.", revoked: "Passkey revoked.", signedOut: "Signed out.",
     synced: "synced", deviceBound: "this device only", lastUsed: "last used", never: "never used", revokedAt: "revoked",
     cancelled: "Cancelled.", unsupported: "This browser cannot use passkeys.",
+    scanTitle: "Scan with your bank's app", scanNumber: "Then pick this number on your phone:", qrAlt: "QR code to sign in with your bank's app",
+    qrScanned: "Scanned. Confirm on your phone.", qrDenied: "Declined on the phone. Scan the new code to try again.",
+    qrRefreshed: "A new code every 30 seconds.",
   },
   "zh-Hans": {
     title: "登录", account: "我的账户", switch: "English", username: "用户名", password: "密码", signIn: "登录", or: "或",
     signInPasskey: "使用通行密钥登录", passkeyHint: "无需输入用户名：设备会列出它为本行保存的通行密钥。",
     passkeys: "通行密钥", createPasskey: "创建通行密钥", signOut: "退出登录", revoke: "撤销",
     paymentsHint: "通行密钥用于登录。付款仍需在手机上用面容 ID 或触控 ID，或支付密码确认。",
-    who: (name, method) => `已登录：${name}（${method}）。`, methods: { password: "密码", passkey: "通行密钥", biometric: "面容 ID / 触控 ID" },
+    who: (name, method) => `已登录：${name}（${method}）。`,
+    methods: { password: "密码", passkey: "通行密钥", biometric: "面容 ID / 触控 ID", approval: "手机确认" },
     none: "尚无通行密钥。", created: "已创建通行密钥。", revoked: "已撤销通行密钥。", signedOut: "已退出登录。",
     synced: "已同步", deviceBound: "仅限此设备", lastUsed: "上次使用", never: "从未使用", revokedAt: "已撤销",
     cancelled: "已取消。", unsupported: "此浏览器无法使用通行密钥。",
+    scanTitle: "用银行 App 扫码登录", scanNumber: "然后在手机上选择此数字：", qrAlt: "用银行 App 扫描此二维码登录",
+    qrScanned: "已扫描，请在手机上确认。", qrDenied: "已在手机上拒绝。请扫描新的二维码重试。", qrRefreshed: "二维码每 30 秒更新一次。",
   },
 };
 
@@ -113,6 +120,7 @@ function fail(error) {
 }
 
 async function showSignedIn() {
+  stopQRCode();
   const me = await api("GET", "/v1/me");
   $("who").textContent = t("who")(me.username, t("methods")[me.signInMethod] || me.signInMethod);
   const { passkeys } = await api("GET", "/v1/passkeys");
@@ -187,6 +195,61 @@ async function revokePasskey(id) {
   say(t("revoked"), "ok");
 }
 
+// Scan to sign in: the server draws a QR code (usable once, for 30 seconds) and sets a cookie that binds it to this
+// browser; the page asks once a second whether the phone approved, and gets the session's tokens when it did.
+let qr = null; // {qrSignInId, expiresAt}
+let qrTimer = null;
+
+async function showQRCode() {
+  const issued = await api("POST", "/v1/qr-sign-ins");
+  qr = { id: issued.qrSignInId, expiresAt: Date.parse(issued.expiresAt) };
+  const image = $("qr-image");
+  if (image.src.startsWith("blob:")) URL.revokeObjectURL(image.src);
+  image.src = URL.createObjectURL(new Blob([issued.svg], { type: "image/svg+xml" }));
+  image.alt = t("qrAlt");
+  image.dataset.url = issued.url;
+  $("qr-number").textContent = String(issued.matchNumber);
+  $("qr-number-line").hidden = false;
+  qrSay("qrRefreshed");
+}
+
+/// The QR code's state line, kept in the page's language when it is switched.
+function qrSay(key) {
+  const line = $("qr-state");
+  line.dataset.text = key;
+  line.textContent = t(key);
+}
+
+async function pollQRCode() {
+  if (session || !qr) return;
+  const state = await api("POST", `/v1/qr-sign-ins/${encodeURIComponent(qr.id)}/session`, { installationId: installationId() });
+  if (state.status === "signed_in" && state.tokens) {
+    stopQRCode();
+    session = state.tokens;
+    say("");
+    await showSignedIn();
+  } else if (state.status === "scanned") {
+    qrSay("qrScanned");
+  } else if (state.status === "denied") {
+    await showQRCode();
+    qrSay("qrDenied");
+  } else if (state.status === "expired" || (state.status === "waiting" && Date.now() >= qr.expiresAt)) {
+    await showQRCode();
+  }
+}
+
+function startQRCode() {
+  if (qrTimer) return;
+  showQRCode().catch(fail);
+  qrTimer = setInterval(() => pollQRCode().catch(fail), 1000);
+}
+
+function stopQRCode() {
+  clearInterval(qrTimer);
+  qrTimer = null;
+  qr = null;
+}
+
 async function signOut() {
   try { await api("DELETE", "/v1/sessions/current"); } finally {
     session = null;
@@ -197,6 +260,7 @@ async function signOut() {
     $("heading").dataset.text = "title";
     applyLanguage();
     say(t("signedOut"), "ok");
+    startQRCode();
   }
 }
 
@@ -207,4 +271,5 @@ document.addEventListener("DOMContentLoaded", () => {
   $("passkey-sign-in").addEventListener("click", () => signInWithPasskey().catch(fail));
   $("create-passkey").addEventListener("click", () => createPasskey().catch(fail));
   $("sign-out").addEventListener("click", () => signOut().catch(fail));
+  startQRCode();
 });

@@ -56,6 +56,11 @@ struct ApprovalsTable: Table {
         try await select().where("id", .equal, id).where("account_id", .equal, account).first().map(ApprovalInfo.init(row:))
     }
 
+    /// The request `id`, whoever's it is: for the QR code that made it, which the rules hold to its browser.
+    func find(_ id: String) async throws -> ApprovalInfo? {
+        try await select().where("id", .equal, id).first().map(ApprovalInfo.init(row:))
+    }
+
     /// The request whose CIBA `auth_req_id` hashes to `hash`, whichever client's: the rules check that it is the caller's.
     func find(authRequestHash hash: String) async throws -> ApprovalInfo? {
         try await select().where("auth_req_hash", .equal, hash).first().map(ApprovalInfo.init(row:))
