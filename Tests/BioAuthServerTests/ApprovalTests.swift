@@ -178,6 +178,21 @@ struct ApprovalTests {
             let wrongSecret = ServiceClients.Credentials(clientID: client.clientID, secret: "not-the-secret")
             let refused = try await api.backchannel(wrongSecret, ["login_hint": "alice"])
             #expect(refused.status == 401 && refused["error"] == "invalid_client", "\(refused.raw)")
+            // The client is checked before the parameters: without credentials, a malformed request is invalid_client too.
+            let anonymous = try await api.call(
+                .post,
+                "/bc-authorize",
+                body: "scope=&login_hint=",
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
+            #expect(anonymous.status == 401 && anonymous["error"] == "invalid_client", "\(anonymous.raw)")
+            let anonymousPoll = try await api.call(
+                .post,
+                "/oauth/token",
+                body: "grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba",
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
+            #expect(anonymousPoll.status == 401 && anonymousPoll["error"] == "invalid_client", "\(anonymousPoll.raw)")
             #expect(try await api.cibaToken(payer, "someone-elses")["error"] == "unauthorized_client")
             #expect(try await api.cibaToken(client, "not-a-handle")["error"] == "invalid_grant")
         }

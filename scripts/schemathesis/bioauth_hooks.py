@@ -38,13 +38,15 @@ PIN = "258046"
 ISOLATED = {"DELETE /v1/sessions/current", "PUT /v1/me/password"}
 # Operations of the service clients, with credentials of their own.
 TOKEN_ENDPOINT = "POST /oauth/token"
+# OpenID CIBA's request endpoint: client credentials in HTTP Basic, as at the token endpoint.
+BACKCHANNEL = "POST /bc-authorize"
 INTROSPECTION = "POST /oauth/introspect"
 SERVICE_PAYMENT = "POST /v1/service/payments"
 WEBHOOKS = {
     "POST /v1/service/webhook-endpoints", "GET /v1/service/webhook-endpoints", "DELETE /v1/service/webhook-endpoints/{endpointId}",
     "POST /v1/service/webhook-endpoints/{endpointId}/secret-rotations", "GET /v1/service/webhook-endpoints/{endpointId}/deliveries",
 }
-SERVICE = {TOKEN_ENDPOINT, INTROSPECTION, SERVICE_PAYMENT, "POST /v1/service/payees"} | WEBHOOKS
+SERVICE = {TOKEN_ENDPOINT, BACKCHANNEL, INTROSPECTION, SERVICE_PAYMENT, "POST /v1/service/payees"} | WEBHOOKS
 REGISTERED_PAYEE = "st-coffee-1"
 CLIENT_ID = os.environ.get("BIOAUTH_SERVICE_CLIENT_ID", "")
 CLIENT_SECRET = os.environ.get("BIOAUTH_SERVICE_CLIENT_SECRET", "")
@@ -130,7 +132,7 @@ def service_token():
     cache_by_key=lambda case, ctx: case.operation.label if case.operation.label in ISOLATED | SERVICE else "shared")
 class BearerToken:
     def get(self, case, ctx):
-        if case.operation.label == TOKEN_ENDPOINT:
+        if case.operation.label in (TOKEN_ENDPOINT, BACKCHANNEL):
             return client_basic()
         if case.operation.label in SERVICE:
             token = service_token()

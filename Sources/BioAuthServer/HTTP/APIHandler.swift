@@ -564,18 +564,20 @@ struct APIHandler: APIProtocol {
         guard case .urlEncodedForm(let form) = input.body else {
             throw APIError(.malformedRequest, "Send a form (application/x-www-form-urlencoded).")
         }
-        guard form.scope.utf8.count <= 512 else { throw APIError(.malformedRequest, "scope is longer than 512 bytes.") }
-        let request = try ApprovalRequest(
-            scope: form.scope,
-            loginHint: form.loginHint,
-            idTokenHint: form.idTokenHint,
-            loginHintToken: form.loginHintToken,
-            bindingMessage: form.bindingMessage,
-            requestedExpiry: form.requestedExpiry,
-            notificationToken: form.clientNotificationToken
-        )
         let credentials = BearerTokenMiddleware.clientCredentials
-        let issued = try await service.requestApproval(clientID: credentials?.id, secret: credentials?.secret, request)
+        let issued = try await service.requestApproval(clientID: credentials?.id, secret: credentials?.secret) {
+            // Read once the client is authenticated: without its credentials, the request is invalid_client whatever it holds.
+            guard form.scope.utf8.count <= 512 else { throw APIError(.malformedRequest, "scope is longer than 512 bytes.") }
+            return try ApprovalRequest(
+                scope: form.scope,
+                loginHint: form.loginHint,
+                idTokenHint: form.idTokenHint,
+                loginHintToken: form.loginHintToken,
+                bindingMessage: form.bindingMessage,
+                requestedExpiry: form.requestedExpiry,
+                notificationToken: form.clientNotificationToken
+            )
+        }
         return .ok(
             .init(
                 headers: .init(cacheControl: .noStore),

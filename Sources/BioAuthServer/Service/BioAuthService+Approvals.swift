@@ -152,14 +152,10 @@ extension BioAuthService {
     func requestApproval(
         clientID: String?,
         secret: String?,
-        _ request: ApprovalRequest,
+        _ parse: @escaping @Sendable () throws -> ApprovalRequest,
         from address: String? = ClientAddress.current
     ) async throws -> IssuedApprovalRequest {
         let policy = configuration.approvals
-        let lifetime = request.requestedExpiry ?? Int(policy.lifetime)
-        guard lifetime <= Int(policy.maxLifetime) else {
-            throw APIError(.malformedRequest, "requested_expiry is at most \(Int(policy.maxLifetime)) seconds.")
-        }
         try await rateLimitShared(
             "oauth-token:" + (address ?? "unknown"),
             name: .oauthToken,
@@ -167,10 +163,18 @@ extension BioAuthService {
             window: configuration.rateLimitWindow
         )
         let authRequestID = newSecret()
-        let match = kindOfRequest(request) == .signIn ? randomNumber(in: 10...99) : nil
-        let choices = match.map(numberChoices(around:)) ?? []
+        let signInNumber = randomNumber(in: 10...99)
+        let signInChoices = numberChoices(around: signInNumber)
         return try await commit { db in
+            // The client first: a request without its credentials is invalid_client, whatever its parameters.
             let client = try await authenticatedClient(clientID, secret: secret, scope: "approvals:write", on: db)
+            let request = try parse()
+            let lifetime = request.requestedExpiry ?? Int(policy.lifetime)
+            guard lifetime <= Int(policy.maxLifetime) else {
+                throw APIError(.malformedRequest, "requested_expiry is at most \(Int(policy.maxLifetime)) seconds.")
+            }
+            let kind = kindOfRequest(request)
+            let match = kind == .signIn ? signInNumber : nil
             try await rateLimit(
                 "approvals-client:" + client.id,
                 name: .approvalClient,
@@ -201,13 +205,13 @@ extension BioAuthService {
             let approval = ApprovalInfo(
                 id: newID(),
                 accountID: account.id,
-                kind: kindOfRequest(request),
+                kind: kind,
                 clientID: client.id,
                 requester: client.displayName ?? client.name,
                 bindingMessage: request.bindingMessage,
                 channel: .unknown,
                 matchNumber: match,
-                numberChoices: choices,
+                numberChoices: match == nil ? [] : signInChoices,
                 challenge: random.bytes(32),
                 status: .pending,
                 createdAt: now,
@@ -380,9 +384,6 @@ extension BioAuthService {
     ) async throws
         -> RedeemedApproval
     {
-        guard let authRequestID, (1...256).contains(authRequestID.utf8.count) else {
-            throw APIError(.malformedRequest, "auth_req_id is required with the CIBA grant.")
-        }
         try await rateLimitShared(
             "oauth-token:" + (address ?? "unknown"),
             name: .oauthToken,
@@ -391,6 +392,9 @@ extension BioAuthService {
         )
         return try await commit { db in
             let client = try await authenticatedClient(clientID, secret: secret, scope: "approvals:write", on: db)
+            guard let authRequestID, (1...256).contains(authRequestID.utf8.count) else {
+                throw Refusal(APIError(.malformedRequest, "auth_req_id is required with the CIBA grant."))
+            }
             guard let found = try await db.approvals.find(authRequestHash: Self.tokenHash(authRequestID)), found.clientID == client.id else {
                 throw Refusal(APIError(.invalidGrant, "auth_req_id is not one of this client's requests."))
             }
