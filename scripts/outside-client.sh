@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The outside-client rule for approvals: scripts/outside-client/ciba_client.py, an OpenID CIBA client and a phone written
+# from docs/PROTOCOL.md alone in Python, against a real `bioauth serve` on loopback. Needs `swift build` first and
+# Python's `cryptography` (installed with pip when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=.build-outside-client
+rm -rf "$out" && mkdir -p "$out"
+python3 -c 'import cryptography' 2>/dev/null || pip install --quiet cryptography
+
+binary="$(swift build --show-bin-path)/bioauth"
+[[ -x "$binary" ]] || swift build --product bioauth
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+credentials=$("$binary" admin service create call-centre --scope approvals:write --database "$out/bioauth.sqlite")
+client_id=$(awk '/^client_id:/ {print $2}' <<< "$credentials")
+client_secret=$(awk '/^client_secret:/ {print $2}' <<< "$credentials")
+"$binary" admin service display-name "$client_id" "Bank Call Centre" --database "$out/bioauth.sqlite" > /dev/null
+"$binary" serve --host 127.0.0.1 --port "$port" --database "$out/bioauth.sqlite" --bcrypt-cost 4 --rp-id bank.example \
+    --receipt-key "$out/receipt-key.pem" --pin-key "$out/pin-key" --log-level warning > "$out/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+    python3 -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=1)" "http://127.0.0.1:$port/healthz" \
+        2>/dev/null && break
+    sleep 0.2
+done
+python3 scripts/outside-client/ciba_client.py "http://127.0.0.1:$port" "$client_id" "$client_secret" bank.example

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""An OpenID CIBA client and a phone written from docs/PROTOCOL.md alone (Python's standard library and `cryptography`),
+run against a live `bioauth serve` by scripts/outside-client.sh. It shows that the protocol as documented is enough:
+
+- the bank's backend asks through POST /bc-authorize and polls the token endpoint with the CIBA grant, reading OAuth's
+  `error` member (authorization_pending, slow_down, access_denied, expired_token, invalid_grant);
+- the phone lists its approval requests, builds the canonical approval of what it shows, signs the `approval` payload
+  with its P-256 device key and answers;
+- the backend verifies the signed approval offline with the published receipt key, and for a sign-in uses the session.
+
+Usage: ciba_client.py BASE_URL CLIENT_ID CLIENT_SECRET RELYING_PARTY_ID
+"""
+import base64
+import hashlib
+import json
+import struct
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+BASE, CLIENT_ID, CLIENT_SECRET, RP_ID = sys.argv[1:5]
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def field(value: bytes) -> bytes:
+    return struct.pack(">H", len(value)) + value
+
+
+def request(method, path, json_body=None, form=None, token=None, basic=False):
+    headers = {"Accept": "application/json"}
+    data = None
+    if json_body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(json_body).encode()
+    if form is not None:
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+        data = urllib.parse.urlencode(form).encode()
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    if basic:
+        credentials = urllib.parse.quote(CLIENT_ID, safe="") + ":" + urllib.parse.quote(CLIENT_SECRET, safe="")
+        headers["Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode()
+    req = urllib.request.Request(BASE + path, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as response:
+            body = response.read()
+            return response.status, (json.loads(body) if body else {})
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def check(condition, message):
+    if not condition:
+        raise SystemExit("outside client: FAILED: " + message)
+    print("outside client: ok:", message)
+
+
+# The signed payload, version 1: "BIOAUTH" 0x00, version, purpose, relying party, challenge, key id, counter, hash.
+def payload(purpose, challenge, key_id, counter, hash_=b""):
+    return (b"BIOAUTH\x00" + bytes([1]) + field(purpose.encode()) + field(RP_ID.encode()) + field(challenge) + field(key_id)
+            + struct.pack(">Q", counter) + field(hash_))
+
+
+# The canonical approval, built from what the phone shows.
+def canonical_approval(request_, number):
+    channel = request_.get("channel") or {}
+    return (b"BIOAUTH\x00" + bytes([1]) + field(b"approval") + field(request_["approvalId"].encode())
+            + field(request_["kind"].encode()) + field(request_["requester"].encode())
+            + field(request_.get("bindingMessage", "").encode()) + field(channel.get("browser", "").encode())
+            + field(channel.get("platform", "").encode()) + field(channel.get("address", "").encode())
+            + bytes([number if request_["kind"] == "sign_in" else 0]) + struct.pack(">Q", request_["createdAtMs"]))
+
+
+# The signed approval's bytes, from its members.
+def approved_bytes(signed):
+    approval = {
+        "approvalId": signed["approvalId"], "kind": signed["kind"], "requester": signed["requester"],
+        "bindingMessage": signed.get("bindingMessage", ""), "createdAtMs": signed["createdAtMs"],
+        "channel": {"browser": signed.get("channelBrowser", ""), "platform": signed.get("channelPlatform", ""),
+                    "address": signed.get("channelAddress", "")},
+    }
+    approval_hash = hashlib.sha256(canonical_approval(approval, signed.get("number", 0))).digest()
+    return (b"BIOAUTH\x00" + bytes([1]) + field(b"approved") + field(unb64url(signed["keyId"])) + field(approval_hash)
+            + field(signed["accountId"].encode()) + field(unb64url(signed["deviceKeyId"]))
+            + field(" ".join(signed["amr"]).encode()) + struct.pack(">Q", signed["approvedAtMs"]))
+
+
+class Phone:
+    """The customer's phone: a P-256 key registered to the account, a counter, the access token."""
+
+    def __init__(self, username, password):
+        request("POST", "/v1/accounts", {"username": username, "password": password})
+        status, tokens = request("POST", "/v1/sessions", {"username": username, "password": password, "installationId": "py-phone-1"})
+        check(status == 201, f"{username} signs in with the password")
+        self.token = tokens["accessToken"]
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        public = self.key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        self.key_id = hashlib.sha256(public).digest()
+        self.counter = 0
+        status, challenge = request("POST", "/v1/devices/challenges", token=self.token)
+        signature = self.key.sign(payload("register", unb64url(challenge["challenge"]), self.key_id, 0), ec.ECDSA(hashes.SHA256()))
+        status, device = request("POST", "/v1/devices", {
+            "challengeId": challenge["challengeId"], "publicKey": b64url(public), "keyId": b64url(self.key_id),
+            "biometryKind": "faceID", "deviceName": "Python phone", "counter": 0, "signature": b64url(signature)}, token=self.token)
+        check(status == 201, f"{username}'s phone registers its key")
+
+    def pending(self):
+        status, listed = request("GET", "/v1/approvals?status=pending", token=self.token)
+        check(status == 200, "the phone lists its pending requests")
+        return listed["approvals"]
+
+    def approve(self, request_, number=None):
+        self.counter += 1
+        approval_hash = hashlib.sha256(canonical_approval(request_, number or 0)).digest()
+        signed = payload("approval", unb64url(request_["challenge"]), self.key_id, self.counter, approval_hash)
+        body = {"keyId": b64url(self.key_id), "counter": self.counter, "approvalHash": b64url(approval_hash),
+                "signature": b64url(self.key.sign(signed, ec.ECDSA(hashes.SHA256())))}
+        if number is not None:
+            body["number"] = number
+        return request("POST", f"/v1/approvals/{request_['approvalId']}/approval", body, token=self.token)
+
+
+def poll(auth_req_id):
+    return request("POST", "/oauth/token", form={"grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": auth_req_id}, basic=True)
+
+
+def main():
+    phone = Phone("py-alice", "correct horse battery")
+    _, keys = request("GET", "/v1/receipt-keys")
+    receipt_keys = [ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(k["publicKey"])) for k in keys["keys"]]
+
+    # An operation, approved.
+    message = "Raise the daily transfer limit to ¥50,000"
+    status, asked = request("POST", "/bc-authorize", form={"scope": "openid", "login_hint": "py-alice", "binding_message": message}, basic=True)
+    check(status == 200 and len(unb64url(asked["auth_req_id"])) == 32 and asked["interval"] >= 1, "bc-authorize answers auth_req_id, expires_in, interval")
+    status, pending = poll(asked["auth_req_id"])
+    check(status == 400 and pending.get("error") == "authorization_pending", "the token endpoint says authorization_pending")
+    status, too_soon = poll(asked["auth_req_id"])
+    check(status == 400 and too_soon.get("error") == "slow_down", "polling sooner than the interval is slow_down")
+    request_ = phone.pending()[0]
+    check(request_["bindingMessage"] == message and request_["kind"] == "operation", "the phone shows the message verbatim")
+    status, approved = phone.approve(request_)
+    check(status == 200 and approved["status"] == "approved", "the phone approves with its key")
+    time.sleep(asked["interval"] + 5.5)  # the interval grew by 5 with the slow_down
+    status, token = poll(asked["auth_req_id"])
+    check(status == 200 and "signedApproval" in token and "access_token" not in token, "the client collects the signed approval")
+    signed = token["signedApproval"]
+    verified = False
+    for key in receipt_keys:
+        try:
+            key.verify(unb64url(signed["signature"]), approved_bytes(signed), ec.ECDSA(hashes.SHA256()))
+            verified = True
+        except InvalidSignature:
+            pass
+    check(verified and signed["bindingMessage"] == message, "the signed approval verifies offline with the receipt key")
+    time.sleep(asked["interval"] + 10.5)
+    status, again = poll(asked["auth_req_id"])
+    check(status == 400 and again.get("error") == "invalid_grant", "the outcome is handed over once")
+
+    # A sign-in with number matching: a wrong pick denies, the right one starts a session.
+    status, asked = request("POST", "/bc-authorize", form={"scope": "openid", "login_hint": "py-alice"}, basic=True)
+    number = asked["match_number"]
+    request_ = phone.pending()[0]
+    check(number in request_["numberChoices"] and len(request_["numberChoices"]) == 3, "the phone offers three numbers, the channel's among them")
+    status, refused = phone.approve(request_, [n for n in request_["numberChoices"] if n != number][0])
+    check(status == 403 and refused["code"] == "approval_number_mismatch", "a wrong pick is refused")
+    status, denied = poll(asked["auth_req_id"])
+    check(status == 400 and denied.get("error") == "access_denied", "and the client hears access_denied")
+
+    status, asked = request("POST", "/bc-authorize", form={"scope": "openid", "login_hint": "py-alice"}, basic=True)
+    request_ = phone.pending()[0]
+    status, approved = phone.approve(request_, asked["match_number"])
+    check(status == 200, "the right number approves")
+    status, token = poll(asked["auth_req_id"])
+    check(status == 200 and token["token_type"] == "Bearer" and "refresh_token" in token, "a sign-in hands over the customer's session")
+    status, me = request("GET", "/v1/me", token=token["access_token"])
+    check(status == 200 and me["signInMethod"] == "approval" and me["username"] == "py-alice", "the session is the customer's, approved on the phone")
+
+    status, bad = request("POST", "/bc-authorize", form={"scope": "profile", "login_hint": "py-alice"}, basic=True)
+    check(status == 400 and bad.get("error") == "invalid_scope", "a scope without openid is invalid_scope")
+    status, nobody = request("POST", "/bc-authorize", form={"scope": "openid", "login_hint": "nobody-here"}, basic=True)
+    check(status == 400 and nobody.get("error") == "unknown_user_id", "an unknown customer is unknown_user_id")
+    print("outside client: all checks passed")
+
+
+main()
