@@ -32,6 +32,7 @@ extension InABrowser {
         }
 
         static func withScene(_ body: (Scene, HTTPClient) async throws -> Void) async throws {
+            let callCentreCredentials = Mutex<ServiceClients.Credentials?>(nil)
             var configuration = ServerConfiguration.forTests()
             configuration.consoleEnabled = true
             configuration.passkeys.origins = ["https://bank.example"]
@@ -43,6 +44,10 @@ extension InABrowser {
                 _ = try await operators.create(name: "vic", role: .viewer, password: "correct horse battery", mustChangePassword: false)
                 _ = try await operators.create(name: "ada", role: .admin, password: "correct horse battery", mustChangePassword: false)
                 _ = try await PayeeRegistry(database: database).register(id: "tom-1", name: "Tom & Jerry's")
+                let clients = ServiceClients(database: database)
+                let callCentre = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
+                try await clients.setDisplayName(clientID: callCentre.clientID, to: "Bank Call Centre")
+                callCentreCredentials.withLock { $0 = callCentre }
             }
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
             do {
@@ -83,6 +88,53 @@ extension InABrowser {
                     name: "Alice's MacBook",
                     accessToken: tokens.accessToken
                 )
+                // The call centre asked her to approve a change (she did, with Face ID) and a sign-in (she picked the wrong number).
+                let callCentre = try #require(callCentreCredentials.withLock { $0 })
+                func backchannel(_ form: String) async throws -> [String: Any] {
+                    var request = HTTPClientRequest(url: "\(server.url.absoluteString)/bc-authorize")
+                    request.method = .POST
+                    request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                    let basic = Data("\(callCentre.clientID):\(callCentre.secret)".utf8).base64EncodedString()
+                    request.headers.add(name: "Authorization", value: "Basic \(basic)")
+                    request.body = .bytes(ByteBuffer(string: form))
+                    let response = try await http.execute(request, timeout: .seconds(10))
+                    try #require(response.status == .ok)
+                    let body = try await response.body.collect(upTo: 1 << 16)
+                    return try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])
+                }
+                _ = try await backchannel(
+                    "scope=openid&login_hint=alice&binding_message=Raise%20the%20daily%20transfer%20limit%20to%20%C2%A550%2C000"
+                )
+                let operation = try #require(try await api.approvals(status: "pending", accessToken: tokens.accessToken).first)
+                let canonical = try operation.canonical(number: nil)
+                let approvalPayload = try SignedPayload(
+                    purpose: .approval,
+                    relyingPartyID: operation.relyingPartyID,
+                    challenge: operation.challenge,
+                    keyID: publicKey.keyID,
+                    counter: 2,
+                    transactionHash: canonical.hash
+                )
+                _ = try await api.approve(
+                    operation.id,
+                    keyID: publicKey.keyID,
+                    counter: 2,
+                    number: nil,
+                    approvalHash: canonical.hash,
+                    signature: try key.signature(for: approvalPayload.bytes).derRepresentation,
+                    accessToken: tokens.accessToken
+                )
+                let shown = try #require(try await backchannel("scope=openid&login_hint=alice")["match_number"] as? Int)
+                let signIn = try #require(try await api.approvals(status: "pending", accessToken: tokens.accessToken).first)
+                _ = try? await api.approve(
+                    signIn.id,
+                    keyID: publicKey.keyID,
+                    counter: 3,
+                    number: try #require(signIn.numberChoices.first { $0 != shown }),
+                    approvalHash: Data(count: 32),
+                    signature: Data([0x30]),
+                    accessToken: tokens.accessToken
+                )
                 // A little history for the overview: two wrong passwords, and a Face ID sign-in.
                 for _ in 0..<2 { _ = try? await api.signIn(username: "alice", password: "wrong horse", installationID: "phone-2") }
                 let login = try await api.signInChallenge(keyID: publicKey.keyID)
@@ -91,12 +143,12 @@ extension InABrowser {
                     relyingPartyID: login.relyingPartyID,
                     challenge: login.challenge,
                     keyID: publicKey.keyID,
-                    counter: 1
+                    counter: 4
                 )
                 _ = try await api.signInWithBiometrics(
                     challengeID: login.id,
                     keyID: publicKey.keyID,
-                    counter: 1,
+                    counter: 4,
                     signature: try key.signature(for: loginPayload.bytes).derRepresentation
                 )
                 // Chromium keeps a Secure cookie from http://localhost (WebDriver maps localhost to 127.0.0.1 only: on ::1 the
@@ -163,6 +215,14 @@ extension InABrowser {
                         "her passkey is listed"
                     )
                     #expect(page.contains("/passkeys/") && page.contains("synced"), "with a revoke form")
+                    #expect(
+                        page.contains("Approval requests") && page.contains("Raise the daily transfer limit to ¥50,000")
+                            && page.contains("Bank Call Centre") && page.contains("approved"),
+                        "the call centre's request, what the phone showed, and its outcome"
+                    )
+                    _ = try await browser.executeAsync("document.getElementById('approvals').scrollIntoView(); arguments[0](true)")
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-approvals.png"))
+                    _ = try await browser.executeAsync("window.scrollTo(0, 0); arguments[0](true)")
                     try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer.png"))
 
                     // A reason with markup is stored and shown as text: no script runs.

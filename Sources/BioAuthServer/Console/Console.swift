@@ -642,6 +642,18 @@ struct Console: Sendable {
                     "canCancel": canAct && payment.status == "pending",
                 ]
             },
+            "approvals": record.approvals.map { approval -> [String: Any] in
+                // What the phone showed: the operation's message, or where the sign-in came from.
+                let channel = [approval.channel.browser, approval.channel.platform, approval.channel.address].filter { !$0.isEmpty }
+                var outcome = language.word("approval", approval.status)
+                if let reason = approval.denyReason { outcome += " (\(language.word("denyReason", reason)))" }
+                if let device = approval.deviceID { outcome += " · \(language["device"]) \(deviceNames[device] ?? device)" }
+                return [
+                    "id": approval.id, "kind": language.word("approvalKind", approval.kind), "requester": approval.requester,
+                    "what": approval.bindingMessage ?? (channel.isEmpty ? "–" : channel.joined(separator: " · ")), "outcome": outcome,
+                    "createdAt": clock.format(approval.createdAt), "answeredAt": clock.format(approval.answeredAt),
+                ]
+            },
             "events": record.events.map { event -> [String: Any] in
                 // What the event concerns, by the name the customer knows it by.
                 var concerns: [String] = []

@@ -96,6 +96,31 @@ public struct CustomerRecord: Sendable {
         /// When it was asked for.
         public let createdAt: Date
     }
+    /// A request to approve on the phone what started elsewhere (OpenID CIBA, or a web page's QR code).
+    public struct Approval: Sendable {
+        /// The request id.
+        public let id: String
+        /// `sign_in` or `operation`.
+        public let kind: String
+        /// Who asked, as the phone showed it.
+        public let requester: String
+        /// The operation's message, as the phone showed it.
+        public let bindingMessage: String?
+        /// Where a sign-in came from: browser, platform, address (each empty when not known).
+        public let channel: CanonicalApproval.Channel
+        /// The service client that asked (nil for a web page's QR code).
+        public let clientID: String?
+        /// `pending`, `approved`, `denied` or `expired` (a pending one past its expiry shows as expired).
+        public let status: String
+        /// Why it was denied: `denied` by the customer, or `number_mismatch`.
+        public let denyReason: String?
+        /// The device that answered.
+        public let deviceID: String?
+        /// When it was asked for.
+        public let createdAt: Date
+        /// When it was answered.
+        public let answeredAt: Date?
+    }
     /// An audit event of the account.
     public struct Event: Sendable {
         /// When it happened.
@@ -142,6 +167,8 @@ public struct CustomerRecord: Sendable {
     public let payments: [Payment]
     /// The 50 most recent, newest first.
     public let events: [Event]
+    /// The 20 most recent approval requests, newest first.
+    public var approvals: [Approval] = []
 }
 
 /// The support actions and the customer view, shared by `bioauth admin customer` and the operator console. Each action
@@ -270,6 +297,22 @@ public struct SupportDesk: Sendable {
                     userAgent: event.userAgent
                 )
             }
+            let approvals = try await db.approvals.list(account: id, status: nil, now: now.millisecondsSince1970, limit: 20).map { found in
+                let approval = found.effective(at: now)
+                return CustomerRecord.Approval(
+                    id: approval.id,
+                    kind: approval.kind.rawValue,
+                    requester: approval.requester,
+                    bindingMessage: approval.bindingMessage,
+                    channel: approval.channel,
+                    clientID: approval.clientID,
+                    status: approval.status.rawValue,
+                    denyReason: approval.denyReason,
+                    deviceID: approval.deviceID,
+                    createdAt: approval.createdAt,
+                    answeredAt: approval.answeredAt
+                )
+            }
             return CustomerRecord(
                 accountID: id,
                 username: account.username,
@@ -280,7 +323,8 @@ public struct SupportDesk: Sendable {
                 passkeys: passkeys,
                 sessions: sessions,
                 payments: payments,
-                events: events
+                events: events,
+                approvals: approvals
             )
         }
     }
