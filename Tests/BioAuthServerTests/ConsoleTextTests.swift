@@ -53,6 +53,9 @@ struct ConsoleTextTests {
         keys += ["success", "failure"].map { "outcome.\($0)" }
         keys += ["pending", "delivered", "failed"].map { "delivery.\($0)" }
         keys += ["verified", "unverified"].map { "verification.\($0)" }
+        keys += ApprovalInfo.Status.allCases.map { "approval.\($0.rawValue)" }
+        keys += CanonicalApproval.Kind.allCases.map { "approvalKind.\($0.rawValue)" }
+        keys += ["denied", "number_mismatch"].map { "denyReason.\($0)" }
         #expect(keys.filter { !ConsoleLanguage.englishKeys.contains($0) || !ConsoleLanguage.chineseKeys.contains($0) } == [])
         #expect(ConsoleLanguage.simplifiedChinese.word("status", "pending") == "待授权")
         #expect(ConsoleLanguage.simplifiedChinese.word("kind", "device_revoked") == "撤销设备")

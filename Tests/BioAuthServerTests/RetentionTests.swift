@@ -210,3 +210,38 @@ extension RetentionTests {
         }
     }
 }
+
+extension RetentionTests {
+    @Test(
+        "the web page's old QR codes go with the tokens; approval requests stay for the audit retention, and a live one is kept",
+        arguments: StorageBackend.available
+    )
+    func qrCodesAndApprovals(backend: StorageBackend) async throws {
+        try await TestServer.run(
+            backend: backend,
+            configure: { configuration in
+                Self.policy(&configuration)
+                QRSignInTests.configure(&configuration)
+            }
+        ) { api in
+            let client = try await ApprovalTests.callCentre(api)
+            let key = TestKey()
+            let (user, _) = try await api.enrolled(key)
+            let drawn = try await api.call(.post, "/v1/qr-sign-ins")
+            let scanned = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": try #require(drawn["url"])], token: user.access)
+            #expect(scanned.status == 201)
+            _ = try await api.call(.post, "/v1/qr-sign-ins")  // never scanned
+            #expect(try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Add payee Tea Garden"]).status == 200)
+
+            api.clock.advance(by: 2 * 86_400)
+            _ = try await api.call(.post, "/v1/qr-sign-ins")  // drawn now: live
+            #expect(try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Add payee Coffee Shop"]).status == 200)
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            let purged = try #require(try await retention.purge())
+            #expect(purged.counts[.qrSignIns] == 2 && purged.counts[.approvals] == 2, "\(purged)")
+            #expect(try await api.count("qr_sign_ins") == 1)
+            #expect(try await api.count("approvals") == 1)
+            #expect(try await api.count("approvals", "binding_message", "Add payee Coffee Shop") == 1, "the live request stays")
+        }
+    }
+}

@@ -29,6 +29,8 @@ public struct Retention: Sendable {
         case webhookAttempts = "webhook_attempts"
         case webhookDeliveries = "webhook_deliveries"
         case webhookEvents = "webhook_events"
+        case qrSignIns = "qr_sign_ins"
+        case approvals
     }
 
     /// What a purge deleted, or a dry run would delete, by kind.
@@ -159,6 +161,10 @@ public struct Retention: Sendable {
             Rule(kind: .webhookAttempts, purge: WebhooksTable.purgeAttempts(before: webhooks)),
             Rule(kind: .webhookDeliveries, purge: WebhooksTable.purgeDeliveries(before: webhooks)),
             Rule(kind: .webhookEvents, purge: WebhooksTable.purgeEvents(before: webhooks)),
+            // A web page's QR code is over 30 seconds after it was drawn; it goes with the tokens. An approval request is the
+            // customer's record of what they approved: kept as long as the audit events.
+            Rule(kind: .qrSignIns, purge: QRSignInsTable.purge(expiredBefore: tokens)),
+            Rule(kind: .approvals, purge: ApprovalsTable.purge(expiredBefore: now - Int64(policy.auditEvents * 1000))),
         ]
     }
 

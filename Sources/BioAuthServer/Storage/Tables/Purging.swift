@@ -139,3 +139,17 @@ extension WebhooksTable {
         )
     }
 }
+
+extension QRSignInsTable {
+    /// The web page's QR codes that expired before `cutoff` (scanned or not: the approval request keeps what was approved).
+    static func purge(expiredBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "qr_sign_ins", key: "id", condition: "expires_at < \(bind: cutoff)")
+    }
+}
+
+extension ApprovalsTable {
+    /// Approval requests whose time to be answered ended before `cutoff`, whatever their outcome.
+    static func purge(expiredBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "approvals", key: "id", condition: "expires_at < \(bind: cutoff)")
+    }
+}
