@@ -212,18 +212,18 @@ extension RetentionTests {
 }
 
 extension RetentionTests {
+    /// ``policy(_:)`` with the web sign-in page on (its QR codes).
+    static func policyWithWebPage(_ configuration: inout ServerConfiguration) {
+        policy(&configuration)
+        QRSignInTests.configure(&configuration)
+    }
+
     @Test(
         "the web page's old QR codes go with the tokens; approval requests stay for the audit retention, and a live one is kept",
         arguments: StorageBackend.available
     )
     func qrCodesAndApprovals(backend: StorageBackend) async throws {
-        try await TestServer.run(
-            backend: backend,
-            configure: { configuration in
-                Self.policy(&configuration)
-                QRSignInTests.configure(&configuration)
-            }
-        ) { api in
+        try await TestServer.run(backend: backend, configure: Self.policyWithWebPage) { api in
             let client = try await ApprovalTests.callCentre(api)
             let key = TestKey()
             let (user, _) = try await api.enrolled(key)
