@@ -75,6 +75,56 @@ public struct BiometricSignInToggle: View {
     }
 }
 
+/// The sheet that asks the customer to approve a request that started elsewhere: who asks and what, where from, and for
+/// a sign-in the three numbers (tapping the one the other screen shows approves with Face ID); "It wasn't me" denies.
+/// Texts come from the model's `BioAuthScreens`; a refusal shows the model's message.
+///
+/// Not run on a device: type-checked on Linux against stand-ins for the SDK's declarations (docs/APPLE.md).
+@available(iOS 17.0, macOS 14.0, *)
+public struct BioAuthApprovalSheet: View {
+    private let model: BioAuthModel
+    private let approval: ApprovalDetails
+    private let done: @MainActor () -> Void
+
+    /// A sheet for `approval` over `model`; `done` runs once it is answered (to dismiss the sheet).
+    public init(model: BioAuthModel, approval: ApprovalDetails, done: @escaping @MainActor () -> Void) {
+        self.model = model
+        self.approval = approval
+        self.done = done
+    }
+
+    public var body: some View {
+        let sheet = model.approvalSheet(for: approval)
+        return VStack(spacing: 16) {
+            Text(sheet.title).font(.title3).multilineTextAlignment(.center)
+            if let origin = sheet.origin { Text(origin).font(.footnote).foregroundColor(.secondary) }
+            if let prompt = sheet.numberPrompt { Text(prompt) }
+            HStack(spacing: 12) {
+                ForEach(sheet.numberChoices, id: \.self) { number in
+                    Button(String(number)) { answer { await model.approve(approval, number: number) != nil } }
+                        .font(.title)
+                        .disabled(model.isBusy)
+                }
+            }
+            if let approve = sheet.approveButton {
+                Button(approve) { answer { await model.approve(approval) != nil } }
+                    .disabled(model.isBusy)
+            }
+            Button(sheet.denyButton) { answer { await model.deny(approval) } }
+                .disabled(model.isBusy)
+            if let message = model.message { Text(message).foregroundColor(.red).multilineTextAlignment(.center) }
+        }
+        .padding()
+    }
+
+    /// Runs `action`; the sheet is done when it succeeded.
+    private func answer(_ action: @escaping @MainActor () async -> Bool) {
+        Task { @MainActor in
+            if await action() { done() }
+        }
+    }
+}
+
 /// The SF Symbol of a sensor.
 enum BiometrySymbol {
     static func name(_ kind: BiometryKind) -> String {

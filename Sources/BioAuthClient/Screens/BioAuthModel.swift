@@ -198,6 +198,46 @@ public final class BioAuthModel {
         await perform { try await $0.pay(paymentID, pin: pin) }
     }
 
+    /// The requests waiting for this customer's answer, as last read by ``loadApprovals()`` (newest first).
+    public private(set) var pendingApprovals: [ApprovalDetails] = []
+
+    /// The sheet for `approval`: who asks and what, the numbers of a sign-in, the buttons.
+    public func approvalSheet(for approval: ApprovalDetails) -> BioAuthScreens.ApprovalSheet {
+        screens.approvalSheet(for: approval, biometry: snapshot?.biometricSignIn.binding?.biometry ?? availability?.kind ?? .faceID)
+    }
+
+    /// Reads the pending approval requests again (after a push notification woke the app, say); false when refused.
+    @discardableResult
+    public func loadApprovals() async -> Bool {
+        guard let pending = await perform({ try await $0.pendingApprovals() }) else { return false }
+        pendingApprovals = pending
+        return true
+    }
+
+    /// Opens a web page's sign-in QR code the camera read; the request to show in ``approvalSheet(for:)``, or `nil` when
+    /// refused (an old or used code says so in ``message``).
+    @discardableResult
+    public func openScannedURL(_ url: String) async -> ApprovalDetails? {
+        await perform { try await $0.openScannedURL(url) }
+    }
+
+    /// Approves `approval` with the device key (and, for a sign-in, the `number` the user tapped); the approved request,
+    /// or `nil` when refused. The pending list is read again either way.
+    @discardableResult
+    public func approve(_ approval: ApprovalDetails, number: Int? = nil) async -> ApprovalDetails? {
+        let approved = await perform { try await $0.approve(approval, number: number) }
+        pendingApprovals.removeAll { $0.id == approval.id }
+        return approved
+    }
+
+    /// Denies `approval` ("It wasn't me"); false when refused.
+    @discardableResult
+    public func deny(_ approval: ApprovalDetails) async -> Bool {
+        let denied = await perform { try await $0.deny(approval.id) } != nil
+        pendingApprovals.removeAll { $0.id == approval.id }
+        return denied
+    }
+
     /// Creates a passkey for the signed-in account.
     @discardableResult
     public func createPasskey(name: String) async -> RegisteredPasskey? {

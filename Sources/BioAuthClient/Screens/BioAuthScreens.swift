@@ -44,6 +44,40 @@ public struct BioAuthScreens: Hashable, Sendable {
         public let footnote: String?
     }
 
+    /// The sheet that asks the customer to approve a request that started elsewhere (the call centre, a web page's QR
+    /// code): who asks and what, where it comes from, for a sign-in the three numbers to pick the other screen's from,
+    /// and the buttons.
+    public struct ApprovalSheet: Hashable, Sendable {
+        /// "Sign in on Chrome on macOS? Asked by Web Banking", or "Approve: … — asked by Bank Call Centre": what the
+        /// biometric prompt says too.
+        public let title: String
+        /// "Requested from 203.0.113.7", when the address is known.
+        public let origin: String?
+        /// For a sign-in: "Pick the number shown on the other screen." Nil for an operation.
+        public let numberPrompt: String?
+        /// For a sign-in: the numbers to offer, one button each; tapping one approves with it. Empty for an operation.
+        public let numberChoices: [Int]
+        /// For an operation: "Approve with Face ID". Nil for a sign-in (its numbers approve).
+        public let approveButton: String?
+        /// "It wasn't me": denies the request.
+        public let denyButton: String
+    }
+
+    /// The sheet for `approval`, the device bound with `biometry`.
+    public func approvalSheet(for approval: ApprovalDetails, biometry: BiometryKind) -> ApprovalSheet {
+        let copy = PromptCopy(language: language)
+        let address = approval.channel.address
+        let signIn = approval.kind == .signIn
+        return ApprovalSheet(
+            title: copy.approvalReason(approval.summary),
+            origin: address.isEmpty ? nil : Localizer.string("screen.approval.origin", language: language, arguments: [copy.payeeName(address)]),
+            numberPrompt: signIn ? Localizer.string("screen.approval.pickNumber", language: language) : nil,
+            numberChoices: signIn ? approval.numberChoices : [],
+            approveButton: signIn ? nil : text("screen.approval.approve", biometry),
+            denyButton: Localizer.string("screen.approval.deny", language: language)
+        )
+    }
+
     /// The button, or `nil` when it must not be shown: only a signed-out app on a bound device shows it.
     public func signInButton(for snapshot: SessionSnapshot) -> SignInButton? {
         guard snapshot.state == .signedOut, let binding = snapshot.biometricSignIn.binding else { return nil }

@@ -147,6 +147,29 @@ public struct VStack<Content: View>: View {
     public var body: Never { fatalError("no body") }
 }
 
+/// Alignment across the vertical axis.
+public struct VerticalAlignment: Equatable, Sendable {
+    public static let top = VerticalAlignment()
+    public static let center = VerticalAlignment()
+    public static let bottom = VerticalAlignment()
+}
+
+/// A horizontal stack.
+public struct HStack<Content: View>: View {
+    nonisolated public init(alignment: VerticalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content) {}
+    public var body: Never { fatalError("no body") }
+}
+
+/// Views computed from a collection of identified data: `struct ForEach<Data, ID, Content> where Data :
+/// RandomAccessCollection, ID : Hashable`.
+public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content> {}
+
+extension ForEach: View where Content: View {
+    public var body: Never { fatalError("no body") }
+    /// Views for each element, identified by the key path `id`.
+    nonisolated public init(_ data: Data, id: KeyPath<Data.Element, ID>, @ViewBuilder content: @escaping (Data.Element) -> Content) {}
+}
+
 /// A form.
 public struct Form<Content: View>: View {
     nonisolated public init(@ViewBuilder content: () -> Content) {}
@@ -319,7 +342,9 @@ public struct ObservedObject<ObjectType: ObservableObject>: DynamicProperty {
 
 /// A font.
 public struct Font: Hashable, Sendable {
+    public static let title = Font()
     public static let title2 = Font()
+    public static let title3 = Font()
     public static let footnote = Font()
     public static func system(size: CGFloat) -> Font { Font() }
 }
