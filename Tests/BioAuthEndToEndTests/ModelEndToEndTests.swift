@@ -132,54 +132,57 @@ extension ModelEndToEndTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let databasePath = folder.appendingPathComponent("bioauth.sqlite").path
-        try await TestBackend.run(configure: { $0.databasePath = databasePath }) { backend in
-            let database = try await openDatabase(databasePath, logger: Logger(label: "model-approvals"))
-            let clients = ServiceClients(database: database)
-            let credentials = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
-            try await clients.setDisplayName(clientID: credentials.clientID, to: "客服中心")
-            try await database.close()
-            let basic = Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
-            func ask(_ form: String) async throws -> [String: Any] {
-                try await ServicePaymentEndToEndTests.json(backend.server.url, "POST", "/bc-authorize", basic: basic, form: form)
+        try await TestBackend.run(
+            configure: { $0.databasePath = databasePath },
+            { backend in
+                let database = try await openDatabase(databasePath, logger: Logger(label: "model-approvals"))
+                let clients = ServiceClients(database: database)
+                let credentials = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
+                try await clients.setDisplayName(clientID: credentials.clientID, to: "客服中心")
+                try await database.close()
+                let basic = Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
+                func ask(_ form: String) async throws -> [String: Any] {
+                    try await ServicePaymentEndToEndTests.json(backend.server.url, "POST", "/bc-authorize", basic: basic, form: form)
+                }
+
+                let phone = Phone(backend)
+                let model = Self.model(phone)
+                #expect(await model.createAccount(username: "alice", password: "correct horse") != nil)
+                #expect(await model.signIn(username: "alice", password: "correct horse"))
+                await phone.sensor.script(.match)
+                #expect(await model.enableBiometricSignIn())
+
+                let number = try #require(try await ask("scope=openid&login_hint=alice")["match_number"] as? Int)
+                #expect(await model.loadApprovals())
+                let signIn = try #require(model.pendingApprovals.first)
+                let sheet = model.approvalSheet(for: signIn)
+                #expect(sheet.title == "在 客服中心 登录？" && sheet.numberPrompt == "请选择另一屏幕上显示的数字。", "\(sheet)")
+                #expect(sheet.numberChoices.count == 3 && sheet.numberChoices.contains(number) && sheet.approveButton == nil)
+                #expect(sheet.denyButton == "不是我本人")
+                let wrong = try #require(sheet.numberChoices.first { $0 != number })
+                await phone.sensor.script(.match)
+                #expect(await model.approve(signIn, number: wrong) == nil)
+                #expect(model.message == "所选数字与显示的不一致，请求已被拒绝。如果是您本人发起的，请重新发起。" && model.recovery == RecoveryAction.none)
+                #expect(model.pendingApprovals.isEmpty)
+
+                _ = try await ask("scope=openid&login_hint=alice")
+                #expect(await model.loadApprovals())
+                let again = try #require(model.pendingApprovals.first)
+                // "It wasn't me": no biometric is needed to say no.
+                #expect(await model.deny(again))
+                #expect(model.message == nil && model.pendingApprovals.isEmpty)
+
+                _ = try await ask(
+                    "scope=openid&login_hint=alice&binding_message=%E5%B0%86%E6%AF%8F%E6%97%A5%E8%BD%AC%E8%B4%A6%E9%99%90%E9%A2%9D%E6%8F%90%E9%AB%98%E5%88%B0%C2%A550%2C000"
+                )
+                #expect(await model.loadApprovals())
+                let operation = try #require(model.pendingApprovals.first)
+                let operationSheet = model.approvalSheet(for: operation)
+                #expect(operationSheet.title == "确认：将每日转账限额提高到¥50,000（由 客服中心 发起）" && operationSheet.approveButton == "使用面容 ID 确认")
+                await phone.sensor.script(.match)
+                #expect(await model.approve(operation)?.status == "approved")
+                #expect(await phone.sensor.presentedPrompts.last?.reason == operationSheet.title, "the prompt says what the sheet said")
             }
-
-            let phone = Phone(backend)
-            let model = Self.model(phone)
-            #expect(await model.createAccount(username: "alice", password: "correct horse") != nil)
-            #expect(await model.signIn(username: "alice", password: "correct horse"))
-            await phone.sensor.script(.match)
-            #expect(await model.enableBiometricSignIn())
-
-            let number = try #require(try await ask("scope=openid&login_hint=alice")["match_number"] as? Int)
-            #expect(await model.loadApprovals())
-            let signIn = try #require(model.pendingApprovals.first)
-            let sheet = model.approvalSheet(for: signIn)
-            #expect(sheet.title == "在 客服中心 登录？" && sheet.numberPrompt == "请选择另一屏幕上显示的数字。", "\(sheet)")
-            #expect(sheet.numberChoices.count == 3 && sheet.numberChoices.contains(number) && sheet.approveButton == nil)
-            #expect(sheet.denyButton == "不是我本人")
-            let wrong = try #require(sheet.numberChoices.first { $0 != number })
-            await phone.sensor.script(.match)
-            #expect(await model.approve(signIn, number: wrong) == nil)
-            #expect(model.message == "所选数字与显示的不一致，请求已被拒绝。如果是您本人发起的，请重新发起。" && model.recovery == RecoveryAction.none)
-            #expect(model.pendingApprovals.isEmpty)
-
-            _ = try await ask("scope=openid&login_hint=alice")
-            #expect(await model.loadApprovals())
-            let again = try #require(model.pendingApprovals.first)
-            // "It wasn't me": no biometric is needed to say no.
-            #expect(await model.deny(again))
-            #expect(model.message == nil && model.pendingApprovals.isEmpty)
-
-            _ = try await ask(
-                "scope=openid&login_hint=alice&binding_message=%E5%B0%86%E6%AF%8F%E6%97%A5%E8%BD%AC%E8%B4%A6%E9%99%90%E9%A2%9D%E6%8F%90%E9%AB%98%E5%88%B0%C2%A550%2C000"
-            )
-            #expect(await model.loadApprovals())
-            let operation = try #require(model.pendingApprovals.first)
-            let operationSheet = model.approvalSheet(for: operation)
-            #expect(operationSheet.title == "确认：将每日转账限额提高到¥50,000（由 客服中心 发起）" && operationSheet.approveButton == "使用面容 ID 确认")
-            await phone.sensor.script(.match)
-            #expect(await model.approve(operation)?.status == "approved")
-            #expect(await phone.sensor.presentedPrompts.last?.reason == operationSheet.title, "the prompt says what the sheet said")
-        }
+        )
     }
 }
