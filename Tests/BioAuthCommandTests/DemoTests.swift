@@ -11,7 +11,7 @@ struct DemoTests {
         for step in report.steps where !step.passed {
             Issue.record("\(step.title): \(step.detail)")
         }
-        #expect(report.steps.count == 12)
+        #expect(report.steps.count == 14)
         #expect(
             report.steps.contains { $0.detail.contains("webhook verified") || $0.detail.contains("Webhook 已验证") },
             "the bank's webhook arrived, verified"

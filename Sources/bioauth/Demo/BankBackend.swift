@@ -76,6 +76,45 @@ struct BankBackend {
         )
     }
 
+    /// `POST /bc-authorize` (OpenID CIBA) with `client`'s id and secret: asks `loginHint` to approve `bindingMessage` (or, without
+    /// one, a sign-in). The answer: `auth_req_id`, `expires_in`, `interval`, and `match_number` for a sign-in.
+    func backchannel(_ client: ServiceClients.Credentials, loginHint: String, bindingMessage: String?) async throws -> [String: Any] {
+        var form = "scope=openid&login_hint=" + Self.formEncoded(loginHint)
+        if let bindingMessage { form += "&binding_message=" + Self.formEncoded(bindingMessage) }
+        return try await call(
+            "POST",
+            "bc-authorize",
+            body: Data(form.utf8),
+            contentType: "application/x-www-form-urlencoded",
+            authorization: Self.basic(client)
+        )
+    }
+
+    /// `POST /oauth/token` with CIBA's grant: the outcome of `authRequestID`, or the OAuth `error` while there is none
+    /// (`authorization_pending`, `slow_down`, `access_denied`, `expired_token`).
+    func collect(_ client: ServiceClients.Credentials, authRequestID: String) async throws -> Result<[String: Any], Failure> {
+        let form = "grant_type=" + Self.formEncoded("urn:openid:params:grant-type:ciba") + "&auth_req_id=" + Self.formEncoded(authRequestID)
+        do {
+            return .success(
+                try await call(
+                    "POST",
+                    "oauth/token",
+                    body: Data(form.utf8),
+                    contentType: "application/x-www-form-urlencoded",
+                    authorization: Self.basic(client)
+                )
+            )
+        } catch let failure as Failure {
+            return .failure(failure)
+        }
+    }
+
+    private static func basic(_ client: ServiceClients.Credentials) -> String {
+        "Basic " + Data("\(client.clientID):\(client.secret)".utf8).base64EncodedString()
+    }
+
+    private static func formEncoded(_ value: String) -> String { value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+
     private func json(
         _ method: String,
         _ path: String,

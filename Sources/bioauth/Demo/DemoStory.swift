@@ -99,6 +99,7 @@ struct DemoStory {
         let server: LoopbackServer
         let receiver: LoopbackWebhookReceiver
         var credentials: ServiceClients.Credentials?
+        var callCentre: ServiceClients.Credentials?
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             var configuration = ServerConfiguration()
@@ -112,6 +113,9 @@ struct DemoStory {
             configuration.outbound.allowed = ["127.0.0.1"]
             // Passkeys for the bank's web site (the demo's browser is a software authenticator).
             configuration.passkeys.origins = ["https://" + Self.relyingPartyID]
+            // The web sign-in page's QR codes (the demo plays the page over HTTP, with its cookie).
+            configuration.passkeys.webPageEnabled = true
+            configuration.passkeys.relyingPartyName = "Web Banking"
             var logger = Logger(label: "bioauth-demo")
             logger.logLevel = .error  // --verbose traces the phones' side: their HTTP calls and signatures
             // The bank's webhook receiver, which checks every delivery's signature.
@@ -122,6 +126,10 @@ struct DemoStory {
                     name: "core-banking",
                     scopes: ["payees:write", "payments:write", "webhooks:write", "sessions:introspect"]
                 )
+                // The call centre asks customers to approve on their phone (OpenID CIBA), under the name the phone shows.
+                let clients = ServiceClients(database: database)
+                callCentre = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
+                try await clients.setDisplayName(clientID: callCentre!.clientID, to: "Bank Call Centre")
             }
         } catch {
             print(t("The server could not start: \(error)", "服务器无法启动：\(error)"))
@@ -326,6 +334,78 @@ struct DemoStory {
                 "🏦 Webhook \(event.eventType) \(Self.short(event.eventID))：BioAuth-Signature 验证通过；\(data["amountMinor"] ?? "?") \(data["currency"] ?? "?")，收款方 \(data["payeeName"] ?? "?")。"
             )
             return t("authorized once, receipt verified, webhook verified", "已授权，回执已验证，Webhook 已验证")
+        }
+
+        await step(
+            t(
+                "The call centre asks Alice to approve a higher limit on her iPhone; she approves with Face ID; the signed approval verifies",
+                "客服中心请求 Alice 在 iPhone 上确认提高限额；她用面容 ID 确认；签名确认书验证通过"
+            )
+        ) {
+            let client = try callCentre.orThrow("no call-centre client")
+            let message = t("Raise the daily transfer limit to ¥50,000", "将每日转账限额提高到¥50,000")
+            let asked = try await bank.backchannel(client, loginHint: "alice", bindingMessage: message)
+            let handle = try (asked["auth_req_id"] as? String).orThrow("no auth_req_id")
+            let waiting = try await bank.collect(client, authRequestID: handle)
+            guard case .failure(let pending) = waiting, pending.body.contains("authorization_pending") else {
+                throw Deviation(detail: "the token endpoint did not say authorization_pending")
+            }
+            say(
+                "🏦 POST /bc-authorize (OpenID CIBA) → auth_req_id; the token endpoint says authorization_pending.",
+                "🏦 POST /bc-authorize（OpenID CIBA）→ auth_req_id；令牌端点返回 authorization_pending。"
+            )
+            let request = try await face.flows.pendingApprovals().first.orThrow("the request is not on the phone")
+            await face.sensor.script(.match)
+            let approved = try await face.flows.approve(request)
+            let expected = zh ? "确认：\(message)（由 Bank Call Centre 发起）" : "Approve: \(message) — asked by Bank Call Centre"
+            let shown = await face.sensor.presentedPrompts.last?.reason
+            try expect(shown == expected && approved.status == "approved", "the prompt showed \(shown ?? "-")")
+            try await Task.sleep(for: .seconds(Double(asked["interval"] as? Int ?? 5)))
+            guard case .success(let token) = try await bank.collect(client, authRequestID: handle) else {
+                throw Deviation(detail: "the call centre could not collect the approval")
+            }
+            let signed = try JSONDecoder().decode(
+                SignedApproval.self,
+                from: JSONSerialization.data(withJSONObject: try (token["signedApproval"] as? [String: Any]).orThrow("no signedApproval"))
+            )
+            let keys = try await face.api.receiptKeys()
+            try expect(keys.contains { signed.isValid(signedBy: $0) } && signed.bindingMessage == message, "the signed approval did not verify")
+            say(
+                "🏦 The signed approval (\(signed.amr.joined(separator: " + "))) verifies offline with the server's receipt key.",
+                "🏦 签名确认书（\(signed.amr.joined(separator: " + "))）用服务器回执公钥离线验证通过。"
+            )
+            return t("approved on the phone, signed approval verified", "已在手机上确认，签名确认书已验证")
+        }
+
+        await step(
+            t(
+                "Web banking shows a QR code; Alice scans it with her iPhone, picks the page's number, and the page signs in",
+                "网上银行显示二维码；Alice 用 iPhone 扫码，选择页面上的数字，网页随即登录"
+            )
+        ) {
+            let page = WebPage(server: server.url)
+            let shown = try await page.showQRCode()
+            say(
+                "🌐 The page shows a QR code (usable once, for 30 s) and the number \(shown.number).",
+                "🌐 页面显示二维码（30 秒内可用一次）和数字 \(shown.number)。"
+            )
+            let request = try await face.flows.openScannedURL(shown.url)
+            try expect(request.numberChoices.contains(shown.number), "the phone does not offer the page's number")
+            say(
+                "📱 “\(PromptCopy(language: language).approvalReason(request.summary))” — pick one: \(request.numberChoices.map(String.init).joined(separator: " "))",
+                "📱 “\(PromptCopy(language: language).approvalReason(request.summary))” — 请选择：\(request.numberChoices.map(String.init).joined(separator: " "))"
+            )
+            await face.sensor.script(.match)
+            _ = try await face.flows.approve(request, number: shown.number)
+            let state = try await page.poll(shown.id)
+            try expect(state == "signed_in", "the page says \(state)")
+            let stranger = try await WebPage(server: server.url).poll(shown.id)
+            try expect(stranger == "qr_browser_mismatch", "another browser learned \(stranger)")
+            say(
+                "🌐 The page signs in (approved on the phone); another browser asking about the code learns nothing.",
+                "🌐 网页已登录（手机确认）；其他浏览器查询该二维码一无所获。"
+            )
+            return t("signed in by scanning, browser-bound", "扫码登录成功，且与浏览器绑定")
         }
 
         await step(
