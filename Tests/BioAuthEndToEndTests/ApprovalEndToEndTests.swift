@@ -15,20 +15,9 @@ import FoundationNetworking
 struct ApprovalEndToEndTests {
     @Test("the call centre's operation and a sign-in with number matching, approved with the SDK; the prompts name who asks and what")
     func approveWithTheSDK() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-approval-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let databasePath = folder.appendingPathComponent("bioauth.sqlite").path
-        try await TestBackend.run(
-            configure: { $0.databasePath = databasePath },
-            { backend in
-                let database = try await openDatabase(databasePath, logger: Logger(label: "e2e"))
-                let clients = ServiceClients(database: database)
-                let credentials = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
-                try await clients.setDisplayName(clientID: credentials.clientID, to: "Bank Call Centre")
-                try await database.close()
-                let basic = Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
-
+        try await TestBackend.withCallCentre(
+            displayName: "Bank Call Centre",
+            { backend, basic in
                 let phone = Phone(backend)
                 let flows = try await phone.enrolled()
 

@@ -128,19 +128,9 @@ extension ModelEndToEndTests {
         "the approval sheet: who asks and what in Chinese, three numbers for a sign-in; a wrong pick is a message, the right one approves; 不是我本人 denies"
     )
     func approvalSheet() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("model-approval-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let databasePath = folder.appendingPathComponent("bioauth.sqlite").path
-        try await TestBackend.run(
-            configure: { $0.databasePath = databasePath },
-            { backend in
-                let database = try await openDatabase(databasePath, logger: Logger(label: "model-approvals"))
-                let clients = ServiceClients(database: database)
-                let credentials = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
-                try await clients.setDisplayName(clientID: credentials.clientID, to: "客服中心")
-                try await database.close()
-                let basic = Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
+        try await TestBackend.withCallCentre(
+            displayName: "客服中心",
+            { backend, basic in
                 func ask(_ form: String) async throws -> [String: Any] {
                     try await ServicePaymentEndToEndTests.json(backend.server.url, "POST", "/bc-authorize", basic: basic, form: form)
                 }

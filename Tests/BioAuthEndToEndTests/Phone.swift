@@ -5,6 +5,7 @@ import BioAuthTesting
 import Foundation
 import Logging
 import OpenAPIRuntime
+import Synchronization
 import Testing
 
 /// A server on loopback for one test.
@@ -21,6 +22,7 @@ struct TestBackend {
     static func run<R>(
         isolation: isolated (any Actor)? = #isolation,
         configure: (inout ServerConfiguration) -> Void = { _ in },
+        prepare: @Sendable (any DatabaseExecutor) async throws -> Void = { _ in },
         _ body: (TestBackend) async throws -> R
     ) async throws -> R {
         var configuration = ServerConfiguration.forTests()
@@ -32,6 +34,7 @@ struct TestBackend {
             // The payees the tests pay, registered as the bank's backend would.
             let registry = PayeeRegistry(database: database, clock: clock)
             for (id, name) in Self.payees { _ = try await registry.register(id: id, name: name) }
+            try await prepare(database)
         }
         do {
             let result = try await body(TestBackend(server: server, clock: clock))
@@ -41,6 +44,30 @@ struct TestBackend {
             await server.stop()
             throw error
         }
+    }
+}
+
+extension TestBackend {
+    /// Runs `body` against a backend with the bank's call centre: a service client holding `approvals:write`, shown to
+    /// customers as `displayName`; `body` also gets its credentials as an HTTP Basic value.
+    static func withCallCentre<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        displayName: String,
+        _ body: (TestBackend, _ basic: String) async throws -> R
+    ) async throws -> R {
+        let made = Mutex<ServiceClients.Credentials?>(nil)
+        return try await run(
+            prepare: { database in
+                let clients = ServiceClients(database: database)
+                let client = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
+                try await clients.setDisplayName(clientID: client.clientID, to: displayName)
+                made.withLock { $0 = client }
+            },
+            { backend in
+                let client = try #require(made.withLock { $0 })
+                return try await body(backend, Data("\(client.clientID):\(client.secret)".utf8).base64EncodedString())
+            }
+        )
     }
 }
 

@@ -286,27 +286,8 @@ extension BioAuthService {
                 throw Refusal(APIError(.malformedRequest, "number is only for sign-ins."))
             }
             let approvalHash = try approval.canonical(number: approval.matchNumber).hash
-            guard signedHash == approvalHash else {
-                try await recorder.audit(
-                    .approvalApproved,
-                    succeeded: false,
-                    account: approval.accountID,
-                    device: device.id,
-                    session: session.sessionID,
-                    client: approval.clientID,
-                    code: ProblemCode.approvalMismatch.rawValue,
-                    on: db
-                )
-                throw Refusal(APIError(.approvalMismatch, "The device signed another request, message, channel or number than this one."))
-            }
-            if let error = try checkSignature(
-                signature,
-                by: device.publicKey,
-                purpose: .approval,
-                challenge: approval.challenge,
-                counter: counter,
-                transactionHash: approvalHash
-            ) {
+            /// A refused answer, audited with its code; the request stays as it was.
+            func refuse(_ error: APIError) async throws -> Refusal {
                 try await recorder.audit(
                     .approvalApproved,
                     succeeded: false,
@@ -317,7 +298,20 @@ extension BioAuthService {
                     code: error.code.rawValue,
                     on: db
                 )
-                throw Refusal(error)
+                return Refusal(error)
+            }
+            guard signedHash == approvalHash else {
+                throw try await refuse(APIError(.approvalMismatch, "The device signed another request, message, channel or number than this one."))
+            }
+            if let error = try checkSignature(
+                signature,
+                by: device.publicKey,
+                purpose: .approval,
+                challenge: approval.challenge,
+                counter: counter,
+                transactionHash: approvalHash
+            ) {
+                throw try await refuse(error)
             }
             try await verifyAssertion(
                 assertion,
@@ -506,20 +500,7 @@ extension BioAuthService {
         guard let clientID, let secret, !clientID.isEmpty, clientID.utf8.count <= 64, !secret.isEmpty, secret.utf8.count <= 256 else {
             throw Refusal(APIError(.invalidClient, "Send the service client's id and secret with HTTP Basic authentication."))
         }
-        guard let client = try await db.serviceClients.credentials(id: clientID, secretHash: ServiceClients.secretHash(secret)) else {
-            throw Refusal(Self.invalidClient)
-        }
-        guard client.secretMatches, !client.disabled else {
-            try await recorder.audit(
-                .serviceTokenIssued,
-                succeeded: false,
-                account: nil,
-                client: clientID,
-                code: ProblemCode.invalidClient.rawValue,
-                on: db
-            )
-            throw Refusal(Self.invalidClient)
-        }
+        let client = try await verifiedClient(id: clientID, secret: secret, on: db)
         guard client.scopes.contains(scope) else {
             throw Refusal(APIError(.unauthorizedClient, "The client does not hold \(scope)."))
         }

@@ -64,22 +64,7 @@ extension BioAuthService {
             window: configuration.rateLimitWindow
         )
         return try await commit { db in
-            let client = try await db.serviceClients.credentials(id: clientID, secretHash: ServiceClients.secretHash(secret))
-            // A refusal, not a rollback: the request still counts toward the address's limit. (No audit event: an
-            // unknown id is no client's.)
-            // One answer for an unknown id, a wrong secret and a disabled client, so that client ids cannot be probed.
-            guard let client else { throw Refusal(Self.invalidClient) }
-            guard client.secretMatches, !client.disabled else {
-                try await recorder.audit(
-                    .serviceTokenIssued,
-                    succeeded: false,
-                    account: nil,
-                    client: clientID,
-                    code: ProblemCode.invalidClient.rawValue,
-                    on: db
-                )
-                throw Refusal(Self.invalidClient)
-            }
+            let client = try await verifiedClient(id: clientID, secret: secret, on: db)
             let held = client.scopes
             let granted = asked.map(Set.init) ?? held
             guard !granted.isEmpty, granted.isSubset(of: held) else {
@@ -104,6 +89,27 @@ extension BioAuthService {
             try await recorder.audit(.serviceTokenIssued, succeeded: true, account: nil, client: clientID, on: db)
             return IssuedServiceToken(accessToken: token, expiresIn: Int(lifetime), scopes: scopes)
         }
+    }
+
+    /// The client whose id and secret these are, in the caller's unit of work. One answer, `invalid_client`, for an unknown
+    /// id, a wrong secret and a disabled client, so that client ids cannot be probed; a known client's refusal is audited
+    /// (an unknown id is no client's). Thrown as a ``Refusal``: the request still counts toward its address's limit.
+    func verifiedClient(id clientID: String, secret: String, on db: any SQLDatabase) async throws -> ServiceClientsTable.Credentials {
+        guard let client = try await db.serviceClients.credentials(id: clientID, secretHash: ServiceClients.secretHash(secret)) else {
+            throw Refusal(Self.invalidClient)
+        }
+        guard client.secretMatches, !client.disabled else {
+            try await recorder.audit(
+                .serviceTokenIssued,
+                succeeded: false,
+                account: nil,
+                client: clientID,
+                code: ProblemCode.invalidClient.rawValue,
+                on: db
+            )
+            throw Refusal(Self.invalidClient)
+        }
+        return client
     }
 
     /// The client behind a service bearer token that holds `scope`. A user's access token is not a service token.
