@@ -106,6 +106,13 @@ struct AdminCommandTests {
         let spoofed = try ServiceCommand.DisplayName.parse([clientID, "B\u{0430}nk Call Centre"])
         let spoofError = await #expect(throws: (any Error).self) { try await spoofed.execute(environment: environment) }
         #expect(spoofError.map { "\($0)".contains("mixes scripts") } == true, "a Cyrillic a among Latin letters")
+        let pinged = try await ServiceCommand.NotificationEndpoint.parse([clientID, "https://bank.example/ciba"]).execute(environment: environment)
+        #expect(pinged == "\(clientID) is pinged at https://bank.example/ciba (CIBA ping mode)")
+        #expect(
+            try await ServiceCommand.NotificationEndpoint.parse([clientID]).execute(environment: environment) == "\(clientID) polls (CIBA poll mode)"
+        )
+        let plainHTTP = try ServiceCommand.NotificationEndpoint.parse([clientID, "http://bank.example/ciba"])
+        await #expect(throws: (any Error).self) { try await plainHTTP.execute(environment: environment) }
         let unknownClient = try ServiceCommand.DisplayName.parse(["svc_nobody", "Bank"])
         await #expect(throws: (any Error).self) { try await unknownClient.execute(environment: environment) }
         let rotated = try await ServiceCommand.RotateSecret.parse([clientID]).execute(environment: environment)

@@ -423,3 +423,84 @@ struct QRSignInTests {
         }
     }
 }
+
+/// OpenID CIBA's ping mode: the client's notification endpoint, a real receiver on loopback, is called with the bearer
+/// token the client chose once the customer answers; a failed ping is tried again; the client then collects the outcome.
+@Suite("CIBA ping mode")
+struct CIBAPingTests {
+    @Test(
+        "the answer pings the client's endpoint with its token and auth_req_id; a failed ping is retried; the client collects",
+        arguments: StorageBackend.available
+    )
+    func ping(backend: StorageBackend) async throws {
+        let receiver = try await LoopbackWebhookReceiver.start()
+        try await TestServer.run(
+            .live,
+            backend: backend,
+            configure: Self.configure,
+            { api in
+                let clients = ServiceClients(database: api.database, clock: api.clock)
+                let client = try await ApprovalTests.callCentre(api)
+                try await clients.setNotificationEndpoint(clientID: client.clientID, to: receiver.url.absoluteString)
+                let key = TestKey()
+                let (user, _) = try await api.enrolled(key)
+                let dispatcher = WebhookDispatcher(service: api.service)
+
+                let tokenless = try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Add payee Tea Garden"])
+                #expect(tokenless["error"] == "invalid_request", "a ping-mode client sends its token: \(tokenless.raw)")
+                let asked = try await api.backchannel(
+                    client,
+                    ["login_hint": "alice", "binding_message": "Add payee Tea Garden", "client_notification_token": "ping-8f2e1c7a9b"]
+                )
+                let handle = try #require(asked["auth_req_id"], "\(asked.raw)")
+                #expect(try await dispatcher.runOnce().attempted == 0, "nothing is owed before the customer answers")
+
+                let request = try #require(try await api.pendingApprovals(user.access).first)
+                #expect(try await api.approve(request, key: key, counter: 1, token: user.access).status == 200)
+                #expect(try await dispatcher.runOnce().attempted == 1)
+                let pinged = receiver.deliveries
+                #expect(pinged.first?.authorization == "Bearer ping-8f2e1c7a9b")
+                #expect(pinged.first?.json["auth_req_id"] as? String == handle && pinged.first?.json.count == 1, "only auth_req_id")
+                #expect(try await dispatcher.runOnce().attempted == 0, "pinged once")
+                let collected = try await api.cibaToken(client, handle)
+                #expect(collected.status == 200 && collected.json["signedApproval"] != nil, "\(collected.raw)")
+
+                // A denial pings too; a 503 is tried again after the backoff.
+                receiver.script(.status(503))
+                let second = try await api.backchannel(
+                    client,
+                    ["login_hint": "alice", "binding_message": "Add payee Coffee Shop", "client_notification_token": "ping-3c9d"]
+                )
+                let pending = try #require(try await api.pendingApprovals(user.access).first)
+                let pendingID = try #require(pending["approvalId"] as? String)
+                #expect(try await api.call(.post, "/v1/approvals/\(pendingID)/denial", token: user.access).status == 200)
+                #expect(try await dispatcher.runOnce().attempted == 1)
+                let failed = try await api.database.transaction { db in try await db.cibaPings.state(pendingID) }
+                #expect(failed?.attempts == 1 && failed?.delivered == false && failed?.lastError == "HTTP 503", "\(String(describing: failed))")
+                #expect(try await dispatcher.runOnce().attempted == 0, "not before the backoff")
+                api.clock.advance(by: 15)
+                #expect(try await dispatcher.runOnce().attempted == 1)
+                #expect(try await api.database.transaction { db in try await db.cibaPings.state(pendingID) }?.delivered == true)
+                // runOnce waits for each ping's answer: every request has arrived by now.
+                #expect(receiver.deliveries.map(\.authorization) == ["Bearer ping-8f2e1c7a9b", "Bearer ping-3c9d", "Bearer ping-3c9d"])
+                #expect(try await api.cibaToken(client, try #require(second["auth_req_id"]))["error"] == "access_denied")
+
+                // A client without an endpoint polls: a token from it is refused.
+                try await clients.setNotificationEndpoint(clientID: client.clientID, to: nil)
+                let polling = try await api.backchannel(client, ["login_hint": "alice", "client_notification_token": "t"])
+                #expect(polling["error"] == "invalid_request", "\(polling.raw)")
+                await #expect(throws: ConfigurationError.self) {
+                    try await clients.setNotificationEndpoint(clientID: client.clientID, to: "http://bank.example/ciba")
+                }
+            }
+        )
+        await receiver.stop()
+    }
+
+    /// The background dispatcher off (the test drives it), deliveries to the receiver on loopback allowed.
+    static func configure(_ configuration: inout ServerConfiguration) {
+        configuration.webhooks.pollInterval = 0
+        configuration.webhooks.timeout = 2
+        configuration.outbound.allowed = ["127.0.0.1"]
+    }
+}

@@ -2617,7 +2617,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/requested_expiry`.
             internal var requestedExpiry: Swift.String?
-            /// Ping mode, which this server does not offer yet: sending it is invalid_request. Poll the token endpoint.
+            /// Ping mode: required from a client with a notification endpoint (bioauth admin service notification-endpoint), refused from one without; sent back as the bearer token of the ping.
             ///
             /// - Remark: Generated from `#/components/schemas/BackchannelAuthenticationRequest/client_notification_token`.
             internal var clientNotificationToken: Swift.String?
@@ -2630,7 +2630,7 @@ extension Components {
             ///   - loginHintToken: Not taken: invalid_request.
             ///   - bindingMessage: What the customer is asked to approve, shown verbatim: at most 100 characters under the display-name rule of docs/PROTOCOL.md (invalid_binding_message otherwise). Absent: a sign-in, with number matching.
             ///   - requestedExpiry: Seconds the request may wait, 1 to the maximum (600 by default).
-            ///   - clientNotificationToken: Ping mode, which this server does not offer yet: sending it is invalid_request. Poll the token endpoint.
+            ///   - clientNotificationToken: Ping mode: required from a client with a notification endpoint (bioauth admin service notification-endpoint), refused from one without; sent back as the bearer token of the ping.
             internal init(
                 scope: Swift.String,
                 loginHint: Swift.String? = nil,

@@ -40,6 +40,8 @@ public final class LoopbackWebhookReceiver: Sendable {
         public let attempt: Int
         /// The `BioAuth-Signature` header.
         public let signatureHeader: String
+        /// The `Authorization` header (a CIBA ping's bearer token), or empty.
+        public var authorization: String = ""
         /// The body, exactly as received.
         public let body: Data
         /// Whether the signature verified with a trusted secret (at the receiver's clock, or `verifyAt` if set).
@@ -171,6 +173,7 @@ public final class LoopbackWebhookReceiver: Sendable {
                     eventType: head.headers.first(name: "BioAuth-Event-Type") ?? "",
                     attempt: Int(head.headers.first(name: "BioAuth-Delivery-Attempt") ?? "") ?? 0,
                     signatureHeader: header,
+                    authorization: head.headers.first(name: "Authorization") ?? "",
                     body: body,
                     verified: verified,
                     answer: answer

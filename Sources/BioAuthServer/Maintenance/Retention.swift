@@ -30,6 +30,7 @@ public struct Retention: Sendable {
         case webhookDeliveries = "webhook_deliveries"
         case webhookEvents = "webhook_events"
         case qrSignIns = "qr_sign_ins"
+        case cibaPings = "ciba_pings"
         case approvals
     }
 
@@ -164,6 +165,7 @@ public struct Retention: Sendable {
             // A web page's QR code is over 30 seconds after it was drawn; it goes with the tokens. An approval request is the
             // customer's record of what they approved: kept as long as the audit events.
             Rule(kind: .qrSignIns, purge: QRSignInsTable.purge(expiredBefore: tokens)),
+            Rule(kind: .cibaPings, purge: CIBAPingsTable.purge(givenUpBefore: tokens)),
             Rule(kind: .approvals, purge: ApprovalsTable.purge(expiredBefore: now - Int64(policy.auditEvents * 1000))),
         ]
     }

@@ -79,6 +79,8 @@ struct ApprovalRequest: Sendable {
     var bindingMessage: String?
     /// Seconds the request lives; the configured default when nil.
     var requestedExpiry: Int?
+    /// Ping mode's `client_notification_token`; nil for poll mode.
+    var notificationToken: String?
 
     /// The longest binding message, in characters.
     static let maxBindingMessage = 100
@@ -119,12 +121,12 @@ struct ApprovalRequest: Sendable {
             }
             self.requestedExpiry = seconds
         }
-        // CIBA's ping mode (a call to the client's notification endpoint) is not offered yet: clients poll.
-        guard notificationToken == nil else {
-            throw APIError(
-                .malformedRequest,
-                "This server offers CIBA's poll mode only: leave out client_notification_token and poll the token endpoint."
-            )
+        if let notificationToken {
+            // A bearer token the client chose; CIBA asks for at least 128 bits of entropy, which no server can check.
+            guard (1...1024).contains(notificationToken.utf8.count), notificationToken.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw APIError(.malformedRequest, "client_notification_token is 1-1024 visible ASCII characters.")
+            }
+            self.notificationToken = notificationToken
         }
     }
 }
@@ -173,6 +175,15 @@ extension BioAuthService {
             guard lifetime <= Int(policy.maxLifetime) else {
                 throw APIError(.malformedRequest, "requested_expiry is at most \(Int(policy.maxLifetime)) seconds.")
             }
+            // CIBA's delivery mode is the client's: one with a notification endpoint is pinged, and must send the token
+            // its endpoint expects; one without polls.
+            switch (client.notificationEndpoint, request.notificationToken) {
+            case (.some, .none):
+                throw APIError(.malformedRequest, "This client is registered for ping mode: send client_notification_token.")
+            case (.none, .some):
+                throw APIError(.malformedRequest, "This client has no notification endpoint: leave out client_notification_token and poll.")
+            default: break
+            }
             let kind = kindOfRequest(request)
             let match = kind == .signIn ? signInNumber : nil
             try await rateLimit(
@@ -216,11 +227,17 @@ extension BioAuthService {
                 status: .pending,
                 createdAt: now,
                 expiresAt: now.addingTimeInterval(TimeInterval(lifetime)),
-                deliveryMode: .poll,
+                deliveryMode: request.notificationToken == nil ? .poll : .ping,
                 notificationToken: nil,
                 pollInterval: policy.pollInterval
             )
             try await db.approvals.insert(approval, authRequestHash: Self.tokenHash(authRequestID))
+            if let token = request.notificationToken {
+                let sealed = try webhookSecrets.seal(try CIBAPingSecrets(authRequestID: authRequestID, token: token).encoded(), for: approval.id)
+                // Tried until well after the request's own end: the client may also poll for the outcome.
+                let giveUp = approval.expiresAt.addingTimeInterval(Self.pingRetryWindow).millisecondsSince1970
+                try await db.cibaPings.insert(approval: approval.id, client: client.id, sealed: sealed, giveUpAt: giveUp)
+            }
             try await recorder.audit(.approvalRequested, succeeded: true, account: account.id, client: client.id, on: db)
             try await recorder.emit(.approvalRequested, .init(approval: approval), on: db)
             return IssuedApprovalRequest(authRequestID: authRequestID, expiresIn: lifetime, interval: policy.pollInterval, matchNumber: match)
@@ -355,6 +372,7 @@ extension BioAuthService {
             approved.deviceID = device.id
             approved.signedApproval = signed
             try await recorder.emit(.approvalApproved, .init(approval: approved), on: db)
+            try await recorder.settled(approved, on: db)
             return approved
         }
     }
@@ -437,6 +455,9 @@ extension BioAuthService {
 
     // MARK: Internals
 
+    /// How long after a ping-mode request's end its ping is still tried (10 minutes).
+    static let pingRetryWindow: TimeInterval = 600
+
     static let approvalNotFound = APIError(.approvalNotFound, "There is no such approval request for this customer.")
     static let approvalAnswered = APIError(.approvalAlreadyAnswered, "The request was answered already.")
 
@@ -491,6 +512,7 @@ extension BioAuthService {
         denied.deviceID = device
         denied.denyReason = reason
         try await recorder.emit(.approvalDenied, .init(approval: denied), on: db)
+        try await recorder.settled(denied, on: db)
         return denied
     }
 
@@ -504,7 +526,12 @@ extension BioAuthService {
         guard client.scopes.contains(scope) else {
             throw Refusal(APIError(.unauthorizedClient, "The client does not hold \(scope)."))
         }
-        return AuthenticatedClient(id: clientID, name: client.name, displayName: client.displayName)
+        return AuthenticatedClient(
+            id: clientID,
+            name: client.name,
+            displayName: client.displayName,
+            notificationEndpoint: client.notificationEndpoint
+        )
     }
 
     /// A uniformly random number in `range`.
@@ -536,4 +563,15 @@ struct AuthenticatedClient: Sendable {
     var id: String
     var name: String
     var displayName: String?
+    /// Where CIBA's ping mode notifies it; nil for a client that polls.
+    var notificationEndpoint: String?
+}
+
+/// What a CIBA ping carries back to its client, kept sealed until it is sent.
+struct CIBAPingSecrets: Codable, Sendable, Equatable {
+    var authRequestID: String
+    var token: String
+
+    func encoded() throws -> String { try StoredJSON.encode(self) }
+    static func decoded(_ text: String) -> CIBAPingSecrets? { try? StoredJSON.decode(CIBAPingSecrets.self, text) }
 }

@@ -183,6 +183,13 @@ struct ChangeRecorder: Sendable {
         var expired = approval
         expired.status = .expired
         try await emit(.approvalExpired, .init(approval: expired), on: db)
+        try await settled(expired, on: db)
         return true
+    }
+
+    /// The request reached its outcome: a ping-mode client's ping is due now (``WebhookDispatcher`` sends it).
+    func settled(_ approval: ApprovalInfo, on db: any SQLDatabase) async throws {
+        guard approval.deliveryMode == .ping else { return }
+        try await db.cibaPings.markDue(approval.id, at: now.millisecondsSince1970)
     }
 }

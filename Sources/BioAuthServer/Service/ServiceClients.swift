@@ -104,6 +104,22 @@ public struct ServiceClients: Sendable {
         }
     }
 
+    /// Registers where OpenID CIBA's ping mode notifies the client (`url` by the webhook URL rule of docs/PROTOCOL.md:
+    /// `https://`, or `http://` to loopback for testing); nil removes it (the client polls). A client with an endpoint must
+    /// send `client_notification_token` with each request; each ping goes through the outbound rules, as webhooks do.
+    public func setNotificationEndpoint(clientID: String, to url: String?) async throws {
+        let checked: String?
+        do { checked = try url.map(BioAuthService.webhookURL) } catch let error as APIError {
+            throw ConfigurationError(message: "the notification endpoint: \(error.detail)")
+        }
+        try await database.transaction { db in
+            guard try await db.serviceClients.exists(id: clientID) else {
+                throw ConfigurationError(message: "there is no service client \(clientID)")
+            }
+            try await db.serviceClients.setNotificationEndpoint(clientID, to: checked)
+        }
+    }
+
     /// Disables the client: its secrets and every token it holds stop working at once.
     public func disable(clientID: String) async throws {
         try await database.transaction { db in try await disable(clientID: clientID, on: db) }

@@ -401,6 +401,20 @@ enum Migrations {
                 "CREATE INDEX qr_sign_ins_by_expiry ON qr_sign_ins (expires_at)",
             ]
         ),
+        (
+            20, "OpenID CIBA's ping mode: a client's notification endpoint, and the pings owed to it",
+            [
+                "ALTER TABLE service_clients ADD COLUMN notification_endpoint TEXT",
+                // One row per ping-mode request: the auth_req_id and client_notification_token, sealed with the webhook
+                // sealer (the client needs them back in the ping); due once the request is answered or expired.
+                """
+                CREATE TABLE ciba_pings (
+                    approval_id TEXT PRIMARY KEY, client_id TEXT NOT NULL, sealed TEXT NOT NULL, attempts INTEGER NOT NULL,
+                    next_attempt_at BIGINT, give_up_at BIGINT NOT NULL, delivered_at BIGINT, last_error TEXT)
+                """,
+                "CREATE INDEX ciba_pings_due ON ciba_pings (next_attempt_at) WHERE next_attempt_at IS NOT NULL AND delivered_at IS NULL",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -45,7 +45,7 @@ struct WebhookDispatcher: Service {
         self.outbound = OutboundHTTP(policy: service.configuration.outbound)
     }
 
-    private var now: Date { clock.now }
+    var now: Date { clock.now }
 
     /// Attempts in flight at once, at most.
     static let poolSize = 16
@@ -74,7 +74,23 @@ struct WebhookDispatcher: Service {
                         logger.error("payment expiry sweep failed", metadata: ["error": "\(String(reflecting: error))"])
                     }
                 }
-                let free = Self.poolSize - busy.values.reduce(0, +)
+                var free = Self.poolSize - busy.values.reduce(0, +)
+                if free > 0 {
+                    // CIBA pings share the pool: each holds a slot under its client's key while it is sent.
+                    do {
+                        for ping in try await claimDuePings(limit: free) {
+                            let key = "ciba:" + ping.clientID
+                            busy[key, default: 0] += 1
+                            free -= 1
+                            group.addTask {
+                                await self.ping(ping)
+                                return .attemptEnded(endpoint: key)
+                            }
+                        }
+                    } catch {
+                        logger.error("claiming ciba pings failed", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
                 if free > 0 {
                     do {
                         for claim in try await claimDue(limit: free, excludingEndpoints: Set(busy.keys)) {
@@ -109,7 +125,8 @@ struct WebhookDispatcher: Service {
     }
 
     /// One pass (what tests drive on their clock): the expiry sweep, then every due delivery, in batches of up to ``poolSize``, one per
-    /// endpoint, attempted concurrently. Returns how many payments expired and how many deliveries were attempted.
+    /// endpoint, attempted concurrently, then every due CIBA ping. Returns how many payments expired and how many deliveries
+    /// and pings were attempted.
     func runOnce() async throws -> (expired: Int, attempted: Int) {
         let expired = try await expireOverduePayments()
         var attempted = 0
@@ -121,6 +138,7 @@ struct WebhookDispatcher: Service {
             }
             attempted += claims.count
         }
+        attempted += try await pingDue()
         return (expired, attempted)
     }
 

@@ -8,7 +8,7 @@ struct ServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "service",
         abstract: "Service clients: the bank's backends, which get service tokens at POST /oauth/token.",
-        subcommands: [Create.self, List.self, DisplayName.self, RotateSecret.self, FinishRotation.self, Disable.self]
+        subcommands: [Create.self, List.self, DisplayName.self, NotificationEndpoint.self, RotateSecret.self, FinishRotation.self, Disable.self]
     )
 
     /// `{"client_id": …, "client_secret": …}` on one line, as RFC 7591 names them, for scripts.
@@ -68,6 +68,22 @@ struct ServiceCommand: AsyncParsableCommand {
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
             try await admin.withClients(environment: environment) { try await $0.setDisplayName(clientID: clientID, to: name) }
             return name.map { "\(clientID)'s approval requests show \"\($0)\"" } ?? "\(clientID)'s approval requests show its name"
+        }
+        func run() async throws { print(try await execute()) }
+    }
+
+    struct NotificationEndpoint: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "notification-endpoint",
+            abstract: "Sets where OpenID CIBA's ping mode notifies the client (it must then send client_notification_token)."
+        )
+        @Argument(help: "The client id.") var clientID: String
+        @Argument(help: "https:// (http:// to loopback for testing); omit it to remove the endpoint (the client polls).") var url: String?
+        @OptionGroup var admin: AdminOptions
+
+        func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
+            try await admin.withClients(environment: environment) { try await $0.setNotificationEndpoint(clientID: clientID, to: url) }
+            return url.map { "\(clientID) is pinged at \($0) (CIBA ping mode)" } ?? "\(clientID) polls (CIBA poll mode)"
         }
         func run() async throws { print(try await execute()) }
     }

@@ -153,3 +153,10 @@ extension ApprovalsTable {
         PurgeRule(table: "approvals", key: "id", condition: "expires_at < \(bind: cutoff)")
     }
 }
+
+extension CIBAPingsTable {
+    /// CIBA pings whose time to be tried (delivered or not) ended before `cutoff`.
+    static func purge(givenUpBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "ciba_pings", key: "approval_id", condition: "give_up_at < \(bind: cutoff)")
+    }
+}

@@ -60,6 +60,8 @@ struct ServiceClientsTable: Table {
         var secretMatches: Bool
         var name: String = ""
         var displayName: String? = nil
+        /// Where OpenID CIBA's ping mode notifies the client; nil: the client polls.
+        var notificationEndpoint: String? = nil
     }
 
     /// The client `id` and whether `secretHash` is one of its secrets.
@@ -67,7 +69,7 @@ struct ServiceClientsTable: Table {
         guard
             let row = try await db.raw(
                 """
-                SELECT c.name, c.display_name, c.scopes, c.disabled_at,
+                SELECT c.name, c.display_name, c.notification_endpoint, c.scopes, c.disabled_at,
                     (SELECT COUNT(*) FROM service_client_secrets s WHERE s.client_id = c.id AND s.secret_hash = \(bind: secretHash)) AS matches
                 FROM service_clients c WHERE c.id = \(bind: id)
                 """
@@ -78,13 +80,25 @@ struct ServiceClientsTable: Table {
             disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil,
             secretMatches: try row.decode(column: "matches", as: Int.self) == 1,
             name: try row.decode(column: "name", as: String.self),
-            displayName: try row.decode(column: "display_name", as: String?.self)
+            displayName: try row.decode(column: "display_name", as: String?.self),
+            notificationEndpoint: try row.decode(column: "notification_endpoint", as: String?.self)
         )
     }
 
     /// Sets the name the client's approval requests show on the phone (nil: its name).
     func setDisplayName(_ id: String, to name: String?) async throws {
         try await db.update("service_clients").set("display_name", to: name).where("id", .equal, id).run()
+    }
+
+    /// Where OpenID CIBA's ping mode notifies the client `id`, if anywhere (nil too for a disabled client).
+    func notificationEndpoint(of id: String) async throws -> String? {
+        try await db.select().column("notification_endpoint").from("service_clients").where("id", .equal, id)
+            .where("disabled_at", .is, SQLLiteral.null).first()?.decode(column: "notification_endpoint", as: String?.self) ?? nil
+    }
+
+    /// Sets where OpenID CIBA's ping mode notifies the client (nil: nowhere, the client polls).
+    func setNotificationEndpoint(_ id: String, to url: String?) async throws {
+        try await db.update("service_clients").set("notification_endpoint", to: url).where("id", .equal, id).run()
     }
 
     // MARK: Secrets
