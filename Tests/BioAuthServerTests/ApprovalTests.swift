@@ -485,6 +485,20 @@ struct CIBAPingTests {
                 #expect(receiver.deliveries.map(\.authorization) == ["Bearer ping-8f2e1c7a9b", "Bearer ping-3c9d", "Bearer ping-3c9d"])
                 #expect(try await api.cibaToken(client, try #require(second["auth_req_id"]))["error"] == "access_denied")
 
+                // Nobody answers: the expiry sweep expires it and the client is pinged all the same.
+                let unanswered = try await api.backchannel(
+                    client,
+                    [
+                        "login_hint": "alice", "binding_message": "Add payee Noodle Bar", "client_notification_token": "ping-77aa",
+                        "requested_expiry": "30",
+                    ]
+                )
+                api.clock.advance(by: 31)
+                #expect(try await dispatcher.runOnce().attempted == 1, "the sweep expires it, then its ping is due")
+                #expect(receiver.deliveries.last?.authorization == "Bearer ping-77aa")
+                #expect(receiver.deliveries.last?.json["auth_req_id"] as? String == unanswered["auth_req_id"])
+                #expect(try await api.cibaToken(client, try #require(unanswered["auth_req_id"]))["error"] == "expired_token")
+
                 // A client without an endpoint polls: a token from it is refused.
                 try await clients.setNotificationEndpoint(clientID: client.clientID, to: nil)
                 let polling = try await api.backchannel(client, ["login_hint": "alice", "client_notification_token": "t"])
