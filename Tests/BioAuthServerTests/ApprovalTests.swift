@@ -111,6 +111,10 @@ struct ApprovalTests {
             #expect(tokens["refresh_token"] != nil && (tokens.json["signedApproval"] as? [String: Any])?["number"] as? Int == number)
             let me = try await api.call(.get, "/v1/me", token: access)
             #expect(me["signInMethod"] == "approval" && me["deviceId"] == deviceID, "\(me.raw)")
+            // Asking again is invalid_grant, and changes nothing: the session handed over goes on.
+            api.clock.advance(by: 11)
+            #expect(try await api.cibaToken(client, try #require(own["auth_req_id"]))["error"] == "invalid_grant")
+            #expect(try await api.call(.get, "/v1/me", token: access).status == 200, "a second collection does not end the first session")
             let introspector = try await ServiceClients(database: api.database, clock: api.clock).create(name: "api", scopes: ["sessions:introspect"])
             let seen = try await api.introspect(access, serviceToken: try #require(try await api.serviceToken(introspector)["access_token"]))
             #expect(seen.json["amr"] as? [String] == ["hwk", "face", "mca"] && seen["device_id"] == deviceID, "\(seen.raw)")
@@ -367,6 +371,10 @@ struct QRSignInTests {
             #expect(me["signInMethod"] == "approval" && me["deviceId"] == deviceID && me["installationId"] == "web-1", "\(me.raw)")
             let again = try await state(cookie)
             #expect(again["status"] == "signed_in" && again.json["tokens"] == nil, "the tokens are handed over once")
+            #expect(
+                try await api.call(.get, "/v1/me", token: try #require(tokens["accessToken"] as? String)).status == 200,
+                "and the session goes on"
+            )
         }
     }
 

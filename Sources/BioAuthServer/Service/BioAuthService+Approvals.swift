@@ -424,32 +424,11 @@ extension BioAuthService {
             case .expired: throw Refusal(APIError(.expiredToken, "The request expired before the customer answered it."))
             case .approved: break
             }
-            guard let signed = approval.signedApproval, let device = approval.deviceID else { throw APIError.internalError }
-            var tokens: IssuedTokens?
-            if approval.kind == .signIn {
-                tokens = try await startSession(
-                    account: approval.accountID,
-                    installationID: "approval:" + client.id,
-                    method: .approval,
-                    device: device,
-                    on: db
-                )
-            }
-            guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970, session: tokens?.sessionID) else {
+            guard let signed = approval.signedApproval else { throw APIError.internalError }
+            guard let handedOver = try await handOver(approval, installationID: "approval:" + client.id, client: client.id, on: db) else {
                 throw Refusal(APIError(.invalidGrant, "The outcome of this auth_req_id was collected already."))
             }
-            if let tokens {
-                try await recorder.audit(
-                    .approvalSignIn,
-                    succeeded: true,
-                    account: approval.accountID,
-                    device: device,
-                    session: tokens.sessionID,
-                    client: client.id,
-                    on: db
-                )
-            }
-            return RedeemedApproval(approval: signed, tokens: tokens)
+            return RedeemedApproval(approval: signed, tokens: handedOver.tokens)
         }
     }
 
@@ -460,6 +439,33 @@ extension BioAuthService {
 
     static let approvalNotFound = APIError(.approvalNotFound, "There is no such approval request for this customer.")
     static let approvalAnswered = APIError(.approvalAlreadyAnswered, "The request was answered already.")
+
+    /// What an approved request's asker collects, once.
+    struct HandOver: Sendable {
+        /// For a sign-in: the customer's new session on the asker's channel.
+        var tokens: IssuedTokens?
+    }
+
+    /// Hands `approval`'s outcome over, once: nil when it was collected already (and then nothing is started). For a
+    /// sign-in, the customer's session on `installationID` starts only after the request is marked collected, so a second
+    /// collection never replaces the session the first one handed over.
+    func handOver(_ approval: ApprovalInfo, installationID: String, client: String?, on db: any SQLDatabase) async throws -> HandOver? {
+        guard approval.status == .approved, let device = approval.deviceID else { throw APIError.internalError }
+        guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970) else { return nil }
+        guard approval.kind == .signIn else { return HandOver(tokens: nil) }
+        let tokens = try await startSession(account: approval.accountID, installationID: installationID, method: .approval, device: device, on: db)
+        try await db.approvals.recordSession(approval.id, session: tokens.sessionID)
+        try await recorder.audit(
+            .approvalSignIn,
+            succeeded: true,
+            account: approval.accountID,
+            device: device,
+            session: tokens.sessionID,
+            client: client,
+            on: db
+        )
+        return HandOver(tokens: tokens)
+    }
 
     /// Whether the request asks for a sign-in (no binding message) or an operation.
     private func kindOfRequest(_ request: ApprovalRequest) -> CanonicalApproval.Kind {

@@ -137,7 +137,9 @@ extension BioAuthService {
     /// `installationID` and hands over its tokens; later calls say `signed_in` without them.
     func qrSignInState(_ id: String, browserCookie: String?, installationID: String) async throws -> QRSignInState {
         _ = try Validation.installationID(installationID)
-        return try await commit { db in
+        // READ COMMITTED (TransactionIsolation): the page asks once a second; what it may change (the expiry, the
+        // hand-over) are conditional updates whose result is checked.
+        return try await commit(isolation: .readCommitted) { db in
             guard Validation.isIssuedID(id), let signIn = try await db.qrSignIns.find(id) else {
                 throw Refusal(APIError(.qrCodeNotFound, "There is no such sign-in code."))
             }
@@ -156,19 +158,8 @@ extension BioAuthService {
                 return QRSignInState(status: .expired)
             case .approved: break
             }
-            guard approval.redeemedAt == nil, let device = approval.deviceID else { return QRSignInState(status: .signedIn) }
-            let tokens = try await startSession(
-                account: approval.accountID,
-                installationID: installationID,
-                method: .approval,
-                device: device,
-                on: db
-            )
-            guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970, session: tokens.sessionID) else {
-                throw Refusal(APIError(.qrCodeUsed, "This sign-in was collected already."))
-            }
-            try await recorder.audit(.approvalSignIn, succeeded: true, account: approval.accountID, device: device, session: tokens.sessionID, on: db)
-            return QRSignInState(status: .signedIn, tokens: tokens)
+            // Collected already: signed in, but the tokens went to the first answer.
+            return QRSignInState(status: .signedIn, tokens: try await handOver(approval, installationID: installationID, client: nil, on: db)?.tokens)
         }
     }
 }

@@ -125,12 +125,17 @@ struct ApprovalsTable: Table {
         return false
     }
 
-    /// Records that the client collected the outcome (with the session started for a sign-in); false when it had been
-    /// collected already. The condition makes the hand-over happen once.
-    func markRedeemed(_ id: String, at: Int64, session: String?) async throws -> Bool {
-        !(try await db.update("approvals").set("redeemed_at", to: at).set("session_id", to: session)
+    /// Records that the outcome was collected; false when it had been collected already. The condition makes the
+    /// hand-over happen once, so it comes before anything the hand-over starts.
+    func markRedeemed(_ id: String, at: Int64) async throws -> Bool {
+        !(try await db.update("approvals").set("redeemed_at", to: at)
             .where("id", .equal, id).where("redeemed_at", .is, SQLLiteral.null)
             .returning("id").all()).isEmpty
+    }
+
+    /// Records the session a collected sign-in started.
+    func recordSession(_ id: String, session: String) async throws {
+        try await db.update("approvals").set("session_id", to: session).where("id", .equal, id).run()
     }
 
     /// Pending requests whose expiry is at or before `now`, soonest first (the expiry sweep).
