@@ -483,12 +483,12 @@ struct CIBAPingTests {
                 let pendingID = try #require(pending["approvalId"] as? String)
                 #expect(try await api.call(.post, "/v1/approvals/\(pendingID)/denial", token: user.access).status == 200)
                 #expect(try await dispatcher.runOnce().attempted == 1)
-                let failed = try await api.database.transaction { db in try await db.cibaPings.state(pendingID) }
+                let failed = try await Self.ping(pendingID, api)
                 #expect(failed?.attempts == 1 && failed?.delivered == false && failed?.lastError == "HTTP 503", "\(String(describing: failed))")
                 #expect(try await dispatcher.runOnce().attempted == 0, "not before the backoff")
                 api.clock.advance(by: 15)
                 #expect(try await dispatcher.runOnce().attempted == 1)
-                #expect(try await api.database.transaction { db in try await db.cibaPings.state(pendingID) }?.delivered == true)
+                #expect(try await Self.ping(pendingID, api)?.delivered == true)
                 // runOnce waits for each ping's answer: every request has arrived by now.
                 #expect(receiver.deliveries.map(\.authorization) == ["Bearer ping-8f2e1c7a9b", "Bearer ping-3c9d", "Bearer ping-3c9d"])
                 #expect(try await api.cibaToken(client, try #require(second["auth_req_id"]))["error"] == "access_denied")
@@ -517,6 +517,19 @@ struct CIBAPingTests {
             }
         )
         await receiver.stop()
+    }
+
+    /// Where the ping of request `approval` stands, as stored.
+    static func ping(_ approval: String, _ api: API) async throws -> (attempts: Int, delivered: Bool, lastError: String?)? {
+        try await api.database.transaction { db in
+            guard
+                let row = try await db.raw("SELECT attempts, delivered_at, last_error FROM ciba_pings WHERE approval_id = \(bind: approval)").first()
+            else { return nil }
+            return (
+                try row.decode(column: "attempts", as: Int.self), try row.decode(column: "delivered_at", as: Int64?.self) != nil,
+                try row.decode(column: "last_error", as: String?.self)
+            )
+        }
     }
 
     /// The background dispatcher off (the test drives it), deliveries to the receiver on loopback allowed.

@@ -43,7 +43,7 @@ public struct ApprovalDetails: Hashable, Sendable {
             requester: requester,
             bindingMessage: bindingMessage ?? "",
             channel: channel,
-            number: kind == .signIn ? UInt8(clamping: number ?? 0) : 0,
+            picked: number,
             createdAtMs: createdAtMs
         )
     }

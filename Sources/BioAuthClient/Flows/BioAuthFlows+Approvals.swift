@@ -84,14 +84,8 @@ extension BioAuthFlows {
 
     /// The signed approval must be signed by one of the server's published receipt keys and be for exactly what was shown.
     func checkSignedApproval(of approval: ApprovalDetails, for canonical: CanonicalApproval) async throws {
-        guard let signed = approval.signedApproval, signed.approval?.hash == canonical.hash else {
-            throw APIProblem(.unexpectedResponse, detail: "the signed approval is not for what was shown")
-        }
-        if let known = receiptKeys, known.contains(where: { signed.isValid(signedBy: $0) }) { return }
-        let published = try await api.receiptKeys()
-        receiptKeys = published
-        guard published.contains(where: { signed.isValid(signedBy: $0) }) else {
-            throw APIProblem(.unexpectedResponse, detail: "the signed approval does not verify")
-        }
+        guard let signed = approval.signedApproval, signed.approval?.hash == canonical.hash,
+            try await signedByReceiptKey({ signed.isValid(signedBy: $0) })
+        else { throw APIProblem(.unexpectedResponse, detail: "the signed approval is not for what was shown, or does not verify") }
     }
 }

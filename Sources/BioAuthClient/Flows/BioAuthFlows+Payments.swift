@@ -71,14 +71,17 @@ extension BioAuthFlows {
     /// shown. The keys are fetched once and again when a receipt verifies with none of them (the server's key was
     /// rotated since), so a rotation never fails a payment.
     func checkReceipt(of payment: PaymentDetails, for transaction: CanonicalTransaction) async throws {
-        guard let receipt = payment.receipt, receipt.transaction?.hash == transaction.hash else {
-            throw APIProblem(.unexpectedResponse, detail: "the payment's receipt does not verify")
-        }
-        if let known = receiptKeys, known.contains(where: { receipt.isValid(signedBy: $0) }) { return }
+        guard let receipt = payment.receipt, receipt.transaction?.hash == transaction.hash,
+            try await signedByReceiptKey({ receipt.isValid(signedBy: $0) })
+        else { throw APIProblem(.unexpectedResponse, detail: "the payment's receipt does not verify") }
+    }
+
+    /// Whether `isValid` holds for one of the server's published receipt keys (receipts and signed approvals). The keys are
+    /// fetched once, and again when nothing verifies with them (the server's key was rotated since).
+    func signedByReceiptKey(_ isValid: (DevicePublicKey) -> Bool) async throws -> Bool {
+        if let known = receiptKeys, known.contains(where: isValid) { return true }
         let published = try await api.receiptKeys()
         receiptKeys = published
-        guard published.contains(where: { receipt.isValid(signedBy: $0) }) else {
-            throw APIProblem(.unexpectedResponse, detail: "the payment's receipt does not verify")
-        }
+        return published.contains(where: isValid)
     }
 }

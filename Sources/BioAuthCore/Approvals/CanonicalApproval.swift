@@ -101,6 +101,30 @@ public struct CanonicalApproval: Hashable, Sendable {
         self.createdAtMs = createdAtMs
     }
 
+    /// An approval of what the phone shows with the number the user `picked` (a sign-in's; an operation has none, and it
+    /// is not read).
+    ///
+    /// - Throws: ``ApprovalFormatError`` as the other initializer does; a sign-in without a number 10-99 among them.
+    public init(
+        approvalID: String,
+        kind: Kind,
+        requester: String,
+        bindingMessage: String = "",
+        channel: Channel = .unknown,
+        picked: Int?,
+        createdAtMs: Int64
+    ) throws(ApprovalFormatError) {
+        try self.init(
+            approvalID: approvalID,
+            kind: kind,
+            requester: requester,
+            bindingMessage: bindingMessage,
+            channel: channel,
+            number: kind == .signIn ? UInt8(clamping: picked ?? 0) : 0,
+            createdAtMs: createdAtMs
+        )
+    }
+
     /// The canonical bytes.
     public var bytes: Data {
         var writer = CanonicalWriter(version: 1)

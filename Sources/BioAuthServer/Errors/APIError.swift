@@ -91,18 +91,14 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         }
     }
 
-    /// The problem with OAuth's `error` and `error_description` beside `code` and `detail`.
-    var oauthJSONBody: Data {
+    /// The problem as a response body, for places outside the generated handlers; with OAuth's `error` and
+    /// `error_description` beside `code` and `detail` when `oauth` (the token endpoint and CIBA's).
+    func jsonBody(oauth: Bool = false) -> Data {
         var problem = self.problem
-        problem.error = oauthError
-        problem.errorDescription = detail
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(problem)) ?? Data(#"{"code":"internal_error","error":"server_error"}"#.utf8)
-    }
-
-    /// The problem as a response body, for places outside the generated handlers.
-    var jsonBody: Data {
+        if oauth {
+            problem.error = oauthError
+            problem.errorDescription = detail
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(problem)) ?? Data(#"{"code":"internal_error"}"#.utf8)
@@ -121,7 +117,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         if let retryAfter { fields[.retryAfter] = String(retryAfter) }
         return fields
     }
-    var httpBody: HTTPBody? { HTTPBody(jsonBody) }
+    var httpBody: HTTPBody? { HTTPBody(jsonBody()) }
 
     var description: String { "\(code): \(detail)" }
 

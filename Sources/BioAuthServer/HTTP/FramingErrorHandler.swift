@@ -50,10 +50,10 @@ final class FramingErrorHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let problem = APIError(.malformedRequest, "The request is not valid HTTP/1.1.")
         metrics.problem(problem.code)
         var fields = problem.httpHeaderFields
-        fields[.contentLength] = String(problem.jsonBody.count)
+        fields[.contentLength] = String(problem.jsonBody().count)
         fields[.connection] = "close"
         context.write(wrapOutboundOut(.head(HTTPResponse(status: problem.httpStatus, headerFields: fields))), promise: nil)
-        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: problem.jsonBody))), promise: nil)
+        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: problem.jsonBody()))), promise: nil)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
     }

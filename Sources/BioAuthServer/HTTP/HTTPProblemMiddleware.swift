@@ -105,7 +105,7 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     static func problem(_ error: APIError) -> Response {
         var headers = HTTPFields()
         for field in error.httpHeaderFields { headers.append(field) }
-        return Response(status: error.httpStatus, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody)))
+        return Response(status: error.httpStatus, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody())))
     }
 
     private static func apiError(for status: HTTPResponse.Status) -> APIError {

@@ -53,7 +53,7 @@ struct ProblemMiddleware: ServerMiddleware {
     /// The problem document for `error`, counted; at the OAuth endpoints with OAuth's `error` and `error_description`.
     private func response(_ error: APIError, operationID: String) -> (HTTPResponse, HTTPBody?) {
         metrics.problem(error.code)
-        let body = Self.oauthOperations.contains(operationID) ? HTTPBody(error.oauthJSONBody) : error.httpBody
+        let body = HTTPBody(error.jsonBody(oauth: Self.oauthOperations.contains(operationID)))
         return (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), body)
     }
 

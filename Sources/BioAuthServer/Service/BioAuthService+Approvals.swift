@@ -38,16 +38,12 @@ struct ApprovalInfo: Sendable, Equatable {
     var denyReason: String?
     var signedApproval: SignedApproval?
     var deliveryMode: DeliveryMode
-    /// CIBA ping mode's `client_notification_token`, sent back to the client when the outcome is ready.
-    var notificationToken: String?
     /// Seconds the client waits between polls (grows by 5 with each `slow_down`).
     var pollInterval: Int
-    var redeemedAt: Date? = nil
-    /// The session a sign-in started when its client collected it.
-    var sessionID: String? = nil
 
-    /// The canonical approval the phone signs when the user picked `number` (the server passes its own match).
-    func canonical(number: Int?) throws -> CanonicalApproval {
+    /// The canonical approval of the server's own record, with the number its channel shows: what the phone must have
+    /// signed.
+    func canonical() throws -> CanonicalApproval {
         do {
             return try CanonicalApproval(
                 approvalID: id,
@@ -55,7 +51,7 @@ struct ApprovalInfo: Sendable, Equatable {
                 requester: requester,
                 bindingMessage: bindingMessage ?? "",
                 channel: channel,
-                number: kind == .signIn ? UInt8(clamping: number ?? 0) : 0,
+                picked: matchNumber,
                 createdAtMs: createdAt.millisecondsSince1970
             )
         } catch {
@@ -228,7 +224,6 @@ extension BioAuthService {
                 createdAt: now,
                 expiresAt: now.addingTimeInterval(TimeInterval(lifetime)),
                 deliveryMode: request.notificationToken == nil ? .poll : .ping,
-                notificationToken: nil,
                 pollInterval: policy.pollInterval
             )
             try await db.approvals.insert(approval, authRequestHash: Self.tokenHash(authRequestID))
@@ -302,7 +297,7 @@ extension BioAuthService {
             } else if number != nil {
                 throw Refusal(APIError(.malformedRequest, "number is only for sign-ins."))
             }
-            let approvalHash = try approval.canonical(number: approval.matchNumber).hash
+            let approvalHash = try approval.canonical().hash
             /// A refused answer, audited with its code; the request stays as it was.
             func refuse(_ error: APIError) async throws -> Refusal {
                 try await recorder.audit(
@@ -345,7 +340,7 @@ extension BioAuthService {
             if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
             let signed = try receipts.sign(
                 SignedApproval(
-                    try approval.canonical(number: approval.matchNumber),
+                    try approval.canonical(),
                     accountId: approval.accountID,
                     deviceKeyID: keyID,
                     amr: Self.methods(of: device.biometryKind),
@@ -525,9 +520,7 @@ extension BioAuthService {
     /// The service client of `clientID` and `secret` (HTTP Basic, as at the token endpoint) holding `scope`; refusals are
     /// audited as a token request's are.
     func authenticatedClient(_ clientID: String?, secret: String?, scope: String, on db: any SQLDatabase) async throws -> AuthenticatedClient {
-        guard let clientID, let secret, !clientID.isEmpty, clientID.utf8.count <= 64, !secret.isEmpty, secret.utf8.count <= 256 else {
-            throw Refusal(APIError(.invalidClient, "Send the service client's id and secret with HTTP Basic authentication."))
-        }
+        let (clientID, secret) = try Self.clientCredentials(clientID, secret)
         let client = try await verifiedClient(id: clientID, secret: secret, on: db)
         guard client.scopes.contains(scope) else {
             throw Refusal(APIError(.unauthorizedClient, "The client does not hold \(scope)."))

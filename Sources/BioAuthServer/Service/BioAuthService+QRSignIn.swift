@@ -38,6 +38,8 @@ extension BioAuthService {
     static let qrCodeLifetime: TimeInterval = 30
     /// The cookie that binds a QR code to the browser that showed it.
     static let qrCookieName = "bioauth_qr"
+    /// A second scan of a code.
+    static let qrCodeUsed = APIError(.qrCodeUsed, "This code was scanned already. Scan the one the page shows now.")
 
     /// A new QR code for the web page, bound to this browser by a cookie, carrying where it was opened (the browser and
     /// platform from `userAgent`, the client address) for the phone to show.
@@ -92,7 +94,7 @@ extension BioAuthService {
                 )
             }
             guard signIn.approvalID == nil else {
-                throw Refusal(APIError(.qrCodeUsed, "This code was scanned already. Scan the one the page shows now."))
+                throw Refusal(Self.qrCodeUsed)
             }
             guard signIn.expiresAt > now else {
                 throw Refusal(APIError(.qrCodeNotFound, "This code is too old. Scan the one the page shows now."))
@@ -112,11 +114,10 @@ extension BioAuthService {
                 createdAt: now,
                 expiresAt: now.addingTimeInterval(policy.lifetime),
                 deliveryMode: .poll,
-                notificationToken: nil,
                 pollInterval: 1
             )
             guard try await db.qrSignIns.markScanned(signIn.id, approval: approval.id, at: now.millisecondsSince1970) else {
-                throw Refusal(APIError(.qrCodeUsed, "This code was scanned already. Scan the one the page shows now."))
+                throw Refusal(Self.qrCodeUsed)
             }
             try await db.approvals.insert(approval, authRequestHash: nil)
             try await recorder.audit(

@@ -47,9 +47,7 @@ extension BioAuthService {
         scope: String?,
         from address: String? = ClientAddress.current
     ) async throws -> IssuedServiceToken {
-        guard let clientID, let secret, !clientID.isEmpty, clientID.utf8.count <= 64, !secret.isEmpty, secret.utf8.count <= 256 else {
-            throw APIError(.invalidClient, "Send the service client's id and secret with HTTP Basic authentication.")
-        }
+        let (clientID, secret) = try Self.clientCredentials(clientID, secret)
         guard grantType == "client_credentials" else {
             throw APIError(.unsupportedGrantType, "grant_type must be client_credentials.")
         }
@@ -89,6 +87,14 @@ extension BioAuthService {
             try await recorder.audit(.serviceTokenIssued, succeeded: true, account: nil, client: clientID, on: db)
             return IssuedServiceToken(accessToken: token, expiresIn: Int(lifetime), scopes: scopes)
         }
+    }
+
+    /// A client id and secret of a plausible size, as HTTP Basic sent them; `invalid_client` when either is missing or not.
+    static func clientCredentials(_ id: String?, _ secret: String?) throws -> (id: String, secret: String) {
+        guard let id, let secret, !id.isEmpty, id.utf8.count <= 64, !secret.isEmpty, secret.utf8.count <= 256 else {
+            throw APIError(.invalidClient, "Send the service client's id and secret with HTTP Basic authentication.")
+        }
+        return (id, secret)
     }
 
     /// The client whose id and secret these are, in the caller's unit of work. One answer, `invalid_client`, for an unknown

@@ -415,6 +415,10 @@ enum Migrations {
                 "CREATE INDEX ciba_pings_due ON ciba_pings (next_attempt_at) WHERE next_attempt_at IS NOT NULL AND delivered_at IS NULL",
             ]
         ),
+        (
+            21, "approvals keep no notification token: a ping-mode request's is sealed in ciba_pings",
+            ["ALTER TABLE approvals DROP COLUMN notification_token"]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

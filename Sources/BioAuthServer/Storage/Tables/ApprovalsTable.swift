@@ -14,7 +14,7 @@ struct ApprovalsTable: Table {
     static let columns = [
         "id", "account_id", "kind", "client_id", "requester", "binding_message", "channel_browser", "channel_platform", "channel_address",
         "match_number", "number_choices", "challenge", "status", "created_at", "expires_at", "answered_at", "device_id", "deny_reason",
-        "signed_approval", "delivery_mode", "notification_token", "poll_interval", "next_poll_at", "redeemed_at", "session_id",
+        "signed_approval", "delivery_mode", "poll_interval", "next_poll_at", "redeemed_at", "session_id",
     ]
 
     /// Stores a new pending request; `authRequestHash` is the hash of CIBA's `auth_req_id` (nil for a request without one).
@@ -41,7 +41,6 @@ struct ApprovalsTable: Table {
                 SQLBind(String?.none),
                 SQLBind(String?.none),
                 SQLBind(approval.deliveryMode.rawValue),
-                SQLBind(approval.notificationToken),
                 SQLBind(approval.pollInterval),
                 SQLBind(Int64?.none),
                 SQLBind(Int64?.none),
@@ -195,10 +194,7 @@ extension ApprovalInfo {
             denyReason: try row.decode(column: "deny_reason", as: String?.self),
             signedApproval: try row.decode(column: "signed_approval", as: String?.self).map { try StoredJSON.decode(SignedApproval.self, $0) },
             deliveryMode: mode,
-            notificationToken: try row.decode(column: "notification_token", as: String?.self),
-            pollInterval: try row.decode(column: "poll_interval", as: Int.self),
-            redeemedAt: Date(storedMilliseconds: try row.decode(column: "redeemed_at", as: Int64?.self)),
-            sessionID: try row.decode(column: "session_id", as: String?.self)
+            pollInterval: try row.decode(column: "poll_interval", as: Int.self)
         )
     }
 }

@@ -76,19 +76,4 @@ struct CIBAPingsTable: Table {
     func recordFailure(_ approval: String, error: String, next: Int64) async throws {
         try await db.update("ciba_pings").set("next_attempt_at", to: next).set("last_error", to: error).where("approval_id", .equal, approval).run()
     }
-
-    /// Where a ping stands, for tests and support: attempts, whether it was delivered, its last error.
-    func state(_ approval: String) async throws -> (attempts: Int, delivered: Bool, lastError: String?)? {
-        guard
-            let row = try await db.select().columns("attempts", "delivered_at", "last_error").from("ciba_pings").where(
-                "approval_id",
-                .equal,
-                approval
-            ).first()
-        else { return nil }
-        return (
-            try row.decode(column: "attempts", as: Int.self), try row.decode(column: "delivered_at", as: Int64?.self) != nil,
-            try row.decode(column: "last_error", as: String?.self)
-        )
-    }
 }
