@@ -151,7 +151,7 @@ public enum BioAuthServerApplication {
             on: router,
             configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
             middlewares: [
-                ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware(),
+                ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware(), CookieMiddleware(),
                 CredentialMiddleware(service: service), StrictJSONMiddleware(maxBodySize: configuration.maxRequestBodySize),
             ]
         )

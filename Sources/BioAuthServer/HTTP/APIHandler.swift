@@ -427,7 +427,7 @@ struct APIHandler: APIProtocol {
         let issued = try await service.createQRSignIn()
         // Only this browser collects the session: the cookie goes back with the page's requests to /v1/qr-sign-ins only.
         let secure = issued.url.hasPrefix("https://") ? "; Secure" : ""
-        BearerTokenMiddleware.responseCookies?.add(
+        CookieMiddleware.responseCookies?.add(
             "\(BioAuthService.qrCookieName)=\(issued.browserCookie); Path=/v1/qr-sign-ins; HttpOnly; SameSite=Strict; Max-Age=600\(secure)"
         )
         return .created(
@@ -444,7 +444,7 @@ struct APIHandler: APIProtocol {
         guard case .json(let body) = input.body else { throw APIError(.malformedRequest, "Send JSON.") }
         let state = try await service.qrSignInState(
             input.path.qrSignInId,
-            browserCookie: BearerTokenMiddleware.cookie(BioAuthService.qrCookieName),
+            browserCookie: CookieMiddleware.cookie(BioAuthService.qrCookieName),
             installationID: body.installationId
         )
         return .ok(
