@@ -519,6 +519,34 @@ struct CIBAPingTests {
         await receiver.stop()
     }
 
+    @Test("a ping goes through the outbound rules: to the server's own network it is refused and never sent")
+    func pingRefusedInside() async throws {
+        let receiver = try await LoopbackWebhookReceiver.start()
+        try await TestServer.run(
+            .live,
+            configure: Self.configureWithoutLoopback,
+            { api in
+                let client = try await ApprovalTests.callCentre(api)
+                try await ServiceClients(database: api.database, clock: api.clock)
+                    .setNotificationEndpoint(clientID: client.clientID, to: receiver.url.absoluteString)
+                let key = TestKey()
+                let (user, _) = try await api.enrolled(key)
+                let asked = try await api.backchannel(
+                    client,
+                    ["login_hint": "alice", "binding_message": "Add payee Tea Garden", "client_notification_token": "ping-1"]
+                )
+                #expect(asked.status == 200, "\(asked.raw)")
+                let request = try #require(try await api.pendingApprovals(user.access).first)
+                #expect(try await api.approve(request, key: key, counter: 1, token: user.access).status == 200)
+                #expect(try await WebhookDispatcher(service: api.service).runOnce().attempted == 1)
+                let state = try await Self.ping(try #require(request["approvalId"] as? String), api)
+                #expect(state?.delivered == false && state?.lastError?.contains("not an allowed destination") == true, "\(String(describing: state))")
+                #expect(receiver.deliveries.isEmpty, "nothing reached the address inside")
+            }
+        )
+        await receiver.stop()
+    }
+
     /// Where the ping of request `approval` stands, as stored.
     static func ping(_ approval: String, _ api: API) async throws -> (attempts: Int, delivered: Bool, lastError: String?)? {
         try await api.database.transaction { db in
@@ -532,10 +560,16 @@ struct CIBAPingTests {
         }
     }
 
-    /// The background dispatcher off (the test drives it), deliveries to the receiver on loopback allowed.
+    /// The background dispatcher off (the test drives it); deliveries to the receiver on loopback are allowed, as in every
+    /// test server (`ServerConfiguration.forTests`).
     static func configure(_ configuration: inout ServerConfiguration) {
         configuration.webhooks.pollInterval = 0
         configuration.webhooks.timeout = 2
-        configuration.outbound.allowed = ["127.0.0.1"]
+    }
+
+    /// ``configure(_:)`` with nothing allowed besides public destinations, as a deployment without `--outbound-allow`.
+    static func configureWithoutLoopback(_ configuration: inout ServerConfiguration) {
+        configure(&configuration)
+        configuration.outbound.allowed = []
     }
 }
