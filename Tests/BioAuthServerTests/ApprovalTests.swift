@@ -285,7 +285,7 @@ extension API {
             requester: try #require(shown["requester"] as? String),
             bindingMessage: shown["bindingMessage"] as? String ?? "",
             channel: .init(browser: channel["browser"] ?? "", platform: channel["platform"] ?? "", address: channel["address"] ?? ""),
-            number: UInt8(number ?? (kind == .signIn ? 10 : 0)),
+            picked: number ?? 10,
             createdAtMs: try #require((shown["createdAtMs"] as? NSNumber)?.int64Value)
         )
         let payload = try SignedPayload(
