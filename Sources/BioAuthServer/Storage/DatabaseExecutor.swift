@@ -51,24 +51,6 @@ extension DatabaseExecutor {
     }
 }
 
-/// Runs `body` between `begin` and `COMMIT` on `database`, rolling back when it throws. The executors call
-/// this once they hold their connection.
-func inTransaction<R: Sendable>(
-    _ database: any SQLDatabase,
-    begin: String = "BEGIN",
-    _ body: @Sendable (any SQLDatabase) async throws -> R
-) async throws -> R {
-    try await database.raw(SQLQueryString(begin)).run()
-    do {
-        let result = try await body(database)
-        try await database.raw("COMMIT").run()
-        return result
-    } catch {
-        try? await database.raw("ROLLBACK").run()
-        throw error
-    }
-}
-
 extension SQLDatabase {
     /// Whether the database answers a query (readiness).
     func answers() async throws -> Bool {

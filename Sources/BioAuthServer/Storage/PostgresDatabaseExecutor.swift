@@ -82,15 +82,15 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     public func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         let begin =
             switch isolation {
-            case .serializable: "BEGIN ISOLATION LEVEL SERIALIZABLE"
-            case .readCommitted: "BEGIN ISOLATION LEVEL READ COMMITTED"
+            case .serializable: Self.beginSerializable
+            case .readCommitted: Self.beginReadCommitted
             }
         let deadline = ContinuousClock.now + Self.retryBudget
         var attempt = 1
         while true {
             do {
                 return try await client.withConnection { connection in
-                    try await inTransaction(connection.sql(queryLogLevel: nil), begin: begin, body)
+                    try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
                 }
             } catch let error as PSQLError where Self.isRetryable(error) {
                 guard ContinuousClock.now < deadline else {
@@ -106,8 +106,31 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     }
 
     public func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await client.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
+        try await client.withConnection { connection in try await body(PreparingPostgresDatabase(connection)) }
     }
+
+    /// Runs `body` between `begin` and `COMMIT` on `database`, rolling back when it throws. These are prepared statements
+    /// too: no text parsed for them on each unit of work.
+    private static func inTransaction<R: Sendable>(
+        _ database: any SQLDatabase,
+        begin: FixedSQL,
+        _ body: @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        try await database.run(begin())
+        do {
+            let result = try await body(database)
+            try await database.run(commit())
+            return result
+        } catch {
+            try? await database.run(rollback())
+            throw error
+        }
+    }
+
+    private static let beginSerializable = FixedSQL("BEGIN ISOLATION LEVEL SERIALIZABLE")
+    private static let beginReadCommitted = FixedSQL("BEGIN ISOLATION LEVEL READ COMMITTED")
+    private static let commit = FixedSQL("COMMIT")
+    private static let rollback = FixedSQL("ROLLBACK")
 
     /// Serialization failure (40001) or deadlock (40P01): the transaction was rolled back and may be retried.
     static func isRetryable(_ error: PSQLError) -> Bool {
