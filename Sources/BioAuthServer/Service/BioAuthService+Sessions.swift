@@ -105,22 +105,31 @@ extension BioAuthService {
         passkey: String? = nil,
         on db: any SQLDatabase
     ) async throws -> IssuedTokens {
-        try await recorder.endSessions(account: account, installationID: installationID, reason: "replaced", on: db)
-        let sessionID = newID()
-        try await db.sessions.insert(
-            sessionID,
-            account: account,
-            installationID: installationID,
-            device: device,
-            method: method,
-            passkey: passkey,
-            at: now.millisecondsSince1970
+        let tokens = newTokens(session: newID(), account: account)
+        try await db.accounts.guardSessions(account: account, engine: database.dialect)
+        try await db.sessions.start(
+            SessionsTable.Start(
+                id: tokens.sessionID,
+                account: account,
+                installationID: installationID,
+                device: device,
+                method: method,
+                passkey: passkey,
+                accessTokenHash: Self.tokenHash(tokens.accessToken),
+                accessTokenExpiresAt: tokens.accessTokenExpiresAt.millisecondsSince1970,
+                refreshTokenHash: Self.tokenHash(tokens.refreshToken),
+                refreshTokenExpiresAt: tokens.refreshTokenExpiresAt.millisecondsSince1970
+            ),
+            replacing: "replaced",
+            at: now.millisecondsSince1970,
+            engine: database.dialect
         )
-        return try await issueTokens(session: sessionID, account: account, on: db)
+        return tokens
     }
 
-    private func issueTokens(session: String, account: String, on db: any SQLDatabase) async throws -> IssuedTokens {
-        let tokens = IssuedTokens(
+    /// New tokens for `session`, to be stored.
+    private func newTokens(session: String, account: String) -> IssuedTokens {
+        IssuedTokens(
             sessionID: session,
             accountID: account,
             accessToken: newSecret(),
@@ -128,6 +137,10 @@ extension BioAuthService {
             refreshToken: newSecret(),
             refreshTokenExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)
         )
+    }
+
+    private func issueTokens(session: String, account: String, on db: any SQLDatabase) async throws -> IssuedTokens {
+        let tokens = newTokens(session: session, account: account)
         try await db.sessions.insertAccessToken(
             hash: Self.tokenHash(tokens.accessToken),
             session: session,

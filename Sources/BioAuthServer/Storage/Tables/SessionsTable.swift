@@ -139,6 +139,66 @@ struct SessionsTable: Table {
         try await db.run(Self.insertSession(id, account, installationID, device, method.rawValue, at, passkey))
     }
 
+    /// A session to start, with the hashes of its first tokens.
+    struct Start: Sendable {
+        var id: String
+        var account: String
+        var installationID: String
+        var device: String?
+        var method: SignInMethod
+        var passkey: String?
+        var accessTokenHash: String
+        var accessTokenExpiresAt: Int64
+        var refreshTokenHash: String
+        var refreshTokenExpiresAt: Int64
+    }
+
+    /// Starts `session` with its two tokens, ending (for `reason`) the account's live sessions on the same installation.
+    ///
+    /// On PostgreSQL this is one statement: its parts share one snapshot, so the sessions it ends are those live before it,
+    /// never the new one. The caller takes the account's row first (`AccountsTable.guardSessions(account:engine:)`), so
+    /// that snapshot is taken after any unit of work that started or ended the account's sessions has committed. On SQLite,
+    /// which runs one unit of work at a time, the same four statements one after another.
+    func start(_ session: Start, replacing reason: String, at now: Int64, engine: DatabaseDialect) async throws {
+        guard engine == .sqlite else {
+            try await db.run(
+                Self.startReplacing(
+                    now,
+                    reason,
+                    session.account,
+                    session.installationID,
+                    session.id,
+                    session.account,
+                    session.installationID,
+                    session.device,
+                    session.method.rawValue,
+                    now,
+                    session.passkey,
+                    session.accessTokenHash,
+                    session.id,
+                    session.accessTokenExpiresAt,
+                    now,
+                    session.refreshTokenHash,
+                    session.id,
+                    session.refreshTokenExpiresAt
+                )
+            )
+            return
+        }
+        try await endLive(account: session.account, installationID: session.installationID, device: nil, keeping: nil, reason: reason, at: now)
+        try await insert(
+            session.id,
+            account: session.account,
+            installationID: session.installationID,
+            device: session.device,
+            method: session.method,
+            passkey: session.passkey,
+            at: now
+        )
+        try await insertAccessToken(hash: session.accessTokenHash, session: session.id, expiresAt: session.accessTokenExpiresAt, issuedAt: now)
+        try await insertRefreshToken(hash: session.refreshTokenHash, session: session.id, expiresAt: session.refreshTokenExpiresAt)
+    }
+
     /// Stores the hash of a new access token of `session`.
     func insertAccessToken(hash: String, session: String, expiresAt: Int64, issuedAt: Int64) async throws {
         try await db.run(Self.insertAccessTokenSQL(hash, session, expiresAt, issuedAt))
@@ -223,11 +283,47 @@ struct SessionsTable: Table {
     static let insertRefreshTokenSQL = FixedSQL(
         "INSERT INTO refresh_tokens (token_hash, session_id, expires_at, rotated_at) VALUES (?, ?, ?, NULL)"
     )
+    /// ``start(_:replacing:at:engine:)`` on PostgreSQL: the installation's live sessions end, the new one and its tokens
+    /// are stored (SQLite has no data-modifying `WITH`).
+    static let startReplacing = FixedSQL(
+        """
+        WITH ended AS (\(endLiveSessions) AND account_id = ? AND installation_id = ?), \
+        started AS (\(insertSession.text)), \
+        access AS (\(insertAccessTokenSQL.text)) \
+        \(insertRefreshTokenSQL.text)
+        """
+    )
     /// Ends live sessions now for a reason (binds: now, reason); the statements add which sessions.
     private static let endLiveSessions = "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE ended_at IS NULL"
     static let endByID = FixedSQL(endLiveSessions + " AND id = ?")
     /// Deletes a session's access tokens, which a refresh replaces (indexed by session). Binds: the session.
     static let deleteAccessTokensSQL = FixedSQL("DELETE FROM access_tokens WHERE session_id = ?")
+
+    /// PostgreSQL's own statement of every sign-in, with sample values: `QueryPlanTests` checks its plan there.
+    static var postgresHotStatements: [FixedStatement] {
+        [
+            startReplacing(
+                Int64(1),
+                "replaced",
+                "a",
+                "i",
+                "s",
+                "a",
+                "i",
+                "d",
+                "biometric",
+                Int64(1),
+                nil as String?,
+                "h",
+                "s",
+                Int64(2),
+                Int64(1),
+                "r",
+                "s",
+                Int64(3)
+            )
+        ]
+    }
 
     /// Run on every authenticated request, sign-in or refresh, with sample values: `QueryPlanTests` checks that each
     /// finds its rows through an index.
