@@ -34,6 +34,27 @@ struct QueryPlanTests {
         }
     }
 
+    @Test(
+        "on PostgreSQL too every hot statement finds its rows through an index, and a payment is authorized through its primary key, never the index of pending payments",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func hotStatementsUseIndexesOnPostgres() async throws {
+        let test = try await TestDatabase.make(.postgres)
+        let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
+        for (family, statement) in HotStatements.postgres {
+            let explained = FixedStatement(sql: FixedSQL("EXPLAIN " + statement.sql.text), binds: statement.binds)
+            let lines = try await database.transaction { db in
+                try await db.all(explained).map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+            }
+            #expect(!lines.contains { $0.contains("Seq Scan") }, "\(family): \(statement.sql.text) reads a whole table: \(lines)")
+            if statement.sql.text == PaymentsTable.authorize.text {
+                #expect(lines.contains { $0.contains("payments_pkey") }, "\(lines)")
+            }
+        }
+        try await database.close()
+        await test.drop()
+    }
+
     @Test("replacing an installation's session reads only live sessions, through their index")
     func endingSessions() async throws {
         let cases: [(String?, String?, String?)] = [

@@ -419,6 +419,9 @@ enum Migrations {
             21, "approvals keep no notification token: a ping-mode request's is sealed in ciba_pings",
             ["ALTER TABLE approvals DROP COLUMN notification_token"]
         ),
+        // PostgreSQL's own (postgresOnly): SQLite plans the authorizing UPDATE on the primary key already, and does not
+        // see that a bound expiry implies `expires_at IS NOT NULL`.
+        (22, "on PostgreSQL, the index of pending payments serves only statements that bound their expiry", []),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a
@@ -431,6 +434,14 @@ enum Migrations {
         // Support's search by the start of a username compares bytes (AccountsTable.prefixSearch); SQLite's unique index
         // on username already does.
         17: [#"CREATE INDEX accounts_by_username_bytes ON accounts (username COLLATE "C")"#],
+        // The index's predicate names expires_at, which every statement that should read it bounds (the expiry sweep, the
+        // pending list) and the authorizing UPDATE (by id and status alone) does not: PostgreSQL planned that UPDATE on
+        // the index, reading every pending payment, where the primary key finds one. expires_at is never NULL, so the
+        // index holds the same rows as before.
+        22: [
+            "CREATE INDEX IF NOT EXISTS payments_pending_by_expiry ON payments (expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL",
+            "DROP INDEX IF EXISTS payments_pending_expiry",
+        ],
     ]
 
     /// Applies the migrations the database has not seen yet, all in one transaction. On PostgreSQL the

@@ -164,4 +164,7 @@ struct AuditEventsTable: Table {
             nil as String?
         )
     ]
+
+    /// PostgreSQL's form of the same insert, with the same sample values.
+    static var postgresHotStatements: [FixedStatement] { hotStatements.map { FixedStatement(sql: insertPostgres, binds: $0.binds) } }
 }

@@ -74,4 +74,10 @@ enum HotStatements {
         ]
         return families.flatMap { family in family.1.map { (family.0, $0) } }
     }
+
+    /// The same on PostgreSQL: the statements that are PostgreSQL's own in place of SQLite's.
+    static var postgres: [(family: String, statement: FixedStatement)] {
+        all.filter { $0.family != "audit_events" } + AuditEventsTable.postgresHotStatements.map { ("audit_events", $0) }
+            + SessionsTable.postgresHotStatements.map { ("sessions", $0) }
+    }
 }
