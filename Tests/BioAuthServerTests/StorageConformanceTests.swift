@@ -121,6 +121,18 @@ struct StorageConformanceTests {
             let count = try await api.database.transaction { db in try await db.select().column("id").from("payments").all().count }
             #expect(count == 1)
             #expect(try await api.createPayment(token: tokens.access, amountMinor: 1, idempotencyKey: "order-7").code == "idempotency_key_reused")
+            // What a request that lost the race meets (on PostgreSQL a customer's payment is created at READ COMMITTED): the
+            // key's insert writes nothing and says so, and the unit of work runs again and replays the stored response.
+            let (recorded, keys) = try await api.database.transaction { db in
+                let stored = try #require(try await db.select().columns("account_id", "payment_id").from("idempotency_keys").first())
+                let account = try stored.decode(column: "account_id", as: String.self)
+                let payment = try #require(try await db.payments.find(try stored.decode(column: "payment_id", as: String.self), account: account))
+                var changed = payment
+                changed.memo = "another"
+                let recorded = try await db.idempotencyKeys.insert(account: account, key: "order-7", requestHash: "x", response: changed, at: 1)
+                return (recorded, try await db.select().column("response").from("idempotency_keys").all().map { try $0.decode(column: "response", as: String.self) })
+            }
+            #expect(!recorded && keys.count == 1 && !keys[0].contains("another"))
         }
     }
 

@@ -109,7 +109,11 @@ extension BioAuthService {
     /// prompt shows.
     func createPayment(account: String, session: String?, client: String?, _ request: PaymentRequest) async throws -> PaymentInfo {
         let idempotencyKey = client.map { " \($0) \(request.idempotencyKey)" } ?? request.idempotencyKey
-        return try await commit { db in
+        // A customer's payment: READ COMMITTED (TransactionIsolation). Two requests with one key may both find it unused;
+        // the key's insert is conditional, and the one that finds it taken (once the other committed) is rolled back
+        // and run again, and replays the other's response. A service client's key is one across accounts, which no
+        // unique key covers: SERIALIZABLE.
+        return try await commit(isolation: client == nil ? .readCommitted : .serializable) { db in
             // A user's keys are per account; a service client's per client, so the same key for another account is a reuse.
             let stored: IdempotencyKeysTable.Stored?
             if client != nil, let found = try await db.idempotencyKeys.find(clientKey: idempotencyKey) {
@@ -138,13 +142,14 @@ extension BioAuthService {
                 payeeVerified: payee.verified
             )
             try await db.payments.insert(payment)
-            try await db.idempotencyKeys.insert(
+            let recorded = try await db.idempotencyKeys.insert(
                 account: account,
                 key: idempotencyKey,
                 requestHash: request.fingerprint,
                 response: payment,
                 at: now.millisecondsSince1970
             )
+            guard recorded else { throw ConcurrentUnitConflict() }
             try await recorder.audit(
                 .paymentCreated,
                 succeeded: true,

@@ -24,13 +24,20 @@ public protocol DatabaseExecutor: Sendable {
     var dialect: DatabaseDialect { get }
 }
 
+/// Thrown by a unit of work at `READ COMMITTED` that finds a concurrent unit got there first (a conditional insert that
+/// inserted nothing because the other's row committed meanwhile). The executor rolls the unit back and runs it again, as
+/// after a serialization failure; the next run sees the other's row. Never thrown on SQLite, which runs one unit of
+/// work at a time.
+struct ConcurrentUnitConflict: Error {}
+
 /// How much a unit of work is kept apart from those running beside it, on engines that run several at once.
 public enum TransactionIsolation: Sendable {
     /// As if every unit of work ran alone, one after another. The default.
     case serializable
     /// Each statement sees what was committed when it started; rows it updates are locked until the unit ends. For the
-    /// hot units of work (sign-in and payment challenges, biometric sign-in, payment authorization) whose guarantees are
-    /// all conditional updates that check their result, or row locks taken in one order: the device's row (its counter
+    /// hot units of work (sign-in and payment challenges, biometric sign-in, payment authorization, a customer's payment
+    /// creation) whose guarantees are all conditional updates or inserts that check their result, or row locks taken in
+    /// one order: the device's row (its counter
     /// update, which also refuses a revoked device) before the account's (`AccountsTable.guardSessions(account:engine:)`,
     /// which every unit that starts or ends sessions takes). docs/DEPLOYMENT.md lists them.
     case readCommitted

@@ -17,7 +17,8 @@ import SQLKit
 ///
 /// Each connection is opened with `enable_seqscan = off`: index scans take fine-grained predicate locks, while a
 /// sequential scan of a small table locks all of it and makes every concurrent transaction conflict. Setting it once
-/// per connection saves a statement per unit of work.
+/// per connection saves a statement per unit of work. Units of work see the connection as a
+/// ``PreparingPostgresDatabase``: the hot statements (``FixedSQL``), `BEGIN` and `COMMIT` run as prepared statements.
 public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let client: PostgresClient
     private let runner: Task<Void, Never>
@@ -92,7 +93,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
                 return try await client.withConnection { connection in
                     try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
                 }
-            } catch let error as PSQLError where Self.isRetryable(error) {
+            } catch let error where Self.isRetryable(error) {
                 guard ContinuousClock.now < deadline else {
                     logger.warning("unit of work given up after \(attempt) serialization failures", metadata: ["attempts": "\(attempt)"])
                     throw APIError(.notReady, "The service is too busy to complete this request. Try again.", retryAfter: 1)
@@ -132,9 +133,11 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private static let commit = FixedSQL("COMMIT")
     private static let rollback = FixedSQL("ROLLBACK")
 
-    /// Serialization failure (40001) or deadlock (40P01): the transaction was rolled back and may be retried.
-    static func isRetryable(_ error: PSQLError) -> Bool {
-        guard let state = error.serverInfo?[.sqlState] else { return false }
+    /// Serialization failure (40001) or deadlock (40P01), or a unit of work that found a concurrent one got there first
+    /// (``ConcurrentUnitConflict``): the transaction was rolled back and may be retried.
+    static func isRetryable(_ error: any Error) -> Bool {
+        if error is ConcurrentUnitConflict { return true }
+        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
         return state == "40001" || state == "40P01"
     }
 

@@ -218,9 +218,10 @@ struct IdempotencyKeysTable: Table {
         return (try row.decode(column: "account_id", as: String.self), try Stored(row: row))
     }
 
-    /// Records the first use of `key` on `account` and the response it got.
-    func insert(account: String, key: String, requestHash: String, response: PaymentInfo, at: Int64) async throws {
-        try await db.run(Self.insertKey(account, key, requestHash, response.id, try StoredJSON.encode(response), at))
+    /// Records the first use of `key` on `account` and the response it got; false when the key is recorded already (by a
+    /// unit of work that committed after this one looked for it), and nothing is written.
+    func insert(account: String, key: String, requestHash: String, response: PaymentInfo, at: Int64) async throws -> Bool {
+        !(try await db.all(Self.insertKey(account, key, requestHash, response.id, try StoredJSON.encode(response), at))).isEmpty
     }
 
     static let byKey = FixedSQL(
@@ -228,7 +229,10 @@ struct IdempotencyKeysTable: Table {
     )
     static let byClientKey = FixedSQL("SELECT account_id, request_hash, response FROM idempotency_keys WHERE idempotency_key = ? LIMIT 1")
     static let insertKey = FixedSQL(
-        "INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, payment_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+        """
+        INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, payment_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?) \
+        ON CONFLICT (account_id, idempotency_key) DO NOTHING RETURNING account_id
+        """
     )
 
     /// Run on every payment created: `QueryPlanTests` checks each finds its row through an index.
