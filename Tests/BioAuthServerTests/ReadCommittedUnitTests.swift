@@ -1,5 +1,6 @@
 import BioAuthCore
 import Foundation
+import Logging
 import SQLKit
 import Testing
 
@@ -9,6 +10,26 @@ import Testing
 /// free they now get from increments, conditional updates and row locks; these are the races that would show it if not.
 @Suite("READ COMMITTED units of work")
 struct ReadCommittedUnitTests {
+    @Test(
+        "a unit of work whose statements each commit on their own keeps the writes before a failure on PostgreSQL (no transaction); SQLite rolls the unit back",
+        arguments: StorageBackend.available
+    )
+    func eachStatementCommits(backend: StorageBackend) async throws {
+        let test = try await TestDatabase.make(backend)
+        let database = try await openDatabase(test.location, logger: Logger(label: "each-statement"))
+        struct Stop: Error {}
+        await #expect(throws: Stop.self) {
+            try await database.transaction(isolation: .eachStatement) { db in
+                try await db.run(FixedSQL("INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, 1)")("each", Int64(1)))
+                throw Stop()
+            }
+        }
+        let kept = try await database.transaction { db in try await db.select().column("bucket").from("rate_limits").all().count }
+        #expect(kept == (backend == .postgres ? 1 : 0))
+        try await database.close()
+        await test.drop()
+    }
+
     @Test("wrong authorizations that arrive together all count; the payment locks, once", arguments: StorageBackend.available)
     func failuresAllCount(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: { $0.maxFailedPaymentAttempts = 3 }, Self.failuresAllCount)

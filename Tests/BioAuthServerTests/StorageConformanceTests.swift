@@ -130,7 +130,10 @@ struct StorageConformanceTests {
                 var changed = payment
                 changed.memo = "another"
                 let recorded = try await db.idempotencyKeys.insert(account: account, key: "order-7", requestHash: "x", response: changed, at: 1)
-                return (recorded, try await db.select().column("response").from("idempotency_keys").all().map { try $0.decode(column: "response", as: String.self) })
+                return (
+                    recorded,
+                    try await db.select().column("response").from("idempotency_keys").all().map { try $0.decode(column: "response", as: String.self) }
+                )
             }
             #expect(!recorded && keys.count == 1 && !keys[0].contains("another"))
         }

@@ -170,8 +170,9 @@ extension BioAuthService {
             limit: configuration.signInChallengesPerClient,
             window: configuration.rateLimitWindow
         )
-        // READ COMMITTED (TransactionIsolation): a rate-limit upsert, a read and an insert.
-        return try await commit(isolation: .readCommitted) { db in
+        // Each statement on its own (TransactionIsolation.eachStatement): a read, then writes that each stand alone (the
+        // audit of a revoked key, the per-key rate-limit hit, the challenge).
+        return try await commit(isolation: .eachStatement) { db in
             let device = try await usableDevice(keyID: keyID, on: db)
             try await rateLimit(
                 "signin-challenge:" + Base64URL.encode(keyID) + "@" + client,

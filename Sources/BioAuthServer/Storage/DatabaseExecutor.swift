@@ -41,6 +41,11 @@ public enum TransactionIsolation: Sendable {
     /// update, which also refuses a revoked device) before the account's (`AccountsTable.guardSessions(account:engine:)`,
     /// which every unit that starts or ends sessions takes). docs/DEPLOYMENT.md lists them.
     case readCommitted
+    /// Each statement commits on its own, as it runs (on PostgreSQL no `BEGIN` and `COMMIT`, two round trips fewer), and
+    /// sees what was committed when it started. For units of work with what `readCommitted` gives minus atomicity: their
+    /// reads lock nothing and each write stands alone, so that a unit that stops halfway leaves nothing wrong (the
+    /// challenge units: a rate-limit hit counted, an audit of a refused request, one challenge stored, in that order).
+    case eachStatement
 }
 
 extension DatabaseExecutor {

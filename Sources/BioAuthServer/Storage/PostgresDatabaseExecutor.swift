@@ -81,11 +81,12 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     }
 
     public func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        let begin =
-            switch isolation {
-            case .serializable: Self.beginSerializable
-            case .readCommitted: Self.beginReadCommitted
-            }
+        let begin: FixedSQL
+        switch isolation {
+        case .serializable: begin = Self.beginSerializable
+        case .readCommitted: begin = Self.beginReadCommitted
+        case .eachStatement: return try await standalone(body)
+        }
         let deadline = ContinuousClock.now + Self.retryBudget
         var attempt = 1
         while true {
