@@ -7,9 +7,10 @@ import SQLKit
 ///
 /// `pg_stat_database` counts transactions for the whole database, whoever ran them; the counts reach it when a backend
 /// ends a transaction and flushes its statistics (at most about once a second while busy), so a ten-second window is
-/// accurate to about a second's worth. Statements come from `pg_stat_statements` (every statement, `BEGIN` and `COMMIT`
-/// included), which needs `shared_preload_libraries = 'pg_stat_statements'` and `CREATE EXTENSION pg_stat_statements`
-/// in the database read (`scripts/test-postgres.sh` does both); without it ``statements`` is `nil`.
+/// accurate to about a second's worth. Statements come from `pg_stat_statements` (every statement but `BEGIN` and
+/// `COMMIT`, which it does not count once they run as prepared statements), which needs
+/// `shared_preload_libraries = 'pg_stat_statements'` and `CREATE EXTENSION pg_stat_statements` in the database read
+/// (`scripts/test-postgres.sh` does both); without it ``statements`` is `nil`.
 public struct PostgresActivity: Sendable, Equatable {
     /// Transactions committed (`xact_commit`).
     public var commits: Int64
