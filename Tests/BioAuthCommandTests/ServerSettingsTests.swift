@@ -47,6 +47,8 @@ struct ServerSettingsTests {
             ([], ["BIOAUTH_SHUTDOWN_DRAIN": "-1"], "shutdown drain must be 0-300 seconds"),
             (["--shutdown-drain", "301"], [:], "shutdown drain must be 0-300 seconds"),
             (["--database", "postgres://u:hunter2@db/x", "--port", "x"], [:], "--port must be a whole number, not x"),
+            (["--database-connections", "0"], [:], "database connections must be 1-500, not 0"),
+            ([], ["BIOAUTH_DATABASE_CONNECTIONS": "many"], "BIOAUTH_DATABASE_CONNECTIONS must be a whole number, not many"),
             (["--console-idle-timeout", "30"], [:], "console idle timeout must be 60 seconds to 8 hours"),
             (
                 ["--console-idle-timeout", "3600", "--console-session-lifetime", "600"], [:],
@@ -139,7 +141,7 @@ extension ServerSettingsTests {
     @Test("every option of bioauth serve reaches a setting of the table")
     func everyOptionMapped() throws {
         let arguments = [
-            "--host", "h", "--port", "1", "--database", "d", "--log-level", "info", "--log-format", "text", "--metrics-port", "2",
+            "--host", "h", "--port", "1", "--database", "d", "--database-connections", "4", "--log-level", "info", "--log-format", "text", "--metrics-port", "2",
             "--metrics-host", "m", "--rp-id", "r", "--bcrypt-cost", "4", "--password-hashing-threads", "1", "--receipt-key", "k",
             "--pin-key", "p", "--access-token-lifetime", "1", "--refresh-token-lifetime", "1", "--login-challenge-lifetime", "1",
             "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--service-token-lifetime", "1", "--max-failed-password-attempts",

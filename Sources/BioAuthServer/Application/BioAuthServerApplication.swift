@@ -61,7 +61,7 @@ public enum BioAuthServerApplication {
         metrics: ServerMetrics
     ) async throws -> (app: some ApplicationProtocol, service: BioAuthService) {
         try configuration.validate()
-        let database = try await openDatabase(configuration.databasePath, logger: logger)
+        let database = try await openDatabase(configuration.databasePath, connections: configuration.databaseConnections, logger: logger)
         do {
             return try await build(
                 configuration: configuration,

@@ -46,7 +46,7 @@ public final class LoopbackServer: Sendable {
         configuration.host = "127.0.0.1"
         configuration.port = port
         try configuration.validate()
-        let database = try await openDatabase(configuration.databasePath, logger: logger)
+        let database = try await openDatabase(configuration.databasePath, connections: configuration.databaseConnections, logger: logger)
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         let app: any ApplicationProtocol
         do {

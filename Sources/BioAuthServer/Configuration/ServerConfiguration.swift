@@ -14,6 +14,11 @@ public struct ServerConfiguration: Sendable {
     public var metricsHost: String = "127.0.0.1"
     /// The SQLite file, or `":memory:"`. Created with its tables on first start.
     public var databasePath: String = "./bioauth.sqlite"
+    /// On PostgreSQL, the most connections this instance holds open (its pool); PostgreSQL's `max_connections` must allow
+    /// every instance's. Within ``databaseConnectionsRange``. docs/DEPLOYMENT.md says how to size it. SQLite has one.
+    public var databaseConnections: Int = 16
+    /// The pool sizes accepted.
+    public static let databaseConnectionsRange = 1...500
     /// The least severe log level written.
     public var logLevel: Logger.Level = .info
     /// How `bioauth serve` writes log lines to standard error: `text` (the default) or `json`, one object a line.
@@ -131,6 +136,11 @@ public struct ServerConfiguration: Sendable {
             guard !metricsHost.isEmpty else { throw fail("metrics host must not be empty") }
         }
         guard !databasePath.isEmpty else { throw fail("database path must not be empty") }
+        guard Self.databaseConnectionsRange.contains(databaseConnections) else {
+            throw fail(
+                "database connections must be \(Self.databaseConnectionsRange.lowerBound)-\(Self.databaseConnectionsRange.upperBound), not \(databaseConnections)"
+            )
+        }
         guard (1...255).contains(relyingPartyID.utf8.count) else { throw fail("relying-party id must be 1-255 bytes") }
         guard Self.bcryptCostRange.contains(bcryptCost) else {
             throw fail("bcrypt cost must be \(Self.bcryptCostRange.lowerBound)-\(Self.bcryptCostRange.upperBound), not \(bcryptCost)")

@@ -78,11 +78,11 @@ public enum DatabaseDialect: String, Sendable {
     case postgres
 }
 
-/// Opens the database `location` names: a `postgres://` or `postgresql://` URL, else a SQLite file path (or
-/// `:memory:`). The schema is brought up to date.
-public func openDatabase(_ location: String, logger: Logger) async throws -> any DatabaseExecutor {
+/// Opens the database `location` names: a `postgres://` or `postgresql://` URL (with a pool of at most `connections`),
+/// else a SQLite file path (or `:memory:`). The schema is brought up to date.
+public func openDatabase(_ location: String, connections: Int = 16, logger: Logger) async throws -> any DatabaseExecutor {
     if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
-        return try await PostgresDatabaseExecutor.open(url: location, logger: logger)
+        return try await PostgresDatabaseExecutor.open(url: location, maximumConnections: connections, logger: logger)
     }
     return try await SQLiteDatabaseExecutor.open(path: location, logger: logger)
 }

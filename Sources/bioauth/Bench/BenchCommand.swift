@@ -47,6 +47,8 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var serverProcess = false
     @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
+    @Option(help: "On PostgreSQL, the started server's most database connections (its --database-connections).")
+    var databaseConnections = ServerConfiguration().databaseConnections
     @Option(help: "Where to write bench-result.json and bench-latency.svg.") var output = "."
     @Flag(help: "No progress lines.") var quiet = false
     @Flag(
@@ -68,6 +70,10 @@ struct BenchCommand: AsyncParsableCommand {
         guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment, both or baseline") }
         let costs = ServerConfiguration.bcryptCostRange
         guard costs.contains(bcryptCost) else { throw ValidationError("bcrypt cost must be \(costs.lowerBound)-\(costs.upperBound)") }
+        let pools = ServerConfiguration.databaseConnectionsRange
+        guard pools.contains(databaseConnections) else {
+            throw ValidationError("database connections must be \(pools.lowerBound)-\(pools.upperBound)")
+        }
         if let server, URL(string: server)?.scheme?.hasPrefix("http") != true { throw ValidationError("--server must be an http(s) URL") }
         if server != nil, serverProcess || database != nil {
             throw ValidationError("--server drives a running server: --server-process and --database are for the server the bench starts")
@@ -88,6 +94,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.server = server.flatMap(URL.init(string:))
         options.serverProcess = serverProcess
         options.database = database
+        options.databaseConnections = databaseConnections
         options.progress = !quiet
         let quiet = self.quiet
         let result = try await BenchRunner(options: options, log: { line in if !quiet { print(line) } }).run()

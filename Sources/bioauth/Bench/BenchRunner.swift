@@ -40,6 +40,8 @@ struct BenchOptions: Sendable {
     /// The `bioauth` executable for ``serverProcess`` (default: this process's own).
     var serverExecutable: URL?
     var database: String?
+    /// The started server's PostgreSQL pool size.
+    var databaseConnections = ServerConfiguration().databaseConnections
     var bcryptCost = 12
     var progress = true
 }
@@ -147,6 +149,7 @@ struct BenchRunner {
                 directory = folder
                 var configuration = ServerConfiguration()
                 configuration.databasePath = options.database ?? folder.appendingPathComponent("bench.sqlite").path
+                configuration.databaseConnections = options.databaseConnections
                 configuration.receiptKeyPath = folder.appendingPathComponent("receipt-key.pem").path
                 configuration.pinKeyPath = folder.appendingPathComponent("pin-key").path
                 configuration.bcryptCost = options.bcryptCost

@@ -26,6 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The SQLite database file, or :memory: (default ./bioauth.sqlite).")
     var database: String?
 
+    @Option(help: "On PostgreSQL, the most database connections this instance opens (default 16; docs/DEPLOYMENT.md sizes it).")
+    var databaseConnections: String?
+
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
@@ -188,12 +191,13 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var appAttestAllowPIN = false
 
-    /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database, receipt key,
+    /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database (and pool size), receipt key,
     /// bcrypt cost, relying party, sign-in challenge limits and log level (what `bioauth bench --server-process`
     /// sets); ``serverConfiguration(environment:)`` reads them back.
     static func environment(for configuration: ServerConfiguration) -> [String: String] {
         [
             "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
+            "BIOAUTH_DATABASE_CONNECTIONS": String(configuration.databaseConnections),
             "BIOAUTH_PIN_KEY": configuration.pinKeyPath,
             "BIOAUTH_BCRYPT_COST": String(configuration.bcryptCost), "BIOAUTH_RP_ID": configuration.relyingPartyID,
             "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": String(configuration.signInChallengesPerWindow),
@@ -206,7 +210,8 @@ struct ServeCommand: AsyncParsableCommand {
     var flags: [String: String] {
         var flags: [String: String] = [:]
         let given: [(String, String?)] = [
-            ("host", host), ("port", port), ("database", database), ("logLevel", logLevel), ("logFormat", logFormat),
+            ("host", host), ("port", port), ("database", database), ("databaseConnections", databaseConnections),
+            ("logLevel", logLevel), ("logFormat", logFormat),
             ("metricsPort", metricsPort), ("metricsHost", metricsHost), ("rpId", relyingPartyID), ("bcryptCost", bcryptCost),
             ("passwordHashingThreads", passwordHashingThreads), ("receiptKey", receiptKey), ("pinKey", pinKey),
             ("accessTokenLifetime", accessTokenLifetime), ("refreshTokenLifetime", refreshTokenLifetime),

@@ -144,6 +144,7 @@ enum ServerSettings {
                 apply: { configuration, text throws(Reason) in configuration.databasePath = text },
                 show: { redactedDatabaseLocation($0.databasePath) }
             ),
+            integer("databaseConnections", \.databaseConnections),
             Setting(
                 key: "logLevel",
                 apply: { configuration, text throws(Reason) in

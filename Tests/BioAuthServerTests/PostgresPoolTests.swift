@@ -1,0 +1,37 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+
+@testable import BioAuthServer
+
+/// `--database-connections` bounds what one instance holds open on PostgreSQL: the number DEPLOYMENT.md sizes
+/// `max_connections` by.
+@Suite("PostgreSQL connection pool")
+struct PostgresPoolTests {
+    @Test(
+        "an instance opens at most the connections it is given, however many units of work run at once",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func poolIsBounded() async throws {
+        let test = try await TestDatabase.make(.postgres)
+        let database = try await openDatabase(test.location, connections: 2, logger: Logger(label: "pool"))
+        let seen = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try await database.transaction { db in
+                        let row = try await db.raw(
+                            "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'"
+                        ).first()
+                        try await db.raw("SELECT pg_sleep(0.05)").run()
+                        return try row?.decode(column: "n", as: Int.self) ?? 0
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(seen.count == 8 && seen.allSatisfy { (1...2).contains($0) }, "\(seen)")
+        try await database.close()
+        await test.drop()
+    }
+}
