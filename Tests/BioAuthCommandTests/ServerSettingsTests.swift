@@ -141,7 +141,8 @@ extension ServerSettingsTests {
     @Test("every option of bioauth serve reaches a setting of the table")
     func everyOptionMapped() throws {
         let arguments = [
-            "--host", "h", "--port", "1", "--database", "d", "--database-connections", "4", "--log-level", "info", "--log-format", "text", "--metrics-port", "2",
+            "--host", "h", "--port", "1", "--database", "d", "--database-connections", "4", "--log-level", "info", "--log-format", "text",
+            "--metrics-port", "2",
             "--metrics-host", "m", "--rp-id", "r", "--bcrypt-cost", "4", "--password-hashing-threads", "1", "--receipt-key", "k",
             "--pin-key", "p", "--access-token-lifetime", "1", "--refresh-token-lifetime", "1", "--login-challenge-lifetime", "1",
             "--registration-challenge-lifetime", "1", "--payment-lifetime", "1", "--service-token-lifetime", "1", "--max-failed-password-attempts",

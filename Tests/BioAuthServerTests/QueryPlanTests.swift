@@ -77,3 +77,38 @@ struct QueryPlanTests {
         )
     }
 }
+
+extension QueryPlanTests {
+    @Test(
+        "every foreign key that refers to a table the retention purge deletes from has an index on its column, so the engine's check of each deleted row does not read the whole referencing table"
+    )
+    func purgedTablesForeignKeysIndexed() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fk-\(UUID()).sqlite").path
+        let database = try await openDatabase(path, logger: Logger(label: "fk"))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let purged = Set(Retention(database: database, configuration: ServerConfiguration()).rules(now: Date()).map(\.purge.table))
+        #expect(purged.contains("sessions") && purged.contains("challenges"))
+        let unindexed = try await database.transaction { db in
+            var unindexed: [String] = []
+            let tables = try await db.raw("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all()
+                .map { try $0.decode(column: "name", as: String.self) }
+            for table in tables {
+                // The first column of each index of the table (its primary key's too).
+                var leading: Set<String> = []
+                for index in try await db.raw("SELECT name FROM pragma_index_list(\(bind: table))").all() {
+                    let name = try index.decode(column: "name", as: String.self)
+                    let first = try await db.raw("SELECT name FROM pragma_index_info(\(bind: name)) WHERE seqno = 0").first()
+                    if let column = try first?.decode(column: "name", as: String.self) { leading.insert(column) }
+                }
+                for key in try await db.raw("SELECT \"table\" AS parent, \"from\" AS child FROM pragma_foreign_key_list(\(bind: table))").all() {
+                    let parent = try key.decode(column: "parent", as: String.self)
+                    let child = try key.decode(column: "child", as: String.self)
+                    if purged.contains(parent) && !leading.contains(child) { unindexed.append("\(table).\(child) → \(parent)") }
+                }
+            }
+            return unindexed
+        }
+        #expect(unindexed.isEmpty, "foreign keys to purged tables without an index: \(unindexed)")
+        try await database.close()
+    }
+}

@@ -17,7 +17,9 @@ import SQLKit
 ///
 /// Each connection is opened with `enable_seqscan = off`: index scans take fine-grained predicate locks, while a
 /// sequential scan of a small table locks all of it and makes every concurrent transaction conflict. Setting it once
-/// per connection saves a statement per unit of work. Units of work see the connection as a
+/// per connection saves a statement per unit of work. `jit` is off too: a statement that must read a whole table (a
+/// retention batch) is costed past `jit_above_cost` by that setting and was compiled each time (80 ms), for statements that
+/// run in milliseconds. Units of work see the connection as a
 /// ``PreparingPostgresDatabase``: the hot statements (``FixedSQL``), `BEGIN` and `COMMIT` run as prepared statements.
 public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let client: PostgresClient
@@ -39,7 +41,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     public static func open(url: String, maximumConnections: Int = 16, logger: Logger) async throws -> PostgresDatabaseExecutor {
         var configuration = try clientConfiguration(url)
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.additionalStartupParameters = [("enable_seqscan", "off")]
+        configuration.options.additionalStartupParameters = [("enable_seqscan", "off"), ("jit", "off")]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = client.runInBackground()
         let executor = PostgresDatabaseExecutor(client: client, runner: runner, logger: logger)

@@ -41,19 +41,25 @@ extension ChallengesTable {
 }
 
 extension SessionsTable {
-    /// A user's token goes when it expired, or its session ended, before `cutoff`.
-    private static func agedToken(_ cutoff: Int64) -> SQLQueryString {
-        "expires_at < \(bind: cutoff) OR session_id IN (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < \(bind: cutoff))"
+    /// A user's token goes when it expired, or its session ended, before `cutoff`. The session is looked up by its key for
+    /// each token (`EXISTS`): PostgreSQL ran `session_id IN (SELECT id FROM sessions …)` as a list of every aged session,
+    /// scanned for each token once it no longer fitted in memory, which with two million ended sessions did not finish
+    /// in twelve minutes (docs/PERFORMANCE.md).
+    private static func agedToken(_ cutoff: Int64, table: String) -> SQLQueryString {
+        """
+        expires_at < \(bind: cutoff) OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = \(unsafeRaw: table).session_id \
+        AND s.ended_at IS NOT NULL AND s.ended_at < \(bind: cutoff))
+        """
     }
 
     /// Access tokens that expired, or whose session ended, before `cutoff`.
     static func purgeAccessTokens(before cutoff: Int64) -> PurgeRule {
-        PurgeRule(table: "access_tokens", key: "token_hash", condition: agedToken(cutoff))
+        PurgeRule(table: "access_tokens", key: "token_hash", condition: agedToken(cutoff, table: "access_tokens"))
     }
 
     /// Refresh tokens that expired, or whose session ended, before `cutoff`.
     static func purgeRefreshTokens(before cutoff: Int64) -> PurgeRule {
-        PurgeRule(table: "refresh_tokens", key: "token_hash", condition: agedToken(cutoff))
+        PurgeRule(table: "refresh_tokens", key: "token_hash", condition: agedToken(cutoff, table: "refresh_tokens"))
     }
 
     /// A session goes when the token rules have taken everything that refers to it: it ended before `cutoff` (so its tokens
