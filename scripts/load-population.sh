@@ -10,10 +10,15 @@
 # .build/release/bioauth). The loaded accounts cannot sign in (their password hash is no hash), and their devices'
 # keys are one public key, whose private key nobody has: they are there to be in the way, as a bank's customers are
 # when the bench's own sign in and pay. Run it on an empty database: ids start at 1 each time.
+#
+# EXPIRED=N adds what N sign-ins of a day leave for the retention purge once it has aged out: N expired challenges and
+# N sessions that ended 31 days ago, each with its access and refresh token (past the default 30 days' token retention).
+# With POPULATION=no only those are added, to a database this script loaded before (its customers must be there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 database="$1"
 customers="${2:-1000000}"
+expired="${EXPIRED:-0}"
 bioauth="${BIOAUTH:-.build/release/bioauth}"
 "$bioauth" admin purge --dry-run --database "$database" > /dev/null
 now=$(($(date +%s) * 1000))
@@ -29,7 +34,8 @@ series() {
     esac
 }
 
-sql=$(
+sql=""
+[ "${POPULATION:-yes}" = no ] || sql=$(
     cat << SQL
 BEGIN;
 INSERT INTO accounts (id, username, password_hash, failed_password_attempts, created_at, password_changed_at)
@@ -57,6 +63,30 @@ SELECT 'loaded-event-' || i, $now - ((i - 1) / 5 % 700) * $day - i % 5 * 60000, 
 COMMIT;
 SQL
 )
+if [ "$expired" -gt 0 ]; then
+    aged=$((now - 31 * day))
+    sql+=$(
+        cat << SQL
+
+BEGIN;
+INSERT INTO challenges (id, purpose, challenge, account_id, session_id, device_id, payment_id, created_at, expires_at, consumed_at)
+$(series "$expired")
+SELECT 'expired-challenge-' || i, 'login', 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'loaded-account-' || (i % $customers + 1), NULL,
+    'loaded-device-' || (i % $customers + 1), NULL, $aged, $aged + 120000, $aged + 1000 FROM series;
+INSERT INTO sessions (id, account_id, installation_id, device_id, method, created_at, ended_at, end_reason)
+$(series "$expired")
+SELECT 'expired-session-' || i, 'loaded-account-' || (i % $customers + 1), 'loaded-installation-' || (i % $customers + 1),
+    'loaded-device-' || (i % $customers + 1), 'biometric', $aged - $day, $aged, 'replaced' FROM series;
+INSERT INTO access_tokens (token_hash, session_id, expires_at, issued_at)
+$(series "$expired")
+SELECT 'expired-access-' || i, 'expired-session-' || i, $aged - $day + 900000, $aged - $day FROM series;
+INSERT INTO refresh_tokens (token_hash, session_id, expires_at, rotated_at)
+$(series "$expired")
+SELECT 'expired-refresh-' || i, 'expired-session-' || i, $aged, NULL FROM series;
+COMMIT;
+SQL
+    )
+fi
 
 case "$database" in
     postgres://* | postgresql://*)
@@ -69,4 +99,6 @@ case "$database" in
         sqlite3 "$database" "PRAGMA journal_mode = WAL; $sql ANALYZE;" > /dev/null
         ;;
 esac
-echo "loaded $customers customers, $customers devices, $customers payments and $((customers * 5)) audit events into $database"
+[ "${POPULATION:-yes}" = no ] ||
+    echo "loaded $customers customers, $customers devices, $customers payments and $((customers * 5)) audit events into $database"
+[ "$expired" -eq 0 ] || echo "and $expired expired challenges and $expired ended sessions with their two tokens each"
