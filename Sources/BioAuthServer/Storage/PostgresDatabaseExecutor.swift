@@ -20,7 +20,7 @@ import SQLKit
 /// per connection saves a statement per unit of work. `jit` is off too: a statement that must read a whole table (a
 /// retention batch) is costed past `jit_above_cost` by that setting and was compiled each time (80 ms), for statements that
 /// run in milliseconds. Units of work see the connection as a
-/// ``PreparingPostgresDatabase``: the hot statements (``FixedSQL``), `BEGIN` and `COMMIT` run as prepared statements.
+/// `PreparingPostgresDatabase`: the hot statements (`FixedSQL`), `BEGIN` and `COMMIT` run as prepared statements.
 public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let client: PostgresClient
     private let runner: Task<Void, Never>
