@@ -5,9 +5,10 @@ import SQLKit
 
 /// PostgreSQL through a connection pool, for deployments where several server instances share one database.
 ///
-/// Every unit of work runs as a `SERIALIZABLE` transaction (but the few hot ones that ask for `READ COMMITTED`: see
-/// ``TransactionIsolation``) and is retried, with backoff, when PostgreSQL reports a
-/// serialization failure or a deadlock, so that the outcome is the one some serial order of the requests would give —
+/// Every unit of work runs as a `SERIALIZABLE` transaction (but the few hot ones that ask for `READ COMMITTED`, and the
+/// sign-in challenge, whose statements each commit on their own: see ``TransactionIsolation``) and is retried, with
+/// backoff, when PostgreSQL reports a serialization failure or a deadlock, or the unit finds a concurrent one got there
+/// first, so that the outcome is the one some serial order of the requests would give —
 /// exactly what the embedded SQLite executor guarantees by running one unit of work at a time. Retries go on for up to
 /// ten seconds (a client sees latency, not an error, because the load is high); a unit of work that still cannot
 /// commit then answers `not_ready` (503, retry after a second), never `internal_error`. The checks that must hold

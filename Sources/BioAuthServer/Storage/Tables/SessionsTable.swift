@@ -240,23 +240,36 @@ struct SessionsTable: Table {
     /// The `UPDATE` of ``endLive(account:installationID:device:keeping:reason:at:)``. It reads only live sessions (an index
     /// holds just those), however many sessions the account had before.
     static func ending(account: String, installationID: String?, device: String?, keeping: String?, reason: String, at now: Int64) -> FixedStatement {
-        var sql = endLiveSessions + " AND account_id = ?"
         var binds: [any Encodable & Sendable] = [now, reason, account]
-        if let installationID, let device {
-            sql += " AND (installation_id = ? OR device_id = ?)"
-            binds += [installationID, device]
-        } else if let installationID {
-            sql += " AND installation_id = ?"
+        var which = 0
+        if let installationID {
             binds.append(installationID)
-        } else if let device {
-            sql += " AND device_id = ?"
+            which |= 1
+        }
+        if let device {
             binds.append(device)
+            which |= 2
         }
         if let keeping {
-            sql += " AND id <> ?"
             binds.append(keeping)
+            which |= 4
         }
-        return FixedStatement(sql: FixedSQL(sql), binds: binds)
+        return FixedStatement(sql: endingVariants[which], binds: binds)
+    }
+
+    /// ``ending(account:installationID:device:keeping:reason:at:)``'s text for each choice of conditions (bit 0: the
+    /// installation, bit 1: the device, bit 2: a session kept), made once: a ``FixedSQL`` built on every call would hash
+    /// its text for its prepared name on every sign-in.
+    private static let endingVariants: [FixedSQL] = (0..<8).map { which in
+        var sql = endLiveSessions + " AND account_id = ?"
+        switch which & 3 {
+        case 3: sql += " AND (installation_id = ? OR device_id = ?)"
+        case 1: sql += " AND installation_id = ?"
+        case 2: sql += " AND device_id = ?"
+        default: break
+        }
+        if which & 4 != 0 { sql += " AND id <> ?" }
+        return FixedSQL(sql)
     }
 
     // The statements of every authenticated request and every sign-in (FixedSQL: no builder serialized per call).
