@@ -46,6 +46,16 @@ struct BenchCommand: AsyncParsableCommand {
             "Run the server as a separate `bioauth serve` process on loopback, so its CPU time and memory are measured apart from the load generator's."
     )
     var serverProcess = false
+    @Option(
+        help:
+            "With --server-process: start this many `bioauth serve` processes on the one database (a postgres:// --database when more than one); the workers take them in turn."
+    )
+    var instances = 1
+    @Option(
+        help:
+            "With --server-process: hold each server process to this share of one core (0-1], by stopping and continuing it, so that on a machine with few cores the instances, not the database, limit throughput (Linux)."
+    )
+    var serverCPUShare: Double?
     @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
     @Option(help: "On PostgreSQL, the started server's most database connections (its --database-connections).")
     var databaseConnections = ServerConfiguration().databaseConnections
@@ -75,6 +85,19 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("database connections must be \(pools.lowerBound)-\(pools.upperBound)")
         }
         if let server, URL(string: server)?.scheme?.hasPrefix("http") != true { throw ValidationError("--server must be an http(s) URL") }
+        guard (1...8).contains(instances) else { throw ValidationError("instances must be 1-8") }
+        if instances > 1 {
+            guard serverProcess, let database, database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") else {
+                throw ValidationError("--instances above 1 needs --server-process and a postgres:// --database: instances share one database")
+            }
+        }
+        if let serverCPUShare {
+            guard serverProcess else { throw ValidationError("--server-cpu-share holds the server processes the bench starts: add --server-process") }
+            guard serverCPUShare > 0, serverCPUShare <= 1 else { throw ValidationError("server CPU share must be more than 0 and at most 1") }
+            #if !canImport(Glibc)
+            throw ValidationError("--server-cpu-share works on Linux only")
+            #endif
+        }
         if server != nil, serverProcess || database != nil {
             throw ValidationError("--server drives a running server: --server-process and --database are for the server the bench starts")
         }
@@ -93,6 +116,8 @@ struct BenchCommand: AsyncParsableCommand {
         options.bcryptCost = bcryptCost
         options.server = server.flatMap(URL.init(string:))
         options.serverProcess = serverProcess
+        options.instances = instances
+        options.serverCPUShare = serverCPUShare
         options.database = database
         options.databaseConnections = databaseConnections
         options.progress = !quiet

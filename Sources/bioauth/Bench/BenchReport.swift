@@ -87,7 +87,10 @@ struct BenchReport {
         if let database = databaseThreadLine { lines.append(database) }
         if let postgres = postgresLine { lines.append(postgres) }
         if let peak = result.peakResidentBytes {
-            let whose = result.serverPlacement == .childProcess ? "of the server process" : "(server and load generator, one process)"
+            let whose =
+                result.serverPlacement != .childProcess
+                ? "(server and load generator, one process)"
+                : result.options.instances > 1 ? "of the server processes together" : "of the server process"
             lines.append(String(format: "peak resident memory during the run %@: %.1f MB", whose, Double(peak) / 1_048_576))
         }
         return lines.joined(separator: "\n")
@@ -107,7 +110,7 @@ struct BenchReport {
         switch (result.serverPlacement, result.serverCPUSeconds, result.benchCPUSeconds) {
         case (.childProcess, let server?, let bench?) where server > 0:
             let perCore = operations / server
-            return "CPU in the measured phase: server process " + use(server)
+            return "CPU in the measured phase: " + serverProcesses + " " + use(server)
                 + String(
                     format: " (%.0f operations per server core-second, %.1f%% of raw verify)",
                     perCore,
@@ -121,6 +124,16 @@ struct BenchReport {
         default:
             return nil
         }
+    }
+
+    /// `server process`, or `2 server processes together`, with the CPU share each was held to.
+    var serverProcesses: String {
+        let instances = max(1, result.options.instances)
+        var text = instances > 1 ? "\(instances) server processes together" : "server process"
+        if let share = result.options.serverCPUShare {
+            text += String(format: instances > 1 ? " (each held to %.2f of a core)" : " (held to %.2f of a core)", share)
+        }
+        return text
     }
 
     /// The database thread's share: every unit of work runs on that one thread in turn, so its CPU time per operation
@@ -173,6 +186,8 @@ struct BenchReport {
             var enrollmentSeconds: Double
             var peakResidentBytes: Int?
             var serverPlacement: String
+            var instances: Int
+            var serverCPUShare: Double?
             var serverCPUSeconds: Double?
             var benchCPUSeconds: Double?
             var databaseThreadCPUSeconds: Double?
@@ -205,6 +220,8 @@ struct BenchReport {
             enrollmentSeconds: result.enrollmentSeconds,
             peakResidentBytes: result.peakResidentBytes,
             serverPlacement: result.serverPlacement.rawValue,
+            instances: result.options.instances,
+            serverCPUShare: result.options.serverCPUShare,
             serverCPUSeconds: result.serverCPUSeconds,
             benchCPUSeconds: result.benchCPUSeconds,
             databaseThreadCPUSeconds: result.databaseThreadCPUSeconds,

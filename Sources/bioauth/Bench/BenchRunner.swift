@@ -39,6 +39,12 @@ struct BenchOptions: Sendable {
     var serverProcess = false
     /// The `bioauth` executable for ``serverProcess`` (default: this process's own).
     var serverExecutable: URL?
+    /// With ``serverProcess``: how many `bioauth serve` processes share the one database (PostgreSQL when more than one).
+    /// Devices enrol through the first; worker `i` drives instance `i % instances`.
+    var instances = 1
+    /// With ``serverProcess``: the share of one core each server process may use (``CPUCap``) from the warm-up to the
+    /// end, so that on a machine with few cores the instances, not the database, limit throughput. `nil`: no cap.
+    var serverCPUShare: Double?
     var database: String?
     /// The started server's PostgreSQL pool size.
     var databaseConnections = ServerConfiguration().databaseConnections
@@ -63,11 +69,12 @@ struct BenchResult: Sendable {
     var measuredSeconds: Double
     var operations: [String: OperationResult]
     var rawVerifyPerSecond: Double
-    /// Of the server process with ``BenchOptions/serverProcess``, else of this process (server and load generator).
+    /// Of the server processes together with ``BenchOptions/serverProcess``, else of this process (server and load
+    /// generator).
     var peakResidentBytes: Int?
     var enrollmentSeconds: Double
     var cores: Int
-    /// CPU seconds the server process used in the measured phase (only with ``BenchOptions/serverProcess``).
+    /// CPU seconds the server processes used together in the measured phase (only with ``BenchOptions/serverProcess``).
     var serverCPUSeconds: Double?
     /// CPU seconds this process used in the measured phase: the load generator, and the server when it runs here.
     var benchCPUSeconds: Double?
@@ -137,12 +144,17 @@ struct BenchRunner {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         var server: LoopbackServer?
-        var child: ServerProcess?
+        var children: [ServerProcess] = []
         var directory: URL?
+        func stopServers() async {
+            await server?.stop()
+            for child in children { await child.stop() }
+            if let directory { try? FileManager.default.removeItem(at: directory) }
+        }
         do {
-            let url: URL
+            var urls: [URL] = []
             if let external = options.server {
-                url = external
+                urls = [external]
             } else {
                 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-bench-\(UUID().uuidString)")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -160,20 +172,28 @@ struct BenchRunner {
                 configuration.logLevel = .error
                 try await Self.registerPayee(in: configuration.databasePath)
                 if options.serverProcess {
-                    child = try await ServerProcess.start(
-                        executable: try options.serverExecutable ?? Self.ownExecutable(),
-                        settings: ServeCommand.environment(for: configuration),
-                        folder: folder,
-                        http: http
-                    )
-                    url = child!.url
+                    // One after another: the first brings the schema up to date, the others find it so.
+                    for instance in 1...max(1, options.instances) {
+                        children.append(
+                            try await ServerProcess.start(
+                                executable: try options.serverExecutable ?? Self.ownExecutable(),
+                                settings: ServeCommand.environment(for: configuration),
+                                folder: folder,
+                                http: http,
+                                logName: options.instances > 1 ? "server-\(instance).log" : "server.log"
+                            )
+                        )
+                    }
+                    urls = children.map(\.url)
                 } else {
                     var logger = Logger(label: "bioauth-bench")
                     logger.logLevel = configuration.logLevel
                     server = try await LoopbackServer.start(configuration: configuration, logger: logger)
-                    url = server!.url
+                    urls = [server!.url]
                 }
             }
+            let servers = urls
+            let url = servers[0]
             let api = BioAuthAPI(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: .seconds(30))))
             let rawRate = Self.rawVerifyRate()
             log(String(format: "raw P-256 verify on one core: %.0f/s", rawRate))
@@ -184,16 +204,23 @@ struct BenchRunner {
             let passwordUsers = try await passwordAccounts(api: api, count: options.passwordWorkers)
             let enrollment = (ContinuousClock.now - enrollStart).seconds
             if options.mix != .baseline { log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment)) }
-            let (operations, measured, use) = try await drive(
-                workerClient: { try Self.workerAPI(serverURL: url, shared: api) },
-                devices: devices,
-                passwordUsers: passwordUsers,
-                serverPID: child?.pid
-            )
+            let cap = options.serverCPUShare.flatMap { share in children.isEmpty ? nil : CPUCap(pids: children.map(\.pid), share: share) }
+            let driven: ([String: OperationResult], Double, MeasuredUse)
+            do {
+                driven = try await drive(
+                    workerClient: { worker in try Self.workerAPI(serverURL: servers[worker % servers.count], shared: api) },
+                    devices: devices,
+                    passwordUsers: passwordUsers,
+                    serverPIDs: children.map(\.pid)
+                )
+                cap?.stop()
+            } catch {
+                cap?.stop()
+                throw error
+            }
+            let (operations, measured, use) = driven
             try await http.shutdown()
-            await server?.stop()
-            await child?.stop()
-            if let directory { try? FileManager.default.removeItem(at: directory) }
+            await stopServers()
             return BenchResult(
                 options: options,
                 measuredSeconds: measured,
@@ -209,9 +236,7 @@ struct BenchRunner {
             )
         } catch {
             try? await http.shutdown()
-            await server?.stop()
-            await child?.stop()
-            if let directory { try? FileManager.default.removeItem(at: directory) }
+            await stopServers()
             throw error
         }
     }
@@ -292,14 +317,14 @@ struct BenchRunner {
         return names
     }
 
-    /// The measured phase: workers loop until the end; results recorded after the warm-up only. Each worker gets
-    /// its client from `workerClient` (and closes its connection, if any, when done). Memory is sampled from the server
-    /// process when there is one (`serverPID`), else from this process.
+    /// The measured phase: workers loop until the end; results recorded after the warm-up only. Worker `i` gets its
+    /// client from `workerClient(i)` (and closes its connection, if any, when done). CPU time and memory are those of the
+    /// server processes together when there are any (`serverPIDs`), else of this process.
     func drive(
-        workerClient makeAPI: @escaping @Sendable () throws -> (BioAuthAPI, BenchConnection?),
+        workerClient makeAPI: @escaping @Sendable (Int) throws -> (BioAuthAPI, BenchConnection?),
         devices: [Device],
         passwordUsers: [String],
-        serverPID: Int32?
+        serverPIDs: [Int32]
     ) async throws
         -> ([String: OperationResult], Double, MeasuredUse)
     {
@@ -316,7 +341,9 @@ struct BenchRunner {
             var last = 0
             while ContinuousClock.now < end && !finished.value {
                 try? await Task.sleep(for: .milliseconds(250))
-                if ContinuousClock.now >= measureFrom, let rss = ProcessStats.residentBytes(pid: serverPID) { peak = max(peak ?? 0, rss) }
+                if ContinuousClock.now >= measureFrom, let rss = Self.total(over: serverPIDs, ProcessStats.residentBytes(pid:)) {
+                    peak = max(peak ?? 0, rss)
+                }
                 if options.progress, ContinuousClock.now >= measureFrom {
                     let done = progress.value
                     log(String(format: "  %.1f s: %d ops (%d/s now)", (ContinuousClock.now - measureFrom).seconds, done, (done - last) * 4))
@@ -327,18 +354,20 @@ struct BenchRunner {
         }
         // CPU time over exactly the measured phase, of this process, of the server process, and of the server's
         // database thread (in the server process, or in this one when the server runs here).
-        let serverHere = options.server == nil && serverPID == nil
+        let serverHere = options.server == nil && serverPIDs.isEmpty
+        // SQLite's database thread is one server's: measured when there is one server.
+        let serverPID = serverPIDs.count == 1 ? serverPIDs.first : nil
         let postgresURL = options.database.flatMap { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") ? $0 : nil }
         let cpu = Task { () -> (server: Double?, bench: Double?, database: Double?, postgres: PostgresUse?) in
             func database() -> Double? {
-                serverPID != nil || serverHere ? ProcessStats.threadCPUSeconds(named: SQLiteDatabaseExecutor.threadName, pid: serverPID) : nil
+                serverPIDs.count == 1 || serverHere ? ProcessStats.threadCPUSeconds(named: SQLiteDatabaseExecutor.threadName, pid: serverPID) : nil
             }
             func postgres() async -> (PostgresActivity, Double?)? {
                 guard let postgresURL, let activity = try? await PostgresActivity.read(url: postgresURL) else { return nil }
                 return (activity, ProcessStats.cpuSeconds(ofProcessesNamed: "postgres"))
             }
             try? await Task.sleep(until: measureFrom, clock: .continuous)
-            let server = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
+            let server = serverPIDs.isEmpty ? nil : Self.total(over: serverPIDs, ProcessStats.cpuSeconds(pid:))
             let bench = ProcessStats.cpuSeconds()
             let databaseBefore = database()
             let postgresBefore = await postgres()
@@ -347,7 +376,7 @@ struct BenchRunner {
             } else {
                 await finished.wait()
             }
-            let serverAfter = serverPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
+            let serverAfter = serverPIDs.isEmpty ? nil : Self.total(over: serverPIDs, ProcessStats.cpuSeconds(pid:))
             let benchAfter = ProcessStats.cpuSeconds()
             let databaseAfter = database()
             let postgresAfter = await postgres()
@@ -365,7 +394,7 @@ struct BenchRunner {
                 let owned = stride(from: worker, to: devices.count, by: options.concurrency).map { devices[$0] }
                 guard !owned.isEmpty else { continue }
                 group.addTask {
-                    let (api, connection) = try makeAPI()
+                    let (api, connection) = try makeAPI(worker)
                     var results: [String: OperationResult] = [:]
                     var turn = worker
                     var done = 0
@@ -411,7 +440,7 @@ struct BenchRunner {
             }
             for (index, username) in passwordUsers.enumerated() {
                 group.addTask {
-                    let (api, connection) = try makeAPI()
+                    let (api, connection) = try makeAPI(options.concurrency + index)
                     var results: [String: OperationResult] = [:]
                     // A counted run measures at least one password sign-in, and goes on while biometric slots are left.
                     var measured = false
@@ -450,6 +479,17 @@ struct BenchRunner {
                 postgres: postgres
             )
         )
+    }
+
+    /// A reading of each process in `pids` added up (of this process when `pids` is empty); `nil` when any is missing.
+    static func total<Value: AdditiveArithmetic>(over pids: [Int32], _ read: (Int32?) -> Value?) -> Value? {
+        guard !pids.isEmpty else { return read(nil) }
+        var sum = Value.zero
+        for pid in pids {
+            guard let value = read(pid) else { return nil }
+            sum += value
+        }
+        return sum
     }
 
     private func record(_ result: inout OperationResult, _ micros: UInt64, _ error: String?) {

@@ -24,14 +24,20 @@ final class ServerProcess: Sendable {
     }
 
     /// Starts `executable serve` on a free loopback port with `settings` (`BIOAUTH_*` variables; none is inherited
-    /// from this process) and returns once the server answers `/readyz`. Its output goes to `folder/server.log`.
-    static func start(executable: URL, settings: [String: String], folder: URL, http: HTTPClient) async throws -> ServerProcess {
+    /// from this process) and returns once the server answers `/readyz`. Its output goes to `folder/logName`.
+    static func start(
+        executable: URL,
+        settings: [String: String],
+        folder: URL,
+        http: HTTPClient,
+        logName: String = "server.log"
+    ) async throws -> ServerProcess {
         let port = try await freeLoopbackPort()
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BIOAUTH_") }
         environment.merge(settings) { _, setting in setting }
         environment["BIOAUTH_HOST"] = "127.0.0.1"
         environment["BIOAUTH_PORT"] = String(port)
-        let logFile = folder.appendingPathComponent("server.log")
+        let logFile = folder.appendingPathComponent(logName)
         guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
             throw BenchError("cannot create \(logFile.path)")
         }
