@@ -244,5 +244,13 @@ struct AdminCommandTests {
         } catch {
             #expect("\(error)".contains("audit retention must be at least 1 day"))
         }
+        let rest = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-rest", "11"])
+        await #expect {
+            try await rest.execute(environment: [:])
+        } throws: { error in
+            "\(error)".contains("retention batch rest must be 0-10")
+        }
+        let noRest = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-rest", "0"])
+        #expect(try await noRest.execute(environment: [:]).contains("total"), "an operator clearing a backlog may purge without resting")
     }
 }

@@ -245,3 +245,59 @@ extension RetentionTests {
         }
     }
 }
+
+extension RetentionTests {
+    /// The waits a purge made between batches, in order.
+    final class Rests: @unchecked Sendable {
+        private let lock = NSLock()
+        private var taken: [Duration] = []
+        func add(_ rest: Duration) { lock.withLock { taken.append(rest) } }
+        var all: [Duration] { lock.withLock { taken } }
+    }
+
+    @Test(
+        "a purge rests after each full batch, as long as the batch took times the setting, in slices; none after the last, none with 0",
+        arguments: StorageBackend.available
+    )
+    func restsBetweenBatches(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: Self.policy) { api in
+            func fill() async throws {
+                // 2 500 rate-limit windows that passed long ago: two full batches and a last one of 500.
+                try await api.database.transaction { db in
+                    for first in stride(from: 0, to: 2500, by: 500) {
+                        let values = (first..<first + 500).map { "('old-\($0)', 0, 1)" }.joined(separator: ", ")
+                        try await db.raw("INSERT INTO rate_limits (bucket, window_start, hits) VALUES \(unsafeRaw: values)").run()
+                    }
+                }
+            }
+            var configuration = api.service.configuration
+            for (ratio, rested) in [(3.0, true), (0.0, false)] {
+                try await fill()
+                configuration.retention.batchRest = ratio
+                let rests = Rests()
+                let retention = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { rests.add($0) }
+                let started = ContinuousClock.now
+                let purged = try #require(try await retention.purge())
+                let took = ContinuousClock.now - started
+                // The rests were the batches' time times the ratio, so at most the ratio times the whole purge's.
+                #expect(rests.all.reduce(.zero, +) <= took * ratio, "\(rests.all) in \(took)")
+                let left = try await api.count("rate_limits")
+                #expect(purged.counts[.rateLimits] == 2500 && left == 0, "\(purged)")
+                #expect(rests.all.allSatisfy { $0 > .zero && $0 <= Retention.restSlice }, "\(rests.all)")
+                // Every full batch took some time, so with a rest it waited; nothing else in this database fills a batch.
+                #expect(rests.all.isEmpty != rested, "ratio \(ratio): \(rests.all)")
+            }
+        }
+    }
+
+    @Test("the batch rest is a multiple of each batch's time, 0-10")
+    func batchRestSetting() {
+        #expect(RetentionPolicy().batchRest == 1)
+        for bad in [-1.0, 11, .nan, .infinity] {
+            var configuration = ServerConfiguration()
+            configuration.retention.batchRest = bad
+            let error = #expect(throws: ConfigurationError.self) { try configuration.validate() }
+            #expect(error?.message == "retention batch rest must be 0-10 (times each batch's duration)")
+        }
+    }
+}

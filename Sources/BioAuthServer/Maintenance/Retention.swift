@@ -10,9 +10,10 @@ import SQLKit
 /// deliveries and attempts. Used by the server's background job and by `bioauth admin purge`.
 ///
 /// A purge deletes in batches of 1 000 rows, each batch its own unit of work, so it never holds the database for
-/// long. Only one instance purges at a time: it holds a lease (a row of `maintenance_leases`, claimed with one
-/// conditional upsert) that it renews before each batch and releases at the end; a lease left by an instance that died
-/// runs out after 10 minutes.
+/// long, and rests after each full batch for ``RetentionPolicy/batchRest`` times as long as the batch took, so that a
+/// large backlog leaves the database to the requests served meanwhile most of the time. Only one instance purges at a
+/// time: it holds a lease (a row of `maintenance_leases`, claimed with one conditional upsert) that it renews before
+/// each batch and releases at the end; a lease left by an instance that died runs out after 10 minutes.
 public struct Retention: Sendable {
     /// What is purged, in this order.
     public enum Kind: String, Sendable, CaseIterable {
@@ -52,6 +53,8 @@ public struct Retention: Sendable {
     let consoleIdleTimeout: TimeInterval
     let consoleSessionLifetime: TimeInterval
     let metrics: ServerMetrics?
+    /// Waits between batches (``RetentionPolicy/batchRest``); a test's purger records the waits instead.
+    let rest: @Sendable (Duration) async -> Void
     /// Who holds the lease while this value purges: a new random id per value.
     let holder = UUID().uuidString
 
@@ -69,6 +72,20 @@ public struct Retention: Sendable {
         clock: any WallClock = SystemClock(),
         metrics: ServerMetrics? = nil
     ) {
+        self.init(database: database, configuration: configuration, clock: clock, metrics: metrics) { duration in
+            try? await Task.sleep(for: duration)
+        }
+    }
+
+    /// A purger that rests between batches with `rest`.
+    init(
+        database: any DatabaseExecutor,
+        configuration: ServerConfiguration,
+        clock: any WallClock,
+        metrics: ServerMetrics?,
+        rest: @escaping @Sendable (Duration) async -> Void
+    ) {
+        self.rest = rest
         self.database = database
         self.clock = clock
         self.policy = configuration.retention
@@ -101,10 +118,12 @@ public struct Retention: Sendable {
         do {
             for rule in rules(now: clock.now) {
                 while proceed() {
+                    let started = ContinuousClock.now
                     let deleted = try await database.transaction { db in try await db.deletePurgeable(rule.purge, limit: Self.batchSize) }
                     report.counts[rule.kind, default: 0] += deleted
                     metrics?.retentionDeleted(rule.kind.rawValue, count: deleted)
                     guard deleted == Self.batchSize else { break }
+                    await restAfter(batchTook: ContinuousClock.now - started, while: proceed)
                     // Renewed before each further batch; lost only if this instance stalled past the lease.
                     guard try await claimLease() else { throw RetentionError.leaseLost }
                 }
@@ -117,6 +136,19 @@ public struct Retention: Sendable {
         try await releaseLease()
         metrics?.retentionRun(outcome: "completed", at: clock.now)
         return report
+    }
+
+    /// The longest single wait between batches: a shutdown is noticed within this.
+    static let restSlice = Duration.milliseconds(250)
+
+    /// Rests ``RetentionPolicy/batchRest`` times `batchTook`, in slices of at most ``restSlice``, while `proceed` says so.
+    private func restAfter(batchTook: Duration, while proceed: @Sendable () -> Bool) async {
+        var left = batchTook * policy.batchRest
+        while left > .zero, proceed() {
+            let slice = min(left, Self.restSlice)
+            await rest(slice)
+            left -= slice
+        }
     }
 
     // MARK: Rules

@@ -17,8 +17,13 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var auditEvents: TimeInterval = 2557 * 86_400
     /// How long a webhook event is kept once all its deliveries ended (30 days): the deliveries list shows it meanwhile.
     public var webhookEvents: TimeInterval = 30 * 86_400
+    /// How long a purge rests after each full batch, as a multiple of the time the batch took (1: the purge has the
+    /// database at most half the time). A large backlog then costs the requests served meanwhile less latency, and takes
+    /// longer to clear; `0` purges without resting (0-10).
+    public var batchRest: Double = 1
 
-    /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days.
+    /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days, a
+    /// rest as long as each batch.
     public init() {}
 
     /// Checks the values; the message names the setting.
@@ -30,5 +35,8 @@ public struct RetentionPolicy: Sendable, Equatable {
         }
         guard auditEvents >= 86_400, auditEvents.isFinite else { throw ConfigurationError(message: "audit retention must be at least 1 day") }
         guard webhookEvents >= 86_400, webhookEvents.isFinite else { throw ConfigurationError(message: "webhook retention must be at least 1 day") }
+        guard (0...10).contains(batchRest) else {
+            throw ConfigurationError(message: "retention batch rest must be 0-10 (times each batch's duration)")
+        }
     }
 }

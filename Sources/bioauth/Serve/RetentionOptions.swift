@@ -15,6 +15,9 @@ struct RetentionOptions: ParsableArguments {
     @Option(help: "Days a webhook event is kept after all its deliveries ended, at least 1 (default 30).")
     var webhookRetentionDays: String?
 
+    @Option(help: "How long a purge rests after each batch, as a multiple of the batch's time, 0-10 (default 1; 0: no rest).")
+    var retentionBatchRest: String?
+
     /// The options given, by setting key (``ServerSettings``).
     var flags: [String: String] {
         var flags: [String: String] = [:]
@@ -22,6 +25,7 @@ struct RetentionOptions: ParsableArguments {
         flags["auditRetentionDays"] = auditRetentionDays
         flags["idempotencyKeyRetentionHours"] = idempotencyKeyRetentionHours
         flags["webhookRetentionDays"] = webhookRetentionDays
+        flags["retentionBatchRest"] = retentionBatchRest
         return flags
     }
 }

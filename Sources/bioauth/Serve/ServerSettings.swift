@@ -190,6 +190,7 @@ enum ServerSettings {
             seconds("auditRetentionDays", \.retention.auditEvents, scale: 86_400),
             seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
             seconds("webhookRetentionDays", \.retention.webhookEvents, scale: 86_400),
+            seconds("retentionBatchRest", \.retention.batchRest),
             seconds("webhookPollInterval", \.webhooks.pollInterval),
             seconds("webhookTimeout", \.webhooks.timeout),
             seconds("webhookRetryBase", \.webhooks.retryBase),
