@@ -192,3 +192,22 @@ struct SQLiteGroupCommitTests {
         }
     }
 }
+
+extension SQLiteGroupCommitTests {
+    @Test("a file another process keeps locked past the busy timeout refuses units of work as not_ready (503), and serves again once free")
+    func lockedByAnotherProcess() async throws {
+        try await Self.withDatabase { path, executor in
+            // Another connection to the file, as `bioauth admin purge` in another process would hold it.
+            let other = try SQLiteHandle(path: path)
+            defer { other.close() }
+            try other.execute("BEGIN IMMEDIATE")
+            let refused = await #expect(throws: APIError.self) {
+                try await executor.transaction { db in try await db.raw("INSERT INTO items (label) VALUES ('blocked')").run() }
+            }
+            #expect(refused?.code == .notReady && refused?.retryAfter == 1 && refused?.status == .serviceUnavailable)
+            try other.execute("ROLLBACK")
+            try await executor.transaction { db in try await db.raw("INSERT INTO items (label) VALUES ('served')").run() }
+            #expect(try await Self.count("items", on: executor) == 1, "only the unit after the lock was released wrote")
+        }
+    }
+}

@@ -17,7 +17,9 @@ import SQLKit
 /// nothing and throws at once. Reads inside a group see the writes of the units before them, which is what
 /// running them one after the other would give.
 ///
-/// The file is opened with WAL and foreign keys on; `":memory:"` gives a private in-memory database (tests).
+/// The file is opened with WAL and foreign keys on; `":memory:"` gives a private in-memory database (tests). When
+/// another process holds the file's write lock for longer than the busy timeout (5 s), a unit of work throws
+/// `not_ready` (503, retry after a second) rather than an internal error.
 public final class SQLiteDatabaseExecutor: DatabaseExecutor {
     private let handle: SQLiteHandle
     private let thread: DatabaseThread
@@ -174,7 +176,14 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
         // 21 is SQLITE_MISUSE.
         guard !closed else { throw SQLiteStorageError(status: 21, message: "the database is closed") }
         if group == nil {
-            try handle.execute("BEGIN IMMEDIATE")
+            do {
+                try handle.execute("BEGIN IMMEDIATE")
+            } catch let error as SQLiteStorageError where error.status & 0xFF == 5 {
+                // SQLITE_BUSY after the busy timeout: another process (`bioauth admin purge`, say) has held the write
+                // lock for seconds. The request is refused as the server being too busy, never as its own failure.
+                logger.warning("the database file stayed locked by another process; unit of work refused", metadata: ["error": "\(error)"])
+                throw APIError(.notReady, "The service is too busy to complete this request. Try again.", retryAfter: 1)
+            }
             state.withLockedValue { $0.group = CommitGroup() }
         }
         try handle.execute("SAVEPOINT bioauth_unit")
