@@ -80,6 +80,7 @@ struct BenchCommandTests {
             // Instances share one PostgreSQL database; a CPU share holds server processes the bench starts.
             ["--instances", "2"], ["--instances", "2", "--server-process"], ["--instances", "2", "--server-process", "--database", "x.sqlite"],
             ["--instances", "0", "--server-process"], ["--instances", "9", "--server-process", "--database", "postgres://db/x"],
+            ["--retention-interval", "0"], ["--server", "http://127.0.0.1:8080", "--retention-interval", "5"],
             ["--server-cpu-share", "0.5"], ["--server-cpu-share", "0", "--server-process"], ["--server-cpu-share", "1.5", "--server-process"],
         ]
     )

@@ -57,6 +57,11 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var serverCPUShare: Double?
     @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
+    @Option(
+        help:
+            "The started server's seconds between retention purges (default 3600): a short one makes it purge a loaded database's backlog during the run."
+    )
+    var retentionInterval: Double?
     @Option(help: "On PostgreSQL, the started server's most database connections (its --database-connections).")
     var databaseConnections = ServerConfiguration().databaseConnections
     @Option(help: "Where to write bench-result.json and bench-latency.svg.") var output = "."
@@ -98,8 +103,13 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("--server-cpu-share works on Linux only")
             #endif
         }
-        if server != nil, serverProcess || database != nil {
-            throw ValidationError("--server drives a running server: --server-process and --database are for the server the bench starts")
+        if let retentionInterval, !(retentionInterval > 0 && retentionInterval.isFinite) {
+            throw ValidationError("retention interval must be a positive number of seconds")
+        }
+        if server != nil, serverProcess || database != nil || retentionInterval != nil {
+            throw ValidationError(
+                "--server drives a running server: --server-process, --database and --retention-interval are for the server the bench starts"
+            )
         }
     }
 
@@ -120,6 +130,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.serverCPUShare = serverCPUShare
         options.database = database
         options.databaseConnections = databaseConnections
+        options.retentionInterval = retentionInterval
         options.progress = !quiet
         let quiet = self.quiet
         let result = try await BenchRunner(options: options, log: { line in if !quiet { print(line) } }).run()

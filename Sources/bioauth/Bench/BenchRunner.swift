@@ -46,6 +46,9 @@ struct BenchOptions: Sendable {
     /// end, so that on a machine with few cores the instances, not the database, limit throughput. `nil`: no cap.
     var serverCPUShare: Double?
     var database: String?
+    /// The started server's seconds between retention purges (`nil`: the default, hourly), so that a run can measure
+    /// requests served while the server purges a loaded database's backlog.
+    var retentionInterval: TimeInterval?
     /// The started server's PostgreSQL pool size.
     var databaseConnections = ServerConfiguration().databaseConnections
     var bcryptCost = 12
@@ -170,6 +173,7 @@ struct BenchRunner {
                 configuration.signInChallengesPerWindow = 1_000_000
                 configuration.signInChallengesPerClient = 1_000_000
                 configuration.logLevel = .error
+                if let interval = options.retentionInterval { configuration.retention.interval = interval }
                 try await Self.registerPayee(in: configuration.databasePath)
                 if options.serverProcess {
                     // One after another: the first brings the schema up to date, the others find it so.

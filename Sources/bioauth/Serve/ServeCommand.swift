@@ -192,8 +192,8 @@ struct ServeCommand: AsyncParsableCommand {
     var appAttestAllowPIN = false
 
     /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database (and pool size), receipt key,
-    /// bcrypt cost, relying party, sign-in challenge limits and log level (what `bioauth bench --server-process`
-    /// sets); ``serverConfiguration(environment:)`` reads them back.
+    /// bcrypt cost, relying party, sign-in challenge limits, log level and retention interval (what
+    /// `bioauth bench --server-process` sets); ``serverConfiguration(environment:)`` reads them back.
     static func environment(for configuration: ServerConfiguration) -> [String: String] {
         [
             "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
@@ -203,6 +203,7 @@ struct ServeCommand: AsyncParsableCommand {
             "BIOAUTH_SIGNIN_CHALLENGE_LIMIT": String(configuration.signInChallengesPerWindow),
             "BIOAUTH_SIGNIN_CLIENT_LIMIT": String(configuration.signInChallengesPerClient),
             "BIOAUTH_LOG_LEVEL": configuration.logLevel.rawValue,
+            "BIOAUTH_RETENTION_INTERVAL": String(configuration.retention.interval),
         ]
     }
 
