@@ -7,7 +7,9 @@
 #
 #   scripts/bench-instances.sh RUNS BIOAUTH [SHARE]     e.g. 3 .build/release/bioauth 0.3
 #
-# Extra bench options come from BENCH_ARGS (default: 64 devices, 64 at once, 10 s after 2 s, bcrypt cost 4).
+# Extra bench options come from BENCH_ARGS (default: 64 devices, 64 at once, 10 s after 2 s, bcrypt cost 4). The
+# PostgreSQL it starts, and removes at the end, is PGTEST_DIR on PGTEST_PORT (default /tmp/bioauth-pgbench on 54331,
+# bench-postgres.sh's): set them to run beside a database you keep there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="$1"
