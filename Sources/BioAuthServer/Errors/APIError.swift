@@ -19,6 +19,10 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
 
     var status: HTTPResponse.Status { Self.status(of: code) }
 
+    /// What a unit of work the database could not run in time answers, on either engine: `not_ready`, retry after a
+    /// second. The request changed nothing.
+    static let databaseTooBusy = APIError(.notReady, "The service is too busy to complete this request. Try again.", retryAfter: 1)
+
     /// The status of each code.
     static func status(of code: ProblemCode) -> HTTPResponse.Status {
         // The secure environment check failed: the app or device is not trusted for this call.

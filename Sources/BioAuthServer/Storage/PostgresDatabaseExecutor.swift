@@ -100,7 +100,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
             } catch let error where Self.isRetryable(error) {
                 guard ContinuousClock.now < deadline else {
                     logger.warning("unit of work given up after \(attempt) serialization failures", metadata: ["attempts": "\(attempt)"])
-                    throw APIError(.notReady, "The service is too busy to complete this request. Try again.", retryAfter: 1)
+                    throw APIError.databaseTooBusy
                 }
                 attempt += 1
                 UnitOfWorkEvents.retried?()

@@ -182,7 +182,7 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
                 // SQLITE_BUSY after the busy timeout: another process (`bioauth admin purge`, say) has held the write
                 // lock for seconds. The request is refused as the server being too busy, never as its own failure.
                 logger.warning("the database file stayed locked by another process; unit of work refused", metadata: ["error": "\(error)"])
-                throw APIError(.notReady, "The service is too busy to complete this request. Try again.", retryAfter: 1)
+                throw APIError.databaseTooBusy
             }
             state.withLockedValue { $0.group = CommitGroup() }
         }

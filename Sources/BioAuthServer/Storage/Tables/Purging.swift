@@ -41,26 +41,26 @@ extension ChallengesTable {
 }
 
 extension SessionsTable {
-    /// A user's token goes when it expired, or its session ended, before `cutoff`. The session is looked up by its key for
-    /// each token (`EXISTS`): PostgreSQL ran `session_id IN (SELECT id FROM sessions …)` as a list of every aged session,
-    /// scanned for each token once it no longer fitted in memory, which with two million ended sessions did not finish
-    /// in twelve minutes (docs/PERFORMANCE.md).
-    private static func agedToken(_ cutoff: Int64, table: String) -> SQLQueryString {
-        """
-        expires_at < \(bind: cutoff) OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = \(unsafeRaw: table).session_id \
-        AND s.ended_at IS NOT NULL AND s.ended_at < \(bind: cutoff))
-        """
+    /// A user's token of `table` goes when it expired, or its session ended, before `cutoff`. The session is looked up by
+    /// its key for each token (`EXISTS`): PostgreSQL ran `session_id IN (SELECT id FROM sessions …)` as a list of every
+    /// aged session, scanned for each token once it no longer fitted in memory, which with two million ended sessions did
+    /// not finish in twelve minutes (docs/PERFORMANCE.md).
+    private static func purgeAgedTokens(of table: String, before cutoff: Int64) -> PurgeRule {
+        PurgeRule(
+            table: table,
+            key: "token_hash",
+            condition: """
+                expires_at < \(bind: cutoff) OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = \(unsafeRaw: table).session_id \
+                AND s.ended_at IS NOT NULL AND s.ended_at < \(bind: cutoff))
+                """
+        )
     }
 
     /// Access tokens that expired, or whose session ended, before `cutoff`.
-    static func purgeAccessTokens(before cutoff: Int64) -> PurgeRule {
-        PurgeRule(table: "access_tokens", key: "token_hash", condition: agedToken(cutoff, table: "access_tokens"))
-    }
+    static func purgeAccessTokens(before cutoff: Int64) -> PurgeRule { purgeAgedTokens(of: "access_tokens", before: cutoff) }
 
     /// Refresh tokens that expired, or whose session ended, before `cutoff`.
-    static func purgeRefreshTokens(before cutoff: Int64) -> PurgeRule {
-        PurgeRule(table: "refresh_tokens", key: "token_hash", condition: agedToken(cutoff, table: "refresh_tokens"))
-    }
+    static func purgeRefreshTokens(before cutoff: Int64) -> PurgeRule { purgeAgedTokens(of: "refresh_tokens", before: cutoff) }
 
     /// A session goes when the token rules have taken everything that refers to it: it ended before `cutoff` (so its tokens
     /// went), or it never ended and every token it has expired before `cutoff` (it was abandoned); and it has no challenge
