@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two instances on one PostgreSQL against one, for docs/PERFORMANCE.md: `bioauth bench --server-process` with each
-# server process held to SHARE of a core (--server-cpu-share), so that on a machine with few cores the instances, not
-# PostgreSQL or the load generator, limit throughput, as if each instance had a machine of its own and the database
+# server process running only SHARE of the time (--server-cpu-share), so that on a machine with few cores the
+# instances, not PostgreSQL or the load generator, limit throughput, as if each instance had a machine of its own and the database
 # cores to spare. Runs alternate between one instance and two, each on a fresh database (PostgreSQL as in
 # scripts/bench-postgres.sh: fsync on, pg_stat_statements).
 #
@@ -25,7 +25,7 @@ for mix in signin payment; do
         for instances in 1 2; do
             psql "$url" -qAt -c "DROP DATABASE IF EXISTS bench" -c "CREATE DATABASE bench"
             psql "${url/\/postgres\?/\/bench?}" -qAt -c "CREATE EXTENSION pg_stat_statements"
-            echo "== $mix run $run: $instances instance(s), each held to $share of a core"
+            echo "== $mix run $run: $instances instance(s), each running $share of the time"
             "$binary" bench --server-process --instances "$instances" --server-cpu-share "$share" \
                 --database "${url/\/postgres\?/\/bench?}" --mix "$mix" "${args[@]}" --quiet --output "$out" |
                 grep -E '^(biometric_sign_in|payment) |^CPU|^PostgreSQL'

@@ -136,7 +136,7 @@ struct BenchCommandTests {
         #expect(text.contains("CPU in the measured phase: server process") && text.contains("of the server process"), "\(text)")
     }
 
-    @Test("two instances on one PostgreSQL database are accepted, each held to a CPU share")
+    @Test("two instances on one PostgreSQL database are accepted, each paced to a share of the time")
     func instancesAccepted() throws {
         let command = try BenchCommand.parse([
             "--server-process", "--instances", "2", "--database", "postgres://db/x", "--server-cpu-share", "0.25",
@@ -144,7 +144,7 @@ struct BenchCommandTests {
         #expect(command.instances == 2 && command.serverCPUShare == 0.25)
     }
 
-    @Test("with two capped instances the report gives their CPU together and the share each was held to")
+    @Test("with two paced instances the report gives their CPU together and the share of the time each ran")
     func instancesReported() {
         var operation = OperationResult()
         for _ in 0..<1000 { _ = operation.histogram.record(20_000) }
@@ -166,14 +166,14 @@ struct BenchCommandTests {
         )
         let text = BenchReport(result: result).text
         #expect(
-            text.contains("CPU in the measured phase: 2 server processes together (each held to 0.25 of a core) 0.50 cores, 5.00 ms per operation"),
+            text.contains("CPU in the measured phase: 2 server processes together (each running 0.25 of the time) 0.50 cores, 5.00 ms per operation"),
             "\(text)"
         )
         #expect(text.contains("peak resident memory during the run of the server processes together: 100.0 MB"), "\(text)")
     }
 
     @Test(
-        "a CPU cap holds a busy process to its share of a core, and leaves it running when it stops",
+        "a CPU cap lets a busy process run only its share of the time, and leaves it running when it stops",
         .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))
     )
     func cpuCap() async throws {

@@ -53,7 +53,7 @@ struct BenchCommand: AsyncParsableCommand {
     var instances = 1
     @Option(
         help:
-            "With --server-process: hold each server process to this share of one core (0-1], by stopping and continuing it, so that on a machine with few cores the instances, not the database, limit throughput (Linux)."
+            "With --server-process: let each server process run only this share of the time (0-1], stopping and continuing it on a 20 ms period, so that on a machine with few cores the instances, not the database, limit throughput; the CPU each used is reported (Linux)."
     )
     var serverCPUShare: Double?
     @Option(help: "The started server's database: a SQLite path or a postgres:// URL (default: a temporary SQLite file).") var database: String?
@@ -97,7 +97,7 @@ struct BenchCommand: AsyncParsableCommand {
             }
         }
         if let serverCPUShare {
-            guard serverProcess else { throw ValidationError("--server-cpu-share holds the server processes the bench starts: add --server-process") }
+            guard serverProcess else { throw ValidationError("--server-cpu-share paces the server processes the bench starts: add --server-process") }
             guard serverCPUShare > 0, serverCPUShare <= 1 else { throw ValidationError("server CPU share must be more than 0 and at most 1") }
             #if !canImport(Glibc)
             throw ValidationError("--server-cpu-share works on Linux only")

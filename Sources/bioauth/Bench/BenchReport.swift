@@ -126,12 +126,12 @@ struct BenchReport {
         }
     }
 
-    /// `server process`, or `2 server processes together`, with the CPU share each was held to.
+    /// `server process`, or `2 server processes together`, with the share of the time each was let run.
     var serverProcesses: String {
         let instances = max(1, result.options.instances)
         var text = instances > 1 ? "\(instances) server processes together" : "server process"
         if let share = result.options.serverCPUShare {
-            text += String(format: instances > 1 ? " (each held to %.2f of a core)" : " (held to %.2f of a core)", share)
+            text += String(format: instances > 1 ? " (each running %.2f of the time)" : " (running %.2f of the time)", share)
         }
         return text
     }

@@ -42,7 +42,7 @@ struct BenchOptions: Sendable {
     /// With ``serverProcess``: how many `bioauth serve` processes share the one database (PostgreSQL when more than one).
     /// Devices enrol through the first; worker `i` drives instance `i % instances`.
     var instances = 1
-    /// With ``serverProcess``: the share of one core each server process may use (``CPUCap``) from the warm-up to the
+    /// With ``serverProcess``: the share of the time each server process may run (``CPUCap``) from the warm-up to the
     /// end, so that on a machine with few cores the instances, not the database, limit throughput. `nil`: no cap.
     var serverCPUShare: Double?
     var database: String?
@@ -209,20 +209,17 @@ struct BenchRunner {
             let enrollment = (ContinuousClock.now - enrollStart).seconds
             if options.mix != .baseline { log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment)) }
             let cap = options.serverCPUShare.flatMap { share in children.isEmpty ? nil : CPUCap(pids: children.map(\.pid), share: share) }
-            let driven: ([String: OperationResult], Double, MeasuredUse)
+            let (operations, measured, use): ([String: OperationResult], Double, MeasuredUse)
             do {
-                driven = try await drive(
+                // The servers run freely again before anything stops them (a stopped process would not see SIGTERM).
+                defer { cap?.stop() }
+                (operations, measured, use) = try await drive(
                     workerClient: { worker in try Self.workerAPI(serverURL: servers[worker % servers.count], shared: api) },
                     devices: devices,
                     passwordUsers: passwordUsers,
                     serverPIDs: children.map(\.pid)
                 )
-                cap?.stop()
-            } catch {
-                cap?.stop()
-                throw error
             }
-            let (operations, measured, use) = driven
             try await http.shutdown()
             await stopServers()
             return BenchResult(

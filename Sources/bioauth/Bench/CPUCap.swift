@@ -4,8 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// Holds processes to a share of one core each by continuing and stopping them (`SIGCONT`, `SIGSTOP`) on a fixed period,
-/// as `cpulimit` does, for `bioauth bench --server-cpu-share`. On a machine with few cores this makes the server
+/// Lets processes run only a share of the time each, by continuing and stopping them (`SIGCONT`, `SIGSTOP`) on a fixed
+/// period, as `cpulimit` does, for `bioauth bench --server-cpu-share`. A process with several threads can use several
+/// cores during its turn, so its CPU is at most the share times the cores it uses; the bench reports what it used. On a machine with few cores this makes the server
 /// instances, not the database or the load generator, what limits throughput, so that two instances on one database can
 /// be compared with one as if each had a machine of its own (docs/PERFORMANCE.md).
 ///
@@ -26,7 +27,7 @@ final class CPUCap: @unchecked Sendable {
     private var stopping = false
     private let ended = DispatchSemaphore(value: 0)
 
-    /// Starts holding `pids` to `share` (more than 0, at most 1) of a core each.
+    /// Starts letting each of `pids` run `share` (more than 0, at most 1) of the time.
     init(pids: [Int32], share: Double) {
         precondition(share > 0 && share <= 1 && !pids.isEmpty)
         self.pids = pids
@@ -39,8 +40,9 @@ final class CPUCap: @unchecked Sendable {
     /// Stops pacing and continues every process; returns once the pacing thread is done.
     func stop() {
         let first = lock.withLock {
-            defer { stopping = true }
-            return !stopping
+            guard !stopping else { return false }
+            stopping = true
+            return true
         }
         if first { ended.wait() }
     }
