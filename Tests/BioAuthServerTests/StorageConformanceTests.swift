@@ -261,4 +261,37 @@ extension StorageConformanceTests {
             #expect(advanced && !regressed && counter == 5)
         }
     }
+
+    @Test(
+        "a challenge is taken in one statement only while live; one handed back can be taken again",
+        arguments: StorageBackend.available
+    )
+    func takeChallenge(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            let challenge = try await api.signInChallenge(key)
+            let id = try #require(challenge["challengeId"])
+            let stored = try #require(try await api.database.transaction { db in try await db.challenges.find(id) })
+            let expiry = stored.use.expiresAt.millisecondsSince1970
+            let outcome = try await api.database.transaction { db in
+                // Past its expiry: not taken, and still unused.
+                let late = try await db.challenges.take(id, at: expiry)
+                let unusedAfterLate = try await db.challenges.find(id)?.use.consumed == false
+                let first = try await db.challenges.take(id, at: expiry - 1)
+                let second = try await db.challenges.take(id, at: expiry - 1)
+                try await db.challenges.release(id)
+                let unusedAfterRelease = try await db.challenges.find(id)?.use.consumed == false
+                let again = try await db.challenges.take(id, at: expiry - 1)
+                return (late == nil, unusedAfterLate, first, second == nil, unusedAfterRelease, again != nil)
+            }
+            #expect(outcome.0 && outcome.1)
+            let first = try #require(outcome.2)
+            #expect(first.challenge == stored.challenge && first.deviceID == stored.deviceID && first.purpose == "login")
+            #expect(!first.use.consumed && first.use.expiresAt == stored.use.expiresAt)
+            #expect(outcome.3, "a taken challenge cannot be taken twice")
+            #expect(outcome.4 && outcome.5, "a challenge handed back is unused and can be taken again")
+            #expect(try await api.database.transaction { db in try await db.challenges.find(id) }?.use.consumed == true)
+        }
+    }
 }

@@ -19,6 +19,13 @@ struct ChallengeBinding: Sendable {
     var session: String?
     var device: String?
     var payment: String? = nil
+
+    /// Whether the challenge `stored` may be used for this operation. A binding with no session or no device accepts
+    /// any; the payment must be the same, or none on both sides.
+    func matches(_ stored: ChallengesTable.Stored) -> Bool {
+        stored.purpose == purpose.rawValue && stored.accountID == account && (session == nil || stored.sessionID == session)
+            && (device == nil || stored.deviceID == device) && stored.paymentID == payment
+    }
 }
 
 extension BioAuthService {
@@ -47,29 +54,43 @@ extension BioAuthService {
     /// Uses up the challenge `id` if it is live and bound to `binding`, returning its bytes.
     ///
     /// A challenge issued for something else is refused without being used up (it is not the caller's to
-    /// burn); a used one is a replay and is audited.
+    /// burn); a used one is a replay and is audited. A live challenge is taken in one statement; only a refusal reads it
+    /// again, to tell which refusal it is.
     func consumeChallenge(_ id: String, for binding: ChallengeBinding, on db: any SQLDatabase) async throws -> Data {
-        guard Validation.isIssuedID(id), let stored = try await db.challenges.find(id) else {
-            throw Refusal(APIError(.challengeNotFound, "There is no such challenge."))
+        guard Validation.isIssuedID(id) else { throw Refusal(Self.challengeNotFound) }
+        let at = now.millisecondsSince1970
+        if let taken = try await db.challenges.take(id, at: at) {
+            signatureInputs.forget(challenge: id)
+            guard
+                binding.matches(taken)
+            else {
+                try await db.challenges.release(id)
+                throw Refusal(Self.challengeMismatch)
+            }
+            guard let bytes = taken.challenge else { throw APIError.internalError }
+            return bytes
         }
+        guard let stored = try await db.challenges.find(id) else { throw Refusal(Self.challengeNotFound) }
         signatureInputs.forget(challenge: id)
-
-        let matches =
-            stored.purpose == binding.purpose.rawValue && stored.accountID == binding.account
-            && (binding.session == nil || stored.sessionID == binding.session)
-            && (binding.device == nil || stored.deviceID == binding.device)
-            && stored.paymentID == binding.payment
-        guard matches else {
-            throw Refusal(APIError(.challengeMismatch, "The challenge was issued for another purpose, account, session, key or payment."))
-        }
+        guard
+            binding.matches(stored)
+        else { throw Refusal(Self.challengeMismatch) }
         try await requireUnused(stored.use, account: binding.account, device: binding.device, on: db)
-        guard try await db.challenges.markConsumed(id, at: now.millisecondsSince1970) else {
+        // Live (unused and unexpired) but not taken above: a unit of work that took it and handed it back (it was bound to
+        // something else) committed in between. Use it as the statement above would have.
+        guard try await db.challenges.markConsumed(id, at: at) else {
             // Used by a request that committed after this one read the challenge: a replay all the same.
             try await refuseReplay(account: binding.account, device: binding.device, on: db)
         }
         guard let bytes = stored.challenge else { throw APIError.internalError }
         return bytes
     }
+
+    private static let challengeNotFound = APIError(.challengeNotFound, "There is no such challenge.")
+    private static let challengeMismatch = APIError(
+        .challengeMismatch,
+        "The challenge was issued for another purpose, account, session, key or payment."
+    )
 
     /// A second use of a challenge: audited with `account` and `device`, refused with `challenge_used`.
     func refuseReplay(account: String?, device: String?, on db: any SQLDatabase) async throws -> Never {

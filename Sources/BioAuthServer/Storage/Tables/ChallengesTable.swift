@@ -26,6 +26,19 @@ struct ChallengesTable: Table {
         var deviceID: String?
         var paymentID: String?
         var use: ChallengeUse
+
+        fileprivate init(_ row: any SQLRow, consumed: Bool) throws {
+            purpose = try row.decode(column: "purpose", as: String.self)
+            challenge = Base64URL.decode(try row.decode(column: "challenge", as: String.self))
+            accountID = try row.decode(column: "account_id", as: String.self)
+            sessionID = try row.decode(column: "session_id", as: String?.self)
+            deviceID = try row.decode(column: "device_id", as: String?.self)
+            paymentID = try row.decode(column: "payment_id", as: String?.self)
+            use = ChallengeUse(
+                consumed: consumed,
+                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))
+            )
+        }
     }
 
     /// Stores a new device-key challenge bound to `binding`.
@@ -45,21 +58,27 @@ struct ChallengesTable: Table {
         )
     }
 
+    /// Marks the challenge `id` used at `at` when it is unused and unexpired at `at`, in one statement, returning what it
+    /// is bound to; nil when there is no such usable challenge (not found, used or expired: ``find(_:)`` tells which).
+    ///
+    /// The caller checks the binding and, when it does not match, hands the challenge back with ``release(_:)`` in the
+    /// same unit of work: one round trip where ``find(_:)`` and ``markConsumed(_:at:)`` take two.
+    func take(_ id: String, at: Int64) async throws -> Stored? {
+        guard let row = try await db.first(Self.take(at, id, at)) else { return nil }
+        // As it was when taken: unused.
+        return try Stored(row, consumed: false)
+    }
+
+    /// Makes the challenge `id` unused again: the undoing of ``take(_:at:)``, for a challenge bound to something else,
+    /// in the unit of work that took it.
+    func release(_ id: String) async throws {
+        try await db.run(Self.release(id))
+    }
+
     /// The device-key challenge `id`.
     func find(_ id: String) async throws -> Stored? {
         guard let row = try await db.first(Self.byID(id)) else { return nil }
-        return Stored(
-            purpose: try row.decode(column: "purpose", as: String.self),
-            challenge: Base64URL.decode(try row.decode(column: "challenge", as: String.self)),
-            accountID: try row.decode(column: "account_id", as: String.self),
-            sessionID: try row.decode(column: "session_id", as: String?.self),
-            deviceID: try row.decode(column: "device_id", as: String?.self),
-            paymentID: try row.decode(column: "payment_id", as: String?.self),
-            use: ChallengeUse(
-                consumed: try row.decode(column: "consumed_at", as: Int64?.self) != nil,
-                expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self))
-            )
-        )
+        return try Stored(row, consumed: try row.decode(column: "consumed_at", as: Int64?.self) != nil)
     }
 
     /// A payment's challenge, as support sees it.
@@ -159,7 +178,14 @@ struct ChallengesTable: Table {
         "SELECT purpose, challenge, account_id, session_id, device_id, payment_id, expires_at, consumed_at FROM challenges WHERE id = ? LIMIT 1"
     )
     static let consume = FixedSQL("UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL RETURNING id")
+    static let take = FixedSQL(
+        """
+        UPDATE challenges SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL AND expires_at > ? \
+        RETURNING purpose, challenge, account_id, session_id, device_id, payment_id, expires_at
+        """
+    )
+    static let release = FixedSQL("UPDATE challenges SET consumed_at = NULL WHERE id = ?")
 
     /// Run on every sign-in and payment: `QueryPlanTests` checks each finds its row through an index.
-    static let hotStatements: [FixedStatement] = [byID("c"), consume(Int64(1), "c")]
+    static let hotStatements: [FixedStatement] = [take(Int64(1), "c", Int64(1)), byID("c"), consume(Int64(1), "c")]
 }
