@@ -78,6 +78,39 @@ struct BiometricSecurityTests {
         }
     }
 
+    @Test(
+        "a refused sign-in or authorization moves no counter and leaves one audit event: the unit that advanced it first is undone whole",
+        arguments: StorageBackend.available
+    )
+    func refusalsMoveNoCounter(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let key = TestKey()
+            _ = try await api.enrolled(key)
+            #expect(try await api.biometricSignIn(key, counter: 5).status == 201)
+            let before = try await api.auditKinds().count
+            // A forged signature with a higher counter: refused, and the counter stays at 5.
+            #expect(try await api.biometricSignIn(key, counter: 9, signer: TestKey()).code == "invalid_signature")
+            #expect(try await api.auditKinds().dropFirst(before) == ["biometric_sign_in:failure"])
+            // Another account's challenge, signed with a higher counter: refused, not used up, no counter moved.
+            let bob = TestKey()
+            _ = try await api.enrolled(bob, username: "bob", installation: "phone-2")
+            let bobChallenge = try await api.signInChallenge(bob)
+            #expect(try await api.biometricSignIn(key, counter: 8, challenge: bobChallenge).code == "challenge_mismatch")
+            #expect(try await api.biometricSignIn(bob, counter: 1, challenge: bobChallenge).status == 201)
+            let signedIn = try await api.biometricSignIn(key, counter: 6)
+            #expect(signedIn.status == 201)
+            let tokens = Tokens(signedIn)
+
+            // A payment signed over another amount with a higher counter: refused, counted once, no counter moved.
+            let payment = try await api.createPayment(token: tokens.access)
+            let tampered = try await api.authorizeWithBiometrics(payment, key: key, counter: 20, token: tokens.access) { $0.amount += 1 }
+            #expect(tampered.code == "transaction_mismatch")
+            let failed = try await api.call(.get, "/v1/payments/\(try #require(payment["paymentId"]))", token: tokens.access)
+            #expect(failed.json["failedAttempts"] as? Int == 1)
+            #expect(try await api.authorizeWithBiometrics(payment, key: key, counter: 7, token: tokens.access).status == 200)
+        }
+    }
+
     @Test("the largest counter (2^63 - 1) signs in once; nothing can follow it, and nothing larger can be sent")
     func counterCeiling() async throws {
         try await TestServer.run { api in

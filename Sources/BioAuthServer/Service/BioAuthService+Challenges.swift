@@ -28,6 +28,11 @@ struct ChallengeBinding: Sendable {
     }
 }
 
+/// Thrown inside a unit of work that wrote before it checked (a device's counter advanced in the statement that finds the
+/// device), when a check then fails: the unit is rolled back whole, and the request runs again the way that checks before
+/// it writes, which refuses it and records the refusal.
+struct CheckBeforeWriting: Error {}
+
 extension BioAuthService {
     /// Stores a new single-use challenge: 32 random bytes bound to `binding`.
     func issueChallenge(

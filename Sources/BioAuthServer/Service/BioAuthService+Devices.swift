@@ -204,6 +204,17 @@ extension BioAuthService {
         let signature = try Validation.bytes(rawSignature, field: "signature")
         let assertion = try Validation.appAttestAssertion(appAttestAssertion)
         let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .login, counter: counter)
+        if let tokens = try await signInAdvancingFirst(
+            challengeID: challengeID,
+            keyID: keyID,
+            counter: counter,
+            signature: signature,
+            assertion: assertion,
+            early: early
+        ) {
+            return tokens
+        }
+        // Every check before its write, and every refusal recorded.
         // READ COMMITTED (TransactionIsolation): the challenge's use and the counter are conditional updates whose result
         // is checked; the counter's update locks the device's row (refusing a revoked device), then starting the session
         // locks the account's row, the order every unit that revokes a device or ends sessions takes them in.
@@ -230,26 +241,71 @@ extension BioAuthService {
                 on: db
             )
             if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
-            let tokens = try await startSession(
-                account: device.accountID,
-                installationID: device.installationID,
-                method: .biometric,
-                device: device.id,
-                on: db
-            )
-            try await recorder.audit(
-                .biometricSignIn,
-                succeeded: true,
-                account: device.accountID,
-                device: device.id,
-                session: tokens.sessionID,
-                on: db
-            )
-            return tokens
+            return try await startBiometricSession(device: device, on: db)
         }
     }
 
     // MARK: Internals
+
+    /// A biometric sign-in as most are, in one round trip fewer: the device's counter advances in the statement that finds
+    /// the device, before the signature over it is checked. Nil when any check fails, with nothing of it kept: the unit of
+    /// work is rolled back whole (``CheckBeforeWriting``), and the caller signs in the way that checks before it writes
+    /// and records the refusal. A wrong signature, an old counter or a revoked key costs a second unit of work, never a
+    /// counter.
+    private func signInAdvancingFirst(
+        challengeID: String,
+        keyID: Data,
+        counter: UInt64,
+        signature: Data,
+        assertion: Data?,
+        early: EarlySignatureCheck?
+    ) async throws -> IssuedTokens? {
+        guard Validation.isIssuedID(challengeID) else { return nil }
+        do {
+            // READ COMMITTED, the challenge's row taken before the device's, as below.
+            return try await database.transaction(isolation: .readCommitted) { db in
+                let at = now.millisecondsSince1970
+                guard let taken = try await db.challenges.take(challengeID, at: at),
+                    let device = try await devices(on: db).advanceCounter(keyID: keyID, to: Int64(counter), at: at),
+                    ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id).matches(taken),
+                    let challenge = taken.challenge,
+                    try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early) == nil
+                else { throw CheckBeforeWriting() }
+                signatureInputs.forget(challenge: challengeID)
+                try await verifyAssertion(
+                    assertion,
+                    payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
+                    device: device,
+                    on: db
+                )
+                return try await startBiometricSession(device: device, on: db)
+            }
+        } catch is CheckBeforeWriting {
+            return nil
+        } catch is Refusal {
+            return nil
+        }
+    }
+
+    /// The session of a biometric sign-in that passed every check, audited.
+    private func startBiometricSession(device: DeviceInfo, on db: any SQLDatabase) async throws -> IssuedTokens {
+        let tokens = try await startSession(
+            account: device.accountID,
+            installationID: device.installationID,
+            method: .biometric,
+            device: device.id,
+            on: db
+        )
+        try await recorder.audit(
+            .biometricSignIn,
+            succeeded: true,
+            account: device.accountID,
+            device: device.id,
+            session: tokens.sessionID,
+            on: db
+        )
+        return tokens
+    }
 
     /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
     func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> DeviceInfo {

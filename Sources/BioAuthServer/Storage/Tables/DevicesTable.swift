@@ -94,6 +94,13 @@ struct DevicesTable: Table {
         !(try await db.all(Self.advanceCounterSQL(counter, at, id, counter))).isEmpty
     }
 
+    /// Stores the new signature counter of the device with key `keyID` and when its key was last used, returning the device
+    /// as it now is; nil (nothing stored) unless a device has this key, is not revoked and has a lower counter. One
+    /// statement where ``find(keyID:)`` and ``advanceCounter(_:to:at:)`` take two, locking the row as the latter does.
+    func advanceCounter(keyID: Data, to counter: Int64, at: Int64) async throws -> DeviceInfo? {
+        try await db.first(Self.advanceCounterByKeySQL(counter, at, Base64URL.encode(keyID), counter)).map(device)
+    }
+
     private func select() -> SQLSelectBuilder { db.select().columns(Self.columns.map { SQLColumn($0) }).from("devices") }
 
     /// A device row, its key parsed through ``keys`` when given.
@@ -125,8 +132,17 @@ struct DevicesTable: Table {
         "UPDATE devices SET counter = ?, last_used_at = ? WHERE id = ? AND counter < ? AND revoked_at IS NULL RETURNING id"
     )
 
+    static let advanceCounterByKeySQL = FixedSQL(
+        """
+        UPDATE devices SET counter = ?, last_used_at = ? WHERE key_id = ? AND counter < ? AND revoked_at IS NULL \
+        RETURNING \(columns.joined(separator: ", "))
+        """
+    )
+
     /// Run on every sign-in and payment: `QueryPlanTests` checks each finds its row through an index.
-    static let hotStatements: [FixedStatement] = [byKeyID("k"), advanceCounterSQL(Int64(2), Int64(1), "d", Int64(2))]
+    static let hotStatements: [FixedStatement] = [
+        byKeyID("k"), advanceCounterSQL(Int64(2), Int64(1), "d", Int64(2)), advanceCounterByKeySQL(Int64(2), Int64(1), "k", Int64(2)),
+    ]
 }
 
 /// The statements on `app_attest_keys`.
