@@ -192,9 +192,11 @@ struct LifetimeTests {
         _ = try await api.createAccount(username: "alice", password: "correct horse")
         var tokens = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
         /// Runs `step` with the current access token; a token that expired in between (a second is short on a loaded
-        /// machine) is refreshed and the step tried again, as a client does.
+        /// machine: with the whole suite running on two cores, five tries were once not enough) is refreshed and the step
+        /// tried again, as a client does, up to a hundred times: it fails only if no request of a hundred is answered within
+        /// a second of its token.
         func authorized<T>(_ step: (String) async throws -> T) async throws -> T {
-            for _ in 0..<5 {
+            for _ in 0..<100 {
                 do {
                     return try await step(tokens.accessToken)
                 } catch  where APIProblem.code(of: error) == "token_expired" {
