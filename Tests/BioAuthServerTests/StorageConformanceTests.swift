@@ -190,6 +190,32 @@ extension StorageConformanceTests {
         )
     }
 
+    @Test(
+        "an address's hit and a key's in one call: the key's is counted only while the address is within its limit; windows restart",
+        arguments: StorageBackend.available
+    )
+    func twoHits(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let engine = api.database.dialect
+            func hit(_ key: String, at now: Int64) async throws -> [Int64?] {
+                let counted = try await api.database.transaction(isolation: .eachStatement) { db in
+                    try await db.rateLimits.hit("address", whileAtMost: 3, then: key, now: now, window: 60_000, engine: engine)
+                }
+                return [counted.shared.windowStart, counted.shared.hits, counted.bucket?.windowStart, counted.bucket?.hits]
+            }
+            #expect(try await hit("key-a", at: 1_000) == [1_000, 1, 1_000, 1])
+            #expect(try await hit("key-a", at: 2_000) == [1_000, 2, 1_000, 2])
+            #expect(try await hit("key-b", at: 3_000) == [1_000, 3, 3_000, 1])
+            // Past the address's limit: the address counts on, the key not at all.
+            #expect(try await hit("key-a", at: 4_000) == [1_000, 4, nil, nil])
+            #expect(try await hit("key-c", at: 5_000) == [1_000, 5, nil, nil])
+            let keyC = try await api.database.transaction { db in try await db.rateLimits.hits("key-c", now: 5_000, window: 60_000) }
+            #expect(keyC == nil, "no row for a key refused at its address")
+            // A new window for the address; key-a's window restarts with it.
+            #expect(try await hit("key-a", at: 61_000) == [61_000, 1, 61_000, 1])
+        }
+    }
+
     @Test("requests arriving together cannot get past a rate limit", arguments: StorageBackend.available)
     func rateLimitsUnderConcurrency(backend: StorageBackend) async throws {
         try await TestServer.run(

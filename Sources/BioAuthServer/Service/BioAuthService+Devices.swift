@@ -164,23 +164,21 @@ extension BioAuthService {
     func createSignInChallenge(keyID rawKeyID: String, client: String? = ClientAddress.current) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         let client = client ?? "unknown"
-        try await rateLimitShared(
-            "signin-challenge-client:" + client,
-            name: .signinClient,
-            limit: configuration.signInChallengesPerClient,
-            window: configuration.rateLimitWindow
-        )
-        // Each statement on its own (TransactionIsolation.eachStatement): a read, then writes that each stand alone (the
-        // audit of a revoked key, the per-key rate-limit hit, the challenge).
+        // Each statement on its own (TransactionIsolation.eachStatement), so the address's shared row is held no longer than
+        // its own statement: the hits (the address's, then, while it is within its limit, the key's from that address), a
+        // read, then writes that each stand alone (the audit of a revoked key, or the challenge).
         return try await commit(isolation: .eachStatement) { db in
-            let device = try await usableDevice(keyID: keyID, on: db)
             try await rateLimit(
-                "signin-challenge:" + Base64URL.encode(keyID) + "@" + client,
+                shared: "signin-challenge-client:" + client,
+                name: .signinClient,
+                limit: configuration.signInChallengesPerClient,
+                then: "signin-challenge:" + Base64URL.encode(keyID) + "@" + client,
                 name: .signinKey,
                 limit: configuration.signInChallengesPerWindow,
                 window: configuration.rateLimitWindow,
                 on: db
             )
+            let device = try await usableDevice(keyID: keyID, on: db)
             return try await issueChallenge(
                 ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),
                 lifetime: configuration.loginChallengeLifetime,

@@ -32,6 +32,40 @@ extension BioAuthService {
         }
     }
 
+    /// ``rateLimitShared(_:name:limit:window:)`` on `shared`, then, while `shared` is within its limit, ``rateLimit(_:name:limit:window:on:)``
+    /// on `bucket`, in one statement on PostgreSQL: for a unit of work whose statements each commit on their own
+    /// (``TransactionIsolation/eachStatement``), so the shared row is never held for longer than that statement. A hit on
+    /// `bucket` is not counted once `shared` refuses, so a flood from one client makes no more rows than its limit allows.
+    func rateLimit(
+        shared: String,
+        name sharedName: ServerMetrics.RateLimit,
+        limit sharedLimit: Int,
+        then bucket: String,
+        name bucketName: ServerMetrics.RateLimit,
+        limit bucketLimit: Int,
+        window: TimeInterval,
+        on db: any SQLDatabase
+    ) async throws {
+        let now = self.now.millisecondsSince1970
+        let windowLength = Int64(window * 1000)
+        let (first, second) = try await db.rateLimits.hit(
+            shared,
+            whileAtMost: sharedLimit,
+            then: bucket,
+            now: now,
+            window: windowLength,
+            engine: database.dialect
+        )
+        if let refusal = refusal(hits: first.hits, limit: sharedLimit, windowStart: first.windowStart, windowLength: windowLength, now: now, name: sharedName) {
+            throw Refusal(refusal)
+        }
+        if let second,
+            let refusal = refusal(hits: second.hits, limit: bucketLimit, windowStart: second.windowStart, windowLength: windowLength, now: now, name: bucketName)
+        {
+            throw Refusal(refusal)
+        }
+    }
+
     /// `rate_limited` with the seconds until the window ends, when `hits` is past `limit`; counted under `name`.
     private func refusal(hits: Int64, limit: Int, windowStart: Int64, windowLength: Int64, now: Int64, name: ServerMetrics.RateLimit) -> APIError? {
         guard hits > Int64(limit) else { return nil }
