@@ -34,25 +34,4 @@ struct PostgresPoolTests {
         try await database.close()
         await test.drop()
     }
-
-    @Test(
-        "a unit of work runs on its connection's event loop, before and after each round trip, in a transaction or not",
-        .enabled(if: StorageBackend.postgresURL != nil)
-    )
-    func unitsRunOnTheirConnectionsLoop() async throws {
-        let test = try await TestDatabase.make(.postgres)
-        let database = try await openDatabase(test.location, connections: 2, logger: Logger(label: "loop"))
-        for isolation in [TransactionIsolation.serializable, .readCommitted, .eachStatement] {
-            let onLoop = try await database.transaction(isolation: isolation) { db in
-                let before = db.eventLoop.inEventLoop
-                _ = try await db.raw("SELECT 1 AS one").first()
-                // A child task inherits the preference too.
-                async let child = db.eventLoop.inEventLoop
-                return [before, db.eventLoop.inEventLoop, await child]
-            }
-            #expect(onLoop == [true, true, true], "\(isolation)")
-        }
-        try await database.close()
-        await test.drop()
-    }
 }

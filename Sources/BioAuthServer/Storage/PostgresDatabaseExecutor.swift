@@ -22,11 +22,6 @@ import SQLKit
 /// retention batch) is costed past `jit_above_cost` by that setting and was compiled each time (80 ms), for statements that
 /// run in milliseconds. Units of work see the connection as a
 /// `PreparingPostgresDatabase`: the hot statements (`FixedSQL`), `BEGIN` and `COMMIT` run as prepared statements.
-///
-/// A unit of work runs on its connection's event loop (`EventLoopTaskExecutor`, a task executor preference), so a
-/// statement's answer is read on the thread that goes on with the unit, with no hop to Swift's concurrency pool and back
-/// for each round trip. Its work between statements (a signature check, building a receipt) is short, as any NIO
-/// handler's; nothing in a unit of work may block.
 public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let client: PostgresClient
     private let runner: Task<Void, Never>
@@ -100,9 +95,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         while true {
             do {
                 return try await client.withConnection { connection in
-                    try await withTaskExecutorPreference(EventLoopTaskExecutor(connection.eventLoop)) {
-                        try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
-                    }
+                    try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
                 }
             } catch let error where Self.isRetryable(error) {
                 guard ContinuousClock.now < deadline else {
@@ -118,11 +111,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     }
 
     public func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await client.withConnection { connection in
-            try await withTaskExecutorPreference(EventLoopTaskExecutor(connection.eventLoop)) {
-                try await body(PreparingPostgresDatabase(connection))
-            }
-        }
+        try await client.withConnection { connection in try await body(PreparingPostgresDatabase(connection)) }
     }
 
     /// Runs `body` between `begin` and `COMMIT` on `database`, rolling back when it throws. These are prepared statements
