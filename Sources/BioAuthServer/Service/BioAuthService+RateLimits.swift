@@ -56,13 +56,11 @@ extension BioAuthService {
             window: windowLength,
             engine: database.dialect
         )
-        if let refusal = refusal(hits: first.hits, limit: sharedLimit, windowStart: first.windowStart, windowLength: windowLength, now: now, name: sharedName) {
-            throw Refusal(refusal)
-        }
-        if let second,
-            let refusal = refusal(hits: second.hits, limit: bucketLimit, windowStart: second.windowStart, windowLength: windowLength, now: now, name: bucketName)
-        {
-            throw Refusal(refusal)
+        let counted = [(first, sharedLimit, sharedName)] + (second.map { [($0, bucketLimit, bucketName)] } ?? [])
+        for (hits, limit, name) in counted {
+            if let refusal = refusal(hits: hits.hits, limit: limit, windowStart: hits.windowStart, windowLength: windowLength, now: now, name: name) {
+                throw Refusal(refusal)
+            }
         }
     }
 

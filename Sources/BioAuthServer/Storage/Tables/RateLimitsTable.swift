@@ -58,10 +58,9 @@ struct RateLimitsTable: Table {
         return (start, try row.decode(column: "hits", as: Int64.self))
     }
 
-    /// Binds: bucket, now, window length, window length.
-    static let countHit = FixedSQL(
-        """
-        INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, 1)
+    /// What a hit does to a bucket that has a row: restart its window when it has passed (or the clock went back), else count
+    /// one more. `excluded` is the row that was to be inserted: now. Binds: window length, window length.
+    private static let countOnConflict = """
         ON CONFLICT (bucket) DO UPDATE SET
             window_start = CASE WHEN excluded.window_start - rate_limits.window_start >= ?
                 OR excluded.window_start < rate_limits.window_start THEN excluded.window_start ELSE rate_limits.window_start END,
@@ -69,29 +68,19 @@ struct RateLimitsTable: Table {
                 OR excluded.window_start < rate_limits.window_start THEN 1 ELSE rate_limits.hits + 1 END
         RETURNING window_start, hits
         """
-    )
+
+    /// Binds: bucket, now, window length, window length.
+    static let countHit = FixedSQL("INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, 1) \(countOnConflict)")
 
     /// ``countHit`` on a shared bucket, then on a second bucket while the first is within a limit, in one statement
     /// (PostgreSQL's data-modifying `WITH`). Binds: the shared bucket, now, window length, window length; the second bucket,
     /// now, the shared bucket's limit, window length, window length.
     static let countTwoHits = FixedSQL(
         """
-        WITH shared AS (
-            INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, 1)
-            ON CONFLICT (bucket) DO UPDATE SET
-                window_start = CASE WHEN excluded.window_start - rate_limits.window_start >= ?
-                    OR excluded.window_start < rate_limits.window_start THEN excluded.window_start ELSE rate_limits.window_start END,
-                hits = CASE WHEN excluded.window_start - rate_limits.window_start >= ?
-                    OR excluded.window_start < rate_limits.window_start THEN 1 ELSE rate_limits.hits + 1 END
-            RETURNING window_start, hits
-        ), second AS (
-            INSERT INTO rate_limits (bucket, window_start, hits) SELECT CAST(? AS TEXT), CAST(? AS BIGINT), 1 FROM shared WHERE shared.hits <= CAST(? AS BIGINT)
-            ON CONFLICT (bucket) DO UPDATE SET
-                window_start = CASE WHEN excluded.window_start - rate_limits.window_start >= ?
-                    OR excluded.window_start < rate_limits.window_start THEN excluded.window_start ELSE rate_limits.window_start END,
-                hits = CASE WHEN excluded.window_start - rate_limits.window_start >= ?
-                    OR excluded.window_start < rate_limits.window_start THEN 1 ELSE rate_limits.hits + 1 END
-            RETURNING window_start, hits
+        WITH shared AS (INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, 1) \(countOnConflict)),
+        second AS (
+            INSERT INTO rate_limits (bucket, window_start, hits)
+            SELECT CAST(? AS TEXT), CAST(? AS BIGINT), 1 FROM shared WHERE shared.hits <= CAST(? AS BIGINT) \(countOnConflict)
         )
         SELECT shared.window_start AS shared_start, shared.hits AS shared_hits, second.window_start AS bucket_start,
             second.hits AS bucket_hits
