@@ -394,6 +394,35 @@ struct PaymentTests {
         }
     }
 
+    @Test(
+        "a challenge for a payment past its expiry is refused and issues nothing, and the payment is stored as expired",
+        arguments: StorageBackend.available
+    )
+    func challengeAfterExpiry(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let setup = try await Self.setUp(api)
+            let paymentID = try #require(setup.payment["paymentId"])
+            let path = "/v1/payments/\(paymentID)/challenges"
+            #expect(try await api.call(.post, path, json: ["keyId": setup.key.keyID], token: setup.token).status == 201)
+            api.clock.advance(by: 301)
+            for _ in 0..<2 {
+                let late = try await api.call(.post, path, json: ["keyId": setup.key.keyID], token: setup.token)
+                #expect(late.status == 410 && late.code == "payment_expired")
+            }
+            let (status, challenges) = try await api.database.transaction { db in
+                (
+                    try await db.raw("SELECT status FROM payments WHERE id = \(bind: paymentID)").first()?.decode(column: "status", as: String.self),
+                    try await db.raw("SELECT COUNT(*) AS n FROM challenges WHERE payment_id = \(bind: paymentID)").first()?.decode(
+                        column: "n",
+                        as: Int.self
+                    )
+                )
+            }
+            #expect(status == "expired", "stored as expired, not only shown so")
+            #expect(challenges == 1, "no challenge issued after the expiry")
+        }
+    }
+
     @Test("a pending payment expires after 5 minutes; cancelling works only while pending")
     func expiryAndCancellation() async throws {
         try await TestServer.run { api in

@@ -189,18 +189,43 @@ extension BioAuthService {
     /// payment expires.
     func createPaymentChallenge(_ paymentID: String, keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        // READ COMMITTED (TransactionIsolation): reads and an insert.
+        // A payment that can be authorized: reads, then one write that stands alone (the challenge, or the audit of a
+        // revoked key), each statement on its own (TransactionIsolation.eachStatement; on PostgreSQL no BEGIN and COMMIT).
+        let issued = try await commit(isolation: .eachStatement) { db -> IssuedChallenge? in
+            guard Validation.isIssuedID(paymentID), let payment = try await db.payments.find(paymentID, account: session.accountID),
+                payment.status == .pending, payment.expiresAt > now
+            else { return nil }
+            return try await issuePaymentChallenge(payment, keyID: keyID, session: session, on: db)
+        }
+        if let issued { return issued }
+        // Any other: refused, and a payment found past its expiry is marked so with its webhook event, which commit
+        // together. READ COMMITTED (TransactionIsolation).
         return try await commit(isolation: .readCommitted) { db in
-            let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
-            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
-            let lifetime = min(configuration.paymentLifetime, payment.expiresAt.timeIntervalSince(now))
-            return try await issueChallenge(
-                ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id),
-                lifetime: lifetime,
+            try await issuePaymentChallenge(
+                try await pendingPayment(paymentID, account: session.accountID, on: db),
                 keyID: keyID,
+                session: session,
                 on: db
             )
         }
+    }
+
+    /// A challenge to authorize `payment` (one that can still be authorized) with the account's key `keyID`.
+    private func issuePaymentChallenge(
+        _ payment: PaymentInfo,
+        keyID: Data,
+        session: AuthenticatedSession,
+        on db: any SQLDatabase
+    ) async throws
+        -> IssuedChallenge
+    {
+        let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
+        return try await issueChallenge(
+            ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id),
+            lifetime: min(configuration.paymentLifetime, payment.expiresAt.timeIntervalSince(now)),
+            keyID: keyID,
+            on: db
+        )
     }
 
     /// Authorizes with the device key: the transaction hash the device signed must be the server's own, the
@@ -339,7 +364,13 @@ extension BioAuthService {
                 signatureInputs.forget(challenge: challengeID)
                 try await verifyAssertion(
                     assertion,
-                    payload: try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash),
+                    payload: try signedPayload(
+                        .payment,
+                        by: device.publicKey,
+                        challenge: challenge,
+                        counter: counter,
+                        transactionHash: transactionHash
+                    ),
                     device: device,
                     on: db
                 )

@@ -35,16 +35,17 @@ public enum TransactionIsolation: Sendable {
     /// As if every unit of work ran alone, one after another. The default.
     case serializable
     /// Each statement sees what was committed when it started; rows it updates are locked until the unit ends. For the
-    /// hot units of work (sign-in and payment challenges, biometric sign-in, payment authorization, a customer's payment
-    /// creation) whose guarantees are all conditional updates or inserts that check their result, or row locks taken in
-    /// one order: the device's row (its counter
-    /// update, which also refuses a revoked device) before the account's (`AccountsTable.guardSessions(account:engine:)`,
-    /// which every unit that starts or ends sessions takes). docs/DEPLOYMENT.md lists them.
+    /// hot units of work (biometric sign-in, payment authorization, a customer's payment creation, a payment challenge
+    /// that must refuse) whose guarantees are all conditional updates or inserts that check their result, or row locks taken in
+    /// one order: the challenge's row (its use), then the device's (its counter update, which also refuses a revoked
+    /// device), then the payment's or the account's (`AccountsTable.guardSessions(account:engine:)`, which every unit that
+    /// starts or ends sessions takes). docs/DEPLOYMENT.md lists them.
     case readCommitted
     /// Each statement commits on its own, as it runs (on PostgreSQL no `BEGIN` and `COMMIT`, two round trips fewer), and
     /// sees what was committed when it started. For units of work with what `readCommitted` gives minus atomicity: their
     /// reads lock nothing and each write stands alone, so that a unit that stops halfway leaves nothing wrong (the
-    /// challenge units: a rate-limit hit counted, an audit of a refused request, one challenge stored, in that order).
+    /// sign-in challenge: the rate-limit hits counted, an audit of a refused request or one challenge stored, in that order;
+    /// a payment challenge for a payment that can be authorized; an access token's lookup, which is one read).
     case eachStatement
 }
 
