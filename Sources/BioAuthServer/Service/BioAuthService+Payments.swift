@@ -290,16 +290,12 @@ extension BioAuthService {
                 throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
             }
             do {
-                try await verifyAssertion(
+                try await verifyPaymentAssertion(
                     assertion,
-                    payload: try signedPayload(
-                        .payment,
-                        by: device.publicKey,
-                        challenge: challenge,
-                        counter: counter,
-                        transactionHash: transactionHash
-                    ),
                     device: device,
+                    challenge: challenge,
+                    counter: counter,
+                    transactionHash: transactionHash,
                     on: db
                 )
             } catch let refusal as Refusal {
@@ -362,16 +358,12 @@ extension BioAuthService {
                     ) == nil
                 else { throw CheckBeforeWriting() }
                 signatureInputs.forget(challenge: challengeID)
-                try await verifyAssertion(
+                try await verifyPaymentAssertion(
                     assertion,
-                    payload: try signedPayload(
-                        .payment,
-                        by: device.publicKey,
-                        challenge: challenge,
-                        counter: counter,
-                        transactionHash: transactionHash
-                    ),
                     device: device,
+                    challenge: challenge,
+                    counter: counter,
+                    transactionHash: transactionHash,
                     on: db
                 )
                 return try await authorize(payment, method: "biometric", device: device.id, session: session, on: db)
@@ -381,6 +373,19 @@ extension BioAuthService {
         } catch is Refusal {
             return nil
         }
+    }
+
+    /// The secure environment check of a biometric authorization: the App Attest assertion over the payment payload.
+    private func verifyPaymentAssertion(
+        _ assertion: Data?,
+        device: DeviceInfo,
+        challenge: Data,
+        counter: UInt64,
+        transactionHash: Data,
+        on db: any SQLDatabase
+    ) async throws {
+        let payload = try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash)
+        try await verifyAssertion(assertion, payload: payload, device: device, on: db)
     }
 
     /// The payment if it can still be authorized; an expired one is marked so (and that is committed).
