@@ -28,12 +28,27 @@ struct ChallengeBinding: Sendable {
     }
 }
 
-/// Thrown inside a unit of work that wrote before it checked (a device's counter advanced in the statement that finds the
-/// device), when a check then fails: the unit is rolled back whole, and the request runs again the way that checks before
-/// it writes, which refuses it and records the refusal.
+/// Thrown inside a unit of work run by ``BioAuthService/writingFirst(_:)`` when a check fails after its write: the unit is
+/// rolled back whole, and the request runs again the way that checks before it writes, which refuses it and records the
+/// refusal.
 struct CheckBeforeWriting: Error {}
 
 extension BioAuthService {
+    /// Runs `body`, a unit of work that writes before it checks (a device's counter advanced in the statement that finds
+    /// the device: one round trip fewer), at READ COMMITTED (``TransactionIsolation``). Nil, with nothing of it kept, when a
+    /// check fails (``CheckBeforeWriting``) or it refuses (a ``Refusal``, whose writes are dropped too): the caller then runs
+    /// the request the way that checks first, which refuses it and records the refusal once. A refused request so costs a
+    /// second unit of work, never a counter.
+    func writingFirst<R: Sendable>(_ body: @Sendable @escaping (any SQLDatabase) async throws -> R) async throws -> R? {
+        do {
+            return try await database.transaction(isolation: .readCommitted, body)
+        } catch is CheckBeforeWriting {
+            return nil
+        } catch is Refusal {
+            return nil
+        }
+    }
+
     /// Stores a new single-use challenge: 32 random bytes bound to `binding`.
     func issueChallenge(
         _ binding: ChallengeBinding,

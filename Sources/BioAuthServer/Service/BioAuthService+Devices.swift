@@ -246,10 +246,8 @@ extension BioAuthService {
     // MARK: Internals
 
     /// A biometric sign-in as most are, in one round trip fewer: the device's counter advances in the statement that finds
-    /// the device, before the signature over it is checked. Nil when any check fails, with nothing of it kept: the unit of
-    /// work is rolled back whole (``CheckBeforeWriting``), and the caller signs in the way that checks before it writes
-    /// and records the refusal. A wrong signature, an old counter or a revoked key costs a second unit of work, never a
-    /// counter.
+    /// the device, before the signature over it is checked (``writingFirst(_:)``). Nil when any check fails, with nothing of
+    /// it kept.
     private func signInAdvancingFirst(
         challengeID: String,
         keyID: Data,
@@ -259,29 +257,23 @@ extension BioAuthService {
         early: EarlySignatureCheck?
     ) async throws -> IssuedTokens? {
         guard Validation.isIssuedID(challengeID) else { return nil }
-        do {
-            // READ COMMITTED, the challenge's row taken before the device's, as below.
-            return try await database.transaction(isolation: .readCommitted) { db in
-                let at = now.millisecondsSince1970
-                guard let taken = try await db.challenges.take(challengeID, at: at),
-                    let device = try await devices(on: db).advanceCounter(keyID: keyID, to: Int64(counter), at: at),
-                    ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id).matches(taken),
-                    let challenge = taken.challenge,
-                    try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early) == nil
-                else { throw CheckBeforeWriting() }
-                signatureInputs.forget(challenge: challengeID)
-                try await verifyAssertion(
-                    assertion,
-                    payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
-                    device: device,
-                    on: db
-                )
-                return try await startBiometricSession(device: device, on: db)
-            }
-        } catch is CheckBeforeWriting {
-            return nil
-        } catch is Refusal {
-            return nil
+        // The challenge's row taken before the device's, as below.
+        return try await writingFirst { db in
+            let at = now.millisecondsSince1970
+            guard let taken = try await db.challenges.take(challengeID, at: at),
+                let device = try await devices(on: db).advanceCounter(keyID: keyID, to: Int64(counter), at: at),
+                ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id).matches(taken),
+                let challenge = taken.challenge,
+                try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early) == nil
+            else { throw CheckBeforeWriting() }
+            signatureInputs.forget(challenge: challengeID)
+            try await verifyAssertion(
+                assertion,
+                payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
+                device: device,
+                on: db
+            )
+            return try await startBiometricSession(device: device, on: db)
         }
     }
 

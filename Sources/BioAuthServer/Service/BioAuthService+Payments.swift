@@ -192,9 +192,7 @@ extension BioAuthService {
         // A payment that can be authorized: reads, then one write that stands alone (the challenge, or the audit of a
         // revoked key), each statement on its own (TransactionIsolation.eachStatement; on PostgreSQL no BEGIN and COMMIT).
         let issued = try await commit(isolation: .eachStatement) { db -> IssuedChallenge? in
-            guard Validation.isIssuedID(paymentID), let payment = try await db.payments.find(paymentID, account: session.accountID),
-                payment.status == .pending, payment.expiresAt > now
-            else { return nil }
+            guard let payment = try await payablePayment(paymentID, account: session.accountID, on: db) else { return nil }
             return try await issuePaymentChallenge(payment, keyID: keyID, session: session, on: db)
         }
         if let issued { return issued }
@@ -320,9 +318,8 @@ extension BioAuthService {
     // MARK: Internals
 
     /// A biometric authorization as most are, in one round trip fewer: the device's counter advances in the statement that
-    /// finds the device, before the signature over it is checked. Nil when any check fails, with nothing of it kept: the unit
-    /// of work is rolled back whole (``CheckBeforeWriting``), and the caller authorizes the way that checks before it
-    /// writes, records the refusal and counts it toward the payment's lock.
+    /// finds the device, before the signature over it is checked (``writingFirst(_:)``). Nil when any check fails, with
+    /// nothing of it kept: the caller then refuses, records the refusal and counts it toward the payment's lock.
     private func authorizeAdvancingFirst(
         _ paymentID: String,
         challengeID: String,
@@ -335,43 +332,38 @@ extension BioAuthService {
         session: AuthenticatedSession
     ) async throws -> PaymentInfo? {
         guard Validation.isIssuedID(challengeID) else { return nil }
-        do {
-            // READ COMMITTED, the rows taken in the order below: the challenge's, the device's, the payment's.
-            return try await database.transaction(isolation: .readCommitted) { db in
-                let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
-                let at = now.millisecondsSince1970
-                let transactionHash = try payment.transaction().hash
-                guard signedHash == transactionHash, let taken = try await db.challenges.take(challengeID, at: at),
-                    let device = try await devices(on: db).advanceCounter(keyID: keyID, to: Int64(counter), at: at),
-                    device.accountID == session.accountID,
-                    ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id)
-                        .matches(taken),
-                    let challenge = taken.challenge,
-                    try checkSignature(
-                        signature,
-                        by: device.publicKey,
-                        purpose: .payment,
-                        challenge: challenge,
-                        counter: counter,
-                        transactionHash: transactionHash,
-                        early: early
-                    ) == nil
-                else { throw CheckBeforeWriting() }
-                signatureInputs.forget(challenge: challengeID)
-                try await verifyPaymentAssertion(
-                    assertion,
-                    device: device,
+        // The rows taken in this order: the challenge's, the device's, the payment's.
+        return try await writingFirst { db in
+            // A payment that cannot be authorized is for the way below to refuse (and, past its expiry, to mark expired).
+            guard let payment = try await payablePayment(paymentID, account: session.accountID, on: db) else { throw CheckBeforeWriting() }
+            let at = now.millisecondsSince1970
+            let transactionHash = try payment.transaction().hash
+            guard signedHash == transactionHash, let taken = try await db.challenges.take(challengeID, at: at),
+                let device = try await devices(on: db).advanceCounter(keyID: keyID, to: Int64(counter), at: at),
+                device.accountID == session.accountID,
+                ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id)
+                    .matches(taken),
+                let challenge = taken.challenge,
+                try checkSignature(
+                    signature,
+                    by: device.publicKey,
+                    purpose: .payment,
                     challenge: challenge,
                     counter: counter,
                     transactionHash: transactionHash,
-                    on: db
-                )
-                return try await authorize(payment, method: "biometric", device: device.id, session: session, on: db)
-            }
-        } catch is CheckBeforeWriting {
-            return nil
-        } catch is Refusal {
-            return nil
+                    early: early
+                ) == nil
+            else { throw CheckBeforeWriting() }
+            signatureInputs.forget(challenge: challengeID)
+            try await verifyPaymentAssertion(
+                assertion,
+                device: device,
+                challenge: challenge,
+                counter: counter,
+                transactionHash: transactionHash,
+                on: db
+            )
+            return try await authorize(payment, method: "biometric", device: device.id, session: session, on: db)
         }
     }
 
@@ -386,6 +378,15 @@ extension BioAuthService {
     ) async throws {
         let payload = try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash)
         try await verifyAssertion(assertion, payload: payload, device: device, on: db)
+    }
+
+    /// The account's payment `id` if it can be authorized now (pending and unexpired), read and nothing else; nil for any
+    /// other, for ``pendingPayment(_:account:on:)`` to refuse.
+    func payablePayment(_ id: String, account: String, on db: any SQLDatabase) async throws -> PaymentInfo? {
+        guard Validation.isIssuedID(id), let payment = try await db.payments.find(id, account: account),
+            payment.effective(at: now).status == .pending
+        else { return nil }
+        return payment
     }
 
     /// The payment if it can still be authorized; an expired one is marked so (and that is committed).

@@ -5,8 +5,9 @@ import SQLKit
 
 /// PostgreSQL through a connection pool, for deployments where several server instances share one database.
 ///
-/// Every unit of work runs as a `SERIALIZABLE` transaction (but the few hot ones that ask for `READ COMMITTED`, and the
-/// sign-in challenge, whose statements each commit on their own: see ``TransactionIsolation``) and is retried, with
+/// Every unit of work runs as a `SERIALIZABLE` transaction (but the few hot ones that ask for `READ COMMITTED`, and those
+/// whose statements each commit on their own, such as the sign-in challenge and an access token's lookup: see
+/// ``TransactionIsolation``) and is retried, with
 /// backoff, when PostgreSQL reports a serialization failure or a deadlock, or the unit finds a concurrent one got there
 /// first, so that the outcome is the one some serial order of the requests would give —
 /// exactly what the embedded SQLite executor guarantees by running one unit of work at a time. Retries go on for up to
