@@ -395,7 +395,7 @@ struct PaymentTests {
     }
 
     @Test(
-        "a challenge for a payment past its expiry is refused and issues nothing, and the payment is stored as expired",
+        "a payment past its expiry gets no challenge and is not authorized with an earlier one; it is stored as expired",
         arguments: StorageBackend.available
     )
     func challengeAfterExpiry(backend: StorageBackend) async throws {
@@ -403,12 +403,16 @@ struct PaymentTests {
             let setup = try await Self.setUp(api)
             let paymentID = try #require(setup.payment["paymentId"])
             let path = "/v1/payments/\(paymentID)/challenges"
-            #expect(try await api.call(.post, path, json: ["keyId": setup.key.keyID], token: setup.token).status == 201)
+            let issued = try await api.call(.post, path, json: ["keyId": setup.key.keyID], token: setup.token)
+            #expect(issued.status == 201)
             api.clock.advance(by: 301)
             for _ in 0..<2 {
                 let late = try await api.call(.post, path, json: ["keyId": setup.key.keyID], token: setup.token)
                 #expect(late.status == 410 && late.code == "payment_expired")
             }
+            // The challenge issued in time does not authorize it either.
+            let authorized = try await api.authorizeWithBiometrics(setup.payment, key: setup.key, counter: 2, token: setup.token, challenge: issued)
+            #expect(authorized.status == 410 && authorized.code == "payment_expired")
             let (status, challenges) = try await api.database.transaction { db in
                 (
                     try await db.raw("SELECT status FROM payments WHERE id = \(bind: paymentID)").first()?.decode(column: "status", as: String.self),
