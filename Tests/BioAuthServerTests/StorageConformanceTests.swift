@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthTesting
 import Foundation
 import Logging
 import SQLKit
@@ -319,5 +320,63 @@ extension StorageConformanceTests {
             #expect(outcome.4 && outcome.5, "a challenge handed back is unused and can be taken again")
             #expect(try await api.database.transaction { db in try await db.challenges.find(id) }?.use.consumed == true)
         }
+    }
+
+    @Test(
+        "an audit event's log line is written once its unit of work commits: none for a unit rolled back, one for a unit run again",
+        arguments: StorageBackend.available
+    )
+    func auditLogAfterCommit(backend: StorageBackend) async throws {
+        let location = try await TestDatabase.make(backend)
+        let log = LogSink()
+        let logger = Logger(label: "conformance") { _ in CapturingLogHandler(sink: log) }
+        let database = try await openDatabase(location.location, logger: logger)
+        let recorder = ChangeRecorder(
+            clock: ManualClock(),
+            random: SystemRandomSource(),
+            dialect: database.dialect,
+            webhookRetryWindow: 3600,
+            logger: logger
+        )
+        // Rolled back whole, as the unit that advances a counter first is when a check then fails.
+        await #expect(throws: CheckBeforeWriting.self) {
+            try await database.transaction(isolation: .readCommitted) { db in
+                try await recorder.audit(AuditKind.biometricSignIn, succeeded: false, account: nil, code: "unit_rolled_back", on: db)
+                throw CheckBeforeWriting()
+            }
+        }
+        try await database.transaction { db in
+            try await recorder.audit(AuditKind.biometricSignIn, succeeded: true, account: nil, code: "unit_committed", on: db)
+        }
+        // On PostgreSQL a unit that finds a concurrent one got there first is rolled back and run again (SQLite runs one
+        // unit at a time): its first run's event is neither stored nor told.
+        let runs = RunCounter()
+        if backend == .postgres {
+            try await database.transaction(isolation: .readCommitted) { db in
+                let run = await runs.next()
+                try await recorder.audit(AuditKind.biometricSignIn, succeeded: true, account: nil, code: "unit_run_again", on: db)
+                if run == 1 { throw ConcurrentUnitConflict() }
+            }
+            #expect(await runs.count == 2)
+        }
+        let lines = log.text.split(separator: "\n").filter { $0.hasPrefix("info audit ") }
+        let stored = try await database.transaction { db in
+            try await db.raw("SELECT code FROM audit_events").all().map { try $0.decode(column: "code", as: String?.self) ?? "-" }
+        }
+        for (code, expected) in [("unit_rolled_back", 0), ("unit_committed", 1), ("unit_run_again", backend == .postgres ? 1 : 0)] {
+            #expect(lines.filter { $0.contains(code) }.count == expected, "log lines for \(code) on \(backend): \(lines)")
+            #expect(stored.filter { $0 == code }.count == expected, "events stored for \(code) on \(backend)")
+        }
+        try await database.close()
+        await location.drop()
+    }
+}
+
+/// Counts the runs of a unit of work.
+private actor RunCounter {
+    private(set) var count = 0
+    func next() -> Int {
+        count += 1
+        return count
     }
 }

@@ -31,7 +31,8 @@ struct ChangeRecorder: Sendable {
         dialect == .postgres ? random.newRandomID() : random.newTimeOrderedID(at: now)
     }
 
-    /// Appends an audit event in the current transaction. Events carry ids and codes, never secrets.
+    /// Appends an audit event in the current transaction, and logs it once the transaction commits (``CommittedLog``).
+    /// Events carry ids and codes, never secrets.
     func audit(
         _ kind: AuditKind,
         succeeded: Bool,
@@ -65,13 +66,12 @@ struct ChangeRecorder: Sendable {
             clientID: client,
             engine: dialect
         )
-        logger.info(
-            "audit",
-            metadata: [
-                "kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")", "account": "\(account ?? "-")",
-                "client": "\(client ?? "-")", "code": "\(code ?? "-")", "operator": "\(`operator`?.operatorID ?? "-")",
-            ]
-        )
+        let metadata: Logger.Metadata = [
+            "kind": "\(kind.rawValue)", "outcome": "\(succeeded ? "success" : "failure")", "account": "\(account ?? "-")",
+            "client": "\(client ?? "-")", "code": "\(code ?? "-")", "operator": "\(`operator`?.operatorID ?? "-")",
+        ]
+        // Once the event is committed, and only then (a unit of work rolled back and run again would tell it twice).
+        CommittedLog.write { [logger] in logger.info("audit", metadata: metadata) }
     }
 
     /// Writes `type` into the outbox in the caller's transaction, with one delivery for each live endpoint that asked for

@@ -91,22 +91,24 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         case .readCommitted: begin = Self.beginReadCommitted
         case .eachStatement: return try await standalone(body)
         }
-        let deadline = ContinuousClock.now + Self.retryBudget
-        var attempt = 1
-        while true {
-            do {
-                return try await client.withConnection { connection in
-                    try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
+        return try await CommittedLog.afterCommit(of: body) { body in
+            let deadline = ContinuousClock.now + Self.retryBudget
+            var attempt = 1
+            while true {
+                do {
+                    return try await client.withConnection { connection in
+                        try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
+                    }
+                } catch let error where Self.isRetryable(error) {
+                    guard ContinuousClock.now < deadline else {
+                        logger.warning("unit of work given up after \(attempt) serialization failures", metadata: ["attempts": "\(attempt)"])
+                        throw APIError.databaseTooBusy
+                    }
+                    attempt += 1
+                    UnitOfWorkEvents.retried?()
+                    // Exponential backoff with full jitter, capped at 100 ms.
+                    try await Task.sleep(for: .microseconds(Int.random(in: 100...min(100_000, 500 << min(attempt, 10)))))
                 }
-            } catch let error where Self.isRetryable(error) {
-                guard ContinuousClock.now < deadline else {
-                    logger.warning("unit of work given up after \(attempt) serialization failures", metadata: ["attempts": "\(attempt)"])
-                    throw APIError.databaseTooBusy
-                }
-                attempt += 1
-                UnitOfWorkEvents.retried?()
-                // Exponential backoff with full jitter, capped at 100 ms.
-                try await Task.sleep(for: .microseconds(Int.random(in: 100...min(100_000, 500 << min(attempt, 10)))))
             }
         }
     }

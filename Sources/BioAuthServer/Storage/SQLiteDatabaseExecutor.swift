@@ -95,12 +95,14 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
     public var dialect: DatabaseDialect { .sqlite }
 
     public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        state.withLockedValue { $0.arriving += 1 }
-        let (outcome, group) = try await thread.run { await self.runUnit(body) }
-        // A unit that succeeded waits for its group's commit, off the database thread; one that failed wrote
-        // nothing and reports its own error at once.
-        if let group, case .success = outcome { try await group.committed() }
-        return try outcome.get()
+        try await CommittedLog.afterCommit(of: body) { body in
+            state.withLockedValue { $0.arriving += 1 }
+            let (outcome, group) = try await thread.run { await self.runUnit(body) }
+            // A unit that succeeded waits for its group's commit, off the database thread; one that failed wrote
+            // nothing and reports its own error at once.
+            if let group, case .success = outcome { try await group.committed() }
+            return try outcome.get()
+        }
     }
 
     /// Commits what is pending and closes the database. Units of work started afterwards throw.
