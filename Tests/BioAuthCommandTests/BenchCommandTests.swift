@@ -123,7 +123,8 @@ struct BenchCommandTests {
     func serverProcess() async throws {
         var options = Self.countedRun(.both, operations: 10)
         options.serverProcess = true
-        options.serverExecutable = try #require(Self.builtExecutable, "swift build puts bioauth beside the tests")
+        let executable = try #require(Self.builtExecutable, "swift build puts bioauth beside the tests")
+        options.serverExecutable = executable
         let result = try await BenchRunner(options: options, log: { _ in }).run()
         #expect(result.serverPlacement == .childProcess)
         #expect(!result.operations.isEmpty && result.operations.values.allSatisfy { $0.errors.isEmpty && $0.histogram.totalCount > 0 })

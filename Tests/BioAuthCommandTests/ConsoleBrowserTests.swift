@@ -126,11 +126,12 @@ extension InABrowser {
                 )
                 let shown = try #require(try await backchannel("scope=openid&login_hint=alice")["match_number"] as? Int)
                 let signIn = try #require(try await api.approvals(status: "pending", accessToken: tokens.accessToken).first)
+                let wrongNumber = try #require(signIn.numberChoices.first { $0 != shown })
                 _ = try? await api.approve(
                     signIn.id,
                     keyID: publicKey.keyID,
                     counter: 3,
-                    number: try #require(signIn.numberChoices.first { $0 != shown }),
+                    number: wrongNumber,
                     approvalHash: Data(count: 32),
                     signature: Data([0x30]),
                     accessToken: tokens.accessToken

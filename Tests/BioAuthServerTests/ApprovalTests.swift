@@ -116,7 +116,8 @@ struct ApprovalTests {
             #expect(try await api.cibaToken(client, try #require(own["auth_req_id"]))["error"] == "invalid_grant")
             #expect(try await api.call(.get, "/v1/me", token: access).status == 200, "a second collection does not end the first session")
             let introspector = try await ServiceClients(database: api.database, clock: api.clock).create(name: "api", scopes: ["sessions:introspect"])
-            let seen = try await api.introspect(access, serviceToken: try #require(try await api.serviceToken(introspector)["access_token"]))
+            let introspectorToken = try #require(try await api.serviceToken(introspector)["access_token"])
+            let seen = try await api.introspect(access, serviceToken: introspectorToken)
             #expect(seen.json["amr"] as? [String] == ["hwk", "face", "mca"] && seen["device_id"] == deviceID, "\(seen.raw)")
             #expect(try await api.call(.get, "/v1/me", token: user.access).status == 200, "the phone's own session goes on")
         }

@@ -67,7 +67,8 @@ struct CredentialMiddlewareTests {
                     name: "without-\(scope.replacingOccurrences(of: ":", with: "-"))",
                     scopes: allScopes.filter { $0 != scope }
                 )
-                tokensWithout[scope] = try #require(try await api.serviceToken(client)["access_token"])
+                let token = try #require(try await api.serviceToken(client)["access_token"])
+                tokensWithout[scope] = token
             }
             let anyService = try #require(tokensWithout.values.first)
             let snapshot = try await api.snapshot()
@@ -86,7 +87,8 @@ struct CredentialMiddlewareTests {
                     #expect(bare.status == 401 && bare.code == "invalid_service_token", "\(operation): \(bare.raw)")
                     let wrongKind = try await api.call(operation.method, path, body: "{not json", token: user.access)
                     #expect(wrongKind.code == "invalid_service_token", "\(operation) with a customer's token: \(wrongKind.raw)")
-                    let underScoped = try await api.call(operation.method, path, body: "{not json", token: try #require(tokensWithout[scope]))
+                    let scopedToken = try #require(tokensWithout[scope])
+                    let underScoped = try await api.call(operation.method, path, body: "{not json", token: scopedToken)
                     #expect(
                         underScoped.status == 403 && underScoped.code == "insufficient_scope",
                         "\(operation) without \(scope): \(underScoped.raw)"
