@@ -19,14 +19,23 @@ extension SQLDatabase {
     }
 
     /// Deletes up to `limit` rows `rule` selects, in one statement; returns how many went.
-    func deletePurgeable(_ rule: PurgeRule, limit: Int) async throws -> Int {
-        try await raw(
-            """
+    ///
+    /// On PostgreSQL the statement answers with the count alone (a data-modifying `WITH`), not a row for each row it
+    /// deleted: a day's purge on another machine is millions of rows, and decoding each one's answer cost the purging
+    /// process more CPU than anything else it did (docs/PERFORMANCE.md, "Retention at scale"). SQLite has no
+    /// data-modifying `WITH`, and its answer rows cross no network.
+    func deletePurgeable(_ rule: PurgeRule, limit: Int, engine: DatabaseDialect) async throws -> Int {
+        let delete: SQLQueryString = """
             DELETE FROM \(unsafeRaw: rule.table) WHERE (\(unsafeRaw: rule.key)) IN
                 (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE (\(rule.condition)) LIMIT \(literal: limit))
             RETURNING 1 AS deleted
             """
-        ).all().count
+        switch engine {
+        case .postgres:
+            return try await raw("WITH deleted AS (\(delete)) SELECT COUNT(*) AS n FROM deleted").first()?.decode(column: "n", as: Int.self) ?? 0
+        case .sqlite:
+            return try await raw(delete).all().count
+        }
     }
 }
 
