@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import SQLKit
 import Testing
 
@@ -261,18 +262,10 @@ extension RetentionTests {
     )
     func restsBetweenBatches(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
-            func fill() async throws {
-                // 2 500 rate-limit windows that passed long ago: two full batches and a last one of 500.
-                try await api.database.transaction { db in
-                    for first in stride(from: 0, to: 2500, by: 500) {
-                        let values = (first..<first + 500).map { "('old-\($0)', 0, 1)" }.joined(separator: ", ")
-                        try await db.raw("INSERT INTO rate_limits (bucket, window_start, hits) VALUES \(unsafeRaw: values)").run()
-                    }
-                }
-            }
             var configuration = api.service.configuration
             for (ratio, rested) in [(3.0, true), (0.0, false)] {
-                try await fill()
+                // Two full batches and a last one of 500.
+                try await Self.fillPassedWindows(2500, api: api)
                 configuration.retention.batchRest = ratio
                 let rests = Rests()
                 let retention = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { rests.add($0) }
@@ -287,6 +280,60 @@ extension RetentionTests {
                 // Every full batch took some time, so with a rest it waited; nothing else in this database fills a batch.
                 #expect(rests.all.isEmpty != rested, "ratio \(ratio): \(rests.all)")
             }
+        }
+    }
+
+    /// `count` rate-limit windows that passed long ago, for a purge to delete.
+    static func fillPassedWindows(_ count: Int, api: API) async throws {
+        try await api.database.transaction { db in
+            for first in stride(from: 0, to: count, by: 500) {
+                let values = (first..<min(count, first + 500)).map { "('old-\($0)', 0, 1)" }.joined(separator: ", ")
+                try await db.raw("INSERT INTO rate_limits (bucket, window_start, hits) VALUES \(unsafeRaw: values)").run()
+            }
+        }
+    }
+
+    @Test(
+        "a purge renews its lease between batches once a minute, not before each; one that stalled past its lease, which another instance then took, stops",
+        arguments: StorageBackend.available
+    )
+    func leaseRenewal(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: Self.policy) { api in
+            var configuration = api.service.configuration
+            // A rest so short that each full batch is followed by exactly one call of the purger's rest.
+            configuration.retention.batchRest = 0.001
+            @Sendable func leaseExpiry() async -> Int64? {
+                try? await api.database.transaction { db in
+                    let row = try await db.raw("SELECT expires_at FROM maintenance_leases WHERE name = 'retention'").first()
+                    return try row?.decode(column: "expires_at", as: Int64.self)
+                }
+            }
+            // Four full batches, 20 s apart by the purge's clock: the lease is renewed once, after a minute.
+            try await Self.fillPassedWindows(4500, api: api)
+            let claimed = api.clock.now.millisecondsSince1970 + Int64(Retention.leaseDuration * 1000)
+            let expiries = NIOLockedValueBox<[Int64?]>([])
+            let purger = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
+                let expiry = await leaseExpiry()
+                expiries.withLockedValue { $0.append(expiry) }
+                api.clock.advance(by: 20)
+            }
+            #expect(try await purger.purge()?.counts[.rateLimits] == 4500)
+            #expect(expiries.withLockedValue { $0 } == [claimed, claimed, claimed, claimed + 60_000])
+            // This purger stalls for 11 minutes after its first batch, and another instance claims the lease that ran out.
+            try await Self.fillPassedWindows(2500, api: api)
+            let stalled = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
+                api.clock.advance(by: 660)
+                let now = api.clock.now.millisecondsSince1970
+                _ = try? await api.database.transaction { db in
+                    try await db.maintenanceLeases.claim("retention", holder: "other-instance", now: now, until: now + 600_000)
+                }
+            }
+            await #expect(throws: RetentionError.self) { try await stalled.purge() }
+            #expect(try await api.count("rate_limits") == 1500, "it stopped after its first batch")
+            let holder = try await api.database.transaction { db in
+                try await db.raw("SELECT holder FROM maintenance_leases WHERE name = 'retention'").first()?.decode(column: "holder", as: String.self)
+            }
+            #expect(holder == "other-instance", "the lease stays with the instance that took it")
         }
     }
 
