@@ -21,9 +21,9 @@ extension SQLDatabase {
     /// Deletes up to `limit` rows `rule` selects, in one statement; returns how many went.
     ///
     /// On PostgreSQL the statement answers with the count alone (a data-modifying `WITH`), not a row for each row it
-    /// deleted: a day's purge on another machine is millions of rows, and decoding each one's answer cost the purging
-    /// process more CPU than anything else it did (docs/PERFORMANCE.md, "Retention at scale"). SQLite has no
-    /// data-modifying `WITH`, and its answer rows cross no network.
+    /// deleted: a day's purge is millions of rows, and receiving and decoding a row for each was half of the purging
+    /// process's CPU (docs/PERFORMANCE.md, "Retention at scale"). SQLite has no data-modifying `WITH`, and its answer
+    /// rows cross no network.
     func deletePurgeable(_ rule: PurgeRule, limit: Int, engine: DatabaseDialect) async throws -> Int {
         let delete: SQLQueryString = """
             DELETE FROM \(unsafeRaw: rule.table) WHERE (\(unsafeRaw: rule.key)) IN
