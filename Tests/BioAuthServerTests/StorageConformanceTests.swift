@@ -122,6 +122,11 @@ struct StorageConformanceTests {
             let count = try await api.database.transaction { db in try await db.select().column("id").from("payments").all().count }
             #expect(count == 1)
             #expect(try await api.createPayment(token: tokens.access, amountMinor: 1, idempotencyKey: "order-7").code == "idempotency_key_reused")
+            // A retry is first tried as a new payment, which finds the key taken and is undone whole: one payment, one event.
+            let created = try await api.database.transaction { db in
+                try await db.select().column("id").from("audit_events").where("kind", .equal, "payment_created").all().count
+            }
+            #expect(created == 1)
             // What a request that lost the race meets (on PostgreSQL a customer's payment is created at READ COMMITTED): the
             // key's insert writes nothing and says so, and the unit of work runs again and replays the stored response.
             let (recorded, keys) = try await api.database.transaction { db in

@@ -109,6 +109,18 @@ extension BioAuthService {
     /// prompt shows.
     func createPayment(account: String, session: String?, client: String?, _ request: PaymentRequest) async throws -> PaymentInfo {
         let idempotencyKey = client.map { " \($0) \(request.idempotencyKey)" } ?? request.idempotencyKey
+        // A customer's payment is first tried without looking for its key (one round trip fewer): the key's insert is
+        // conditional, and a key found taken (a retry, or another request with it) leaves nothing of that try, and the
+        // request runs the way that looks first, which replays or refuses (writingFirst).
+        if client == nil,
+            let created = try await writingFirst({ db in
+                guard let payment = try await newPayment(account: account, session: session, client: client, idempotencyKey, request, on: db)
+                else { throw CheckBeforeWriting() }
+                return payment
+            })
+        {
+            return created
+        }
         // A customer's payment: READ COMMITTED (TransactionIsolation). Two requests with one key may both find it unused;
         // the key's insert is conditional, and the one that finds it taken (once the other committed) is rolled back
         // and run again, and replays the other's response. A service client's key is one across accounts, which no
@@ -126,41 +138,48 @@ extension BioAuthService {
                 guard stored.requestHash == request.fingerprint else { throw Refusal(Self.idempotencyKeyReused) }
                 return stored.response
             }
-            let payee = try await registeredPayee(request.payeeID, expected: request.payeeName, on: db)
-            let payment = PaymentInfo(
-                id: newID(),
-                accountID: account,
-                amountMinor: request.amount.minorUnits,
-                currency: request.amount.currency.code,
-                payeeID: request.payeeID,
-                payeeName: payee.name,
-                memo: request.memo,
-                status: .pending,
-                failedAttempts: 0,
-                createdAt: now,
-                expiresAt: now.addingTimeInterval(configuration.paymentLifetime),
-                payeeVerified: payee.verified
-            )
-            try await db.payments.insert(payment)
-            let recorded = try await db.idempotencyKeys.insert(
-                account: account,
-                key: idempotencyKey,
-                requestHash: request.fingerprint,
-                response: payment,
-                at: now.millisecondsSince1970
-            )
-            guard recorded else { throw ConcurrentUnitConflict() }
-            try await recorder.audit(
-                .paymentCreated,
-                succeeded: true,
-                account: account,
-                session: session,
-                client: client,
-                payment: payment.id,
-                on: db
-            )
+            guard let payment = try await newPayment(account: account, session: session, client: client, idempotencyKey, request, on: db)
+            else { throw ConcurrentUnitConflict() }
             return payment
         }
+    }
+
+    /// Stores a new pending payment asked for with `idempotencyKey`, the key's first use and the audit event; nil, having
+    /// written the payment only, when the key is recorded already (the caller's unit of work must then be undone).
+    private func newPayment(
+        account: String,
+        session: String?,
+        client: String?,
+        _ idempotencyKey: String,
+        _ request: PaymentRequest,
+        on db: any SQLDatabase
+    ) async throws -> PaymentInfo? {
+        let payee = try await registeredPayee(request.payeeID, expected: request.payeeName, on: db)
+        let payment = PaymentInfo(
+            id: newID(),
+            accountID: account,
+            amountMinor: request.amount.minorUnits,
+            currency: request.amount.currency.code,
+            payeeID: request.payeeID,
+            payeeName: payee.name,
+            memo: request.memo,
+            status: .pending,
+            failedAttempts: 0,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(configuration.paymentLifetime),
+            payeeVerified: payee.verified
+        )
+        try await db.payments.insert(payment)
+        let recorded = try await db.idempotencyKeys.insert(
+            account: account,
+            key: idempotencyKey,
+            requestHash: request.fingerprint,
+            response: payment,
+            at: now.millisecondsSince1970
+        )
+        guard recorded else { return nil }
+        try await recorder.audit(.paymentCreated, succeeded: true, account: account, session: session, client: client, payment: payment.id, on: db)
+        return payment
     }
 
     static let idempotencyKeyReused = APIError(.idempotencyKeyReused, "This Idempotency-Key was used with another request body.")
