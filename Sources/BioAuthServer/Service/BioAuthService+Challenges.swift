@@ -30,12 +30,13 @@ struct ChallengeBinding: Sendable {
 
 /// Thrown inside a unit of work run by ``BioAuthService/writingFirst(_:)`` when a check fails after its write: the unit is
 /// rolled back whole, and the request runs again the way that checks before it writes, which refuses it and records the
-/// refusal.
+/// refusal (or, for a payment whose idempotency key was taken, replays the stored response).
 struct CheckBeforeWriting: Error {}
 
 extension BioAuthService {
     /// Runs `body`, a unit of work that writes before it checks (a device's counter advanced in the statement that finds
-    /// the device: one round trip fewer), at READ COMMITTED (``TransactionIsolation``). Nil, with nothing of it kept, when a
+    /// the device, a payment stored before its idempotency key is looked for: one round trip fewer each), at READ
+    /// COMMITTED (``TransactionIsolation``). Nil, with nothing of it kept, when a
     /// check fails (``CheckBeforeWriting``) or it refuses (a ``Refusal``, whose writes are dropped too): the caller then runs
     /// the request the way that checks first, which refuses it and records the refusal once. A refused request so costs a
     /// second unit of work, never a counter.
