@@ -209,9 +209,17 @@ struct WebhookTests {
         )
     }
 
-    @Test("an endpoint gets only the events it asked for; with no endpoint nothing is written")
-    func onlyWhatWasAskedFor() async throws {
-        try await Self.withSetup(events: ["payment.authorized"]) { setup in
+    @Test("an endpoint gets only the events it asked for; with no endpoint nothing is written", arguments: StorageBackend.available)
+    func onlyWhatWasAskedFor(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend, events: ["payment.authorized"]) { setup in
+            // Another endpoint, which asked for other events only: it gets no delivery of this one.
+            let other = try await setup.api.call(
+                .post,
+                "/v1/service/webhook-endpoints",
+                json: ["url": setup.receiver.url.absoluteString, "events": ["device.revoked", "payment.expired"]],
+                token: setup.service
+            )
+            try #require(other.status == 201, "\(other.raw)")
             let key = TestKey()
             let (tokens, _) = try await setup.api.enrolled(key)
             _ = try await setup.api.authorizeWithBiometrics(
@@ -220,6 +228,10 @@ struct WebhookTests {
                 counter: 1,
                 token: tokens.access
             )
+            let deliveries = try await setup.api.database.transaction { db in
+                try await db.raw("SELECT endpoint_id FROM webhook_deliveries").all().map { try $0.decode(column: "endpoint_id", as: String.self) }
+            }
+            #expect(deliveries == [setup.endpoint])
             try await setup.deliver()
             #expect(setup.receiver.acceptedEvents.map(\.eventType) == ["payment.authorized"])
             #expect(try await setup.api.call(.delete, "/v1/service/webhook-endpoints/\(setup.endpoint)", token: setup.service).status == 204)

@@ -77,22 +77,20 @@ struct ChangeRecorder: Sendable {
     /// Writes `type` into the outbox in the caller's transaction, with one delivery for each live endpoint that asked for
     /// it: the event exists exactly when the change that caused it commits. Nothing is written when no endpoint wants it.
     func emit(_ type: WebhookEventType, _ data: WebhookEventBody.EventData, on db: any SQLDatabase) async throws {
-        let endpoints = try await db.webhooks.liveEndpoints(wanting: type.rawValue)
-        guard !endpoints.isEmpty else { return }
         let at = now
         let event = WebhookEventBody(id: "evt_" + newID(), type: type.rawValue, createdAt: try InternetDateTime().encode(at), data: data)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = String(decoding: try encoder.encode(event), as: UTF8.self)
         let giveUp = at.addingTimeInterval(webhookRetryWindow).millisecondsSince1970
-        try await db.webhooks.enqueue(
+        try await db.webhooks.enqueueForLiveEndpoints(
             eventID: event.id,
             type: type.rawValue,
             body: body,
             subject: data.paymentId ?? data.passkeyId ?? data.approvalId ?? data.deviceId,
-            endpoints: endpoints,
             at: at.millisecondsSince1970,
-            giveUpAt: giveUp
+            giveUpAt: giveUp,
+            engine: dialect
         )
     }
 

@@ -74,7 +74,7 @@ struct WebhooksTable: Table {
     }
 
     /// The ids of the live endpoints that asked for `type`.
-    func liveEndpoints(wanting type: String) async throws -> [String] {
+    private func liveEndpoints(wanting type: String) async throws -> [String] {
         try await db.all(Self.liveEndpointEvents()).compactMap { row in
             Self.events(try row.decode(column: "events", as: String.self)).contains(type) ? try row.decode(column: "id", as: String.self) : nil
         }
@@ -144,8 +144,39 @@ struct WebhooksTable: Table {
 
     // MARK: The outbox
 
+    /// Writes an event of `type` and one pending delivery of it to each live endpoint that asked for that type, due at
+    /// once and given up after `giveUpAt`; nothing when no endpoint asked for it. On PostgreSQL one statement (the
+    /// endpoints' read and both inserts, a data-modifying `WITH`: a bank with one endpoint saves two round trips on each
+    /// event); on SQLite, which runs one unit of work at a time, the read, then the inserts.
+    func enqueueForLiveEndpoints(
+        eventID: String,
+        type: String,
+        body: String,
+        subject: String?,
+        at: Int64,
+        giveUpAt: Int64,
+        engine: DatabaseDialect
+    ) async throws {
+        guard engine == .postgres else {
+            let endpoints = try await liveEndpoints(wanting: type)
+            guard !endpoints.isEmpty else { return }
+            return try await enqueue(eventID: eventID, type: type, body: body, subject: subject, endpoints: endpoints, at: at, giveUpAt: giveUpAt)
+        }
+        try await db.run(Self.enqueueForWanting(type, eventID, type, at, body, subject, at, giveUpAt, at))
+    }
+
     /// Writes an event and one pending delivery of it to each of `endpoints`, due at once and given up after `giveUpAt`.
-    func enqueue(eventID: String, type: String, body: String, subject: String?, endpoints: [String], at: Int64, giveUpAt: Int64) async throws {
+    private func enqueue(
+        eventID: String,
+        type: String,
+        body: String,
+        subject: String?,
+        endpoints: [String],
+        at: Int64,
+        giveUpAt: Int64
+    )
+        async throws
+    {
         try await db.insert(into: "webhook_events").columns("id", "type", "created_at", "body", "subject_id")
             .values(SQLBind(eventID), SQLBind(type), SQLBind(at), SQLBind(body), SQLBind(subject)).run()
         for endpoint in endpoints {
@@ -280,6 +311,25 @@ struct WebhooksTable: Table {
     /// table on purpose, so it is not among the plan-checked hot statements: the table holds a few rows per service client
     /// (at most 20 each), not a row per customer.
     static let liveEndpointEvents = FixedSQL("SELECT id, events FROM webhook_endpoints WHERE deleted_at IS NULL")
+
+    /// ``enqueueForLiveEndpoints(eventID:type:body:subject:at:giveUpAt:engine:)`` on PostgreSQL: the live endpoints whose
+    /// space-separated `events` hold the type, the event when there is one, and a delivery to each. Binds: the type; the
+    /// event's id, type, time, body and subject; the delivery's next attempt, give-up time and creation time.
+    static let enqueueForWanting = FixedSQL(
+        """
+        WITH endpoints AS (
+            SELECT id FROM webhook_endpoints
+            WHERE deleted_at IS NULL AND strpos(' ' || events || ' ', ' ' || CAST(? AS TEXT) || ' ') > 0
+        ),
+        event AS (
+            INSERT INTO webhook_events (id, type, created_at, body, subject_id)
+            SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT) WHERE EXISTS (SELECT 1 FROM endpoints)
+            RETURNING id
+        )
+        INSERT INTO webhook_deliveries (event_id, endpoint_id, status, attempts, next_attempt_at, give_up_at, created_at)
+        SELECT event.id, endpoints.id, 'pending', 0, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT) FROM event, endpoints
+        """
+    )
 
     private static func events(_ stored: String) -> [String] { stored.split(separator: " ").map(String.init) }
 }
