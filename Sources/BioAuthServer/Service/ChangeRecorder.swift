@@ -78,15 +78,17 @@ struct ChangeRecorder: Sendable {
     /// it: the event exists exactly when the change that caused it commits. Nothing is written when no endpoint wants it.
     func emit(_ type: WebhookEventType, _ data: WebhookEventBody.EventData, on db: any SQLDatabase) async throws {
         let at = now
-        let event = WebhookEventBody(id: "evt_" + newID(), type: type.rawValue, createdAt: try InternetDateTime().encode(at), data: data)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = String(decoding: try encoder.encode(event), as: UTF8.self)
+        let id = "evt_" + newID()
         let giveUp = at.addingTimeInterval(webhookRetryWindow).millisecondsSince1970
         try await db.webhooks.enqueueForLiveEndpoints(
-            eventID: event.id,
+            eventID: id,
             type: type.rawValue,
-            body: body,
+            body: {
+                let event = WebhookEventBody(id: id, type: type.rawValue, createdAt: try InternetDateTime().encode(at), data: data)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                return String(decoding: try encoder.encode(event), as: UTF8.self)
+            },
             subject: data.paymentId ?? data.passkeyId ?? data.approvalId ?? data.deviceId,
             at: at.millisecondsSince1970,
             giveUpAt: giveUp,

@@ -147,11 +147,12 @@ struct WebhooksTable: Table {
     /// Writes an event of `type` and one pending delivery of it to each live endpoint that asked for that type, due at
     /// once and given up after `giveUpAt`; nothing when no endpoint asked for it. On PostgreSQL one statement (the
     /// endpoints' read and both inserts, a data-modifying `WITH`: a bank with one endpoint saves two round trips on each
-    /// event); on SQLite, which runs one unit of work at a time, the read, then the inserts.
+    /// event), so `body` is always made; on SQLite, which runs one unit of work at a time, the read, then, only when an
+    /// endpoint asked for the event, `body` and the inserts.
     func enqueueForLiveEndpoints(
         eventID: String,
         type: String,
-        body: String,
+        body: () throws -> String,
         subject: String?,
         at: Int64,
         giveUpAt: Int64,
@@ -160,9 +161,10 @@ struct WebhooksTable: Table {
         guard engine == .postgres else {
             let endpoints = try await liveEndpoints(wanting: type)
             guard !endpoints.isEmpty else { return }
+            let body = try body()
             return try await enqueue(eventID: eventID, type: type, body: body, subject: subject, endpoints: endpoints, at: at, giveUpAt: giveUpAt)
         }
-        try await db.run(Self.enqueueForWanting(type, eventID, type, at, body, subject, at, giveUpAt, at))
+        try await db.run(Self.enqueueForWanting(type, eventID, type, at, try body(), subject, at, giveUpAt, at))
     }
 
     /// Writes an event and one pending delivery of it to each of `endpoints`, due at once and given up after `giveUpAt`.
