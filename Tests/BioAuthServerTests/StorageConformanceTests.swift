@@ -2,6 +2,7 @@ import BioAuthCore
 import BioAuthTesting
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import SQLKit
 import Testing
 
@@ -355,14 +356,17 @@ extension StorageConformanceTests {
         }
         // On PostgreSQL a unit that finds a concurrent one got there first is rolled back and run again (SQLite runs one
         // unit at a time): its first run's event is neither stored nor told.
-        let runs = RunCounter()
+        let runs = NIOLockedValueBox(0)
         if backend == .postgres {
             try await database.transaction(isolation: .readCommitted) { db in
-                let run = await runs.next()
+                let run = runs.withLockedValue { runs in
+                    runs += 1
+                    return runs
+                }
                 try await recorder.audit(AuditKind.biometricSignIn, succeeded: true, account: nil, code: "unit_run_again", on: db)
                 if run == 1 { throw ConcurrentUnitConflict() }
             }
-            #expect(await runs.count == 2)
+            #expect(runs.withLockedValue { $0 } == 2)
         }
         let lines = log.text.split(separator: "\n").filter { $0.hasPrefix("info audit ") }
         let stored = try await database.transaction { db in
@@ -374,14 +378,5 @@ extension StorageConformanceTests {
         }
         try await database.close()
         await location.drop()
-    }
-}
-
-/// Counts the runs of a unit of work.
-private actor RunCounter {
-    private(set) var count = 0
-    func next() -> Int {
-        count += 1
-        return count
     }
 }

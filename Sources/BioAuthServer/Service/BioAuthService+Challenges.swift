@@ -36,10 +36,10 @@ struct CheckBeforeWriting: Error {}
 extension BioAuthService {
     /// Runs `body`, a unit of work that writes before it checks (a device's counter advanced in the statement that finds
     /// the device, a payment stored before its idempotency key is looked for: one round trip fewer each), at READ
-    /// COMMITTED (``TransactionIsolation``). Nil, with nothing of it kept, when a
-    /// check fails (``CheckBeforeWriting``) or it refuses (a ``Refusal``, whose writes are dropped too): the caller then runs
-    /// the request the way that checks first, which refuses it and records the refusal once. A refused request so costs a
-    /// second unit of work, never a counter.
+    /// COMMITTED (``TransactionIsolation``). Nil, with nothing of it kept, when a check fails (``CheckBeforeWriting``) or it
+    /// refuses (a ``Refusal``, whose writes are dropped too): the caller then runs the request the way that checks first,
+    /// which refuses it and records the refusal once (or replays a payment's stored response). A refused request so costs
+    /// a second unit of work, never a counter.
     func writingFirst<R: Sendable>(_ body: @Sendable @escaping (any SQLDatabase) async throws -> R) async throws -> R? {
         do {
             return try await database.transaction(isolation: .readCommitted, body)
