@@ -198,28 +198,34 @@ extension StorageConformanceTests {
     }
 
     @Test(
-        "an address's hit and a key's in one call: the key's is counted only while the address is within its limit; windows restart",
+        "an address's hit and a key's in one call: the key's is counted only while the address has room; windows restart",
         arguments: StorageBackend.available
     )
     func twoHits(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
             let engine = api.database.dialect
+            /// The key's window start and hits when the address had room; else when it has room again.
             func hit(_ key: String, at now: Int64) async throws -> [Int64?] {
                 let counted = try await api.database.transaction(isolation: .eachStatement) { db in
-                    try await db.rateLimits.hit("address", whileAtMost: 3, then: key, now: now, window: 60_000, engine: engine)
+                    try await db.rateLimits.hit(shared: "address", limit: 3, then: key, now: now, window: 60_000, engine: engine)
                 }
-                return [counted.shared.windowStart, counted.shared.hits, counted.bucket?.windowStart, counted.bucket?.hits]
+                switch counted {
+                case .counted(let bucket): return [bucket?.windowStart, bucket?.hits]
+                case .full(let until): return [until]
+                }
             }
-            #expect(try await hit("key-a", at: 1_000) == [1_000, 1, 1_000, 1])
-            #expect(try await hit("key-a", at: 2_000) == [1_000, 2, 1_000, 2])
-            #expect(try await hit("key-b", at: 3_000) == [1_000, 3, 3_000, 1])
-            // Past the address's limit: the address counts on, the key not at all.
-            #expect(try await hit("key-a", at: 4_000) == [1_000, 4, nil, nil])
-            #expect(try await hit("key-c", at: 5_000) == [1_000, 5, nil, nil])
+            #expect(try await hit("key-a", at: 1_000) == [1_000, 1])
+            #expect(try await hit("key-a", at: 2_000) == [1_000, 2])
+            #expect(try await hit("key-b", at: 3_000) == [3_000, 1])
+            // Past the address's limit: nothing counted, the key's hit neither, until the first window ends.
+            #expect(try await hit("key-a", at: 4_000) == [61_000])
+            #expect(try await hit("key-c", at: 5_000) == [61_000])
             let keyC = try await api.database.transaction { db in try await db.rateLimits.hits("key-c", now: 5_000, window: 60_000) }
             #expect(keyC == nil, "no row for a key refused at its address")
-            // A new window for the address; key-a's window restarts with it.
-            #expect(try await hit("key-a", at: 61_000) == [61_000, 1, 61_000, 1])
+            // The address's first window has ended (on PostgreSQL, the row of the first hit); key-a's restarts with it.
+            #expect(try await hit("key-a", at: 61_000) == [61_000, 1])
+            // SQLite's one window restarted whole; PostgreSQL's other two rows are full until their own windows end.
+            #expect(try await hit("key-b", at: 61_500) == (backend == .postgres ? [62_000] : [3_000, 2]))
         }
     }
 
@@ -241,29 +247,48 @@ extension StorageConformanceTests {
     }
 
     @Test(
-        "a client address's limit, counted outside the unit of work, still lets exactly its limit through when requests arrive together",
+        "a client address's limit, counted outside the unit of work in several rows on PostgreSQL and one on SQLite, lets exactly its limit through when requests arrive together",
         arguments: StorageBackend.available
     )
-    func sharedRateLimitUnderConcurrency(backend: StorageBackend) async throws {
+    func sharedRateLimitRows(backend: StorageBackend) async throws {
         try await TestServer.run(
             backend: backend,
             configure: {
-                $0.signInChallengesPerClient = 3
+                $0.signInChallengesPerClient = 8
                 $0.signInChallengesPerWindow = 100
             },
             { api in
-                // Several customers behind one address (a carrier-grade NAT): the per-address bucket is the shared one.
+                // Customers behind one address (a carrier-grade NAT): the per-address bucket is the shared one.
                 var keys: [TestKey] = []
-                for customer in 0..<8 {
+                for customer in 0..<24 {
                     let key = TestKey()
                     _ = try await api.enrolled(key, username: "customer\(customer)", installation: "phone-\(customer)")
                     keys.append(key)
                 }
+                // More requests at once than there are rows: most find their row full and look for another.
                 let snapshot = keys
-                let statuses = try await Self.concurrently(8) { index in try await api.signInChallenge(snapshot[index]) }
-                #expect(statuses == Array(repeating: 201, count: 3) + Array(repeating: 429, count: 5))
+                let statuses = try await Self.concurrently(24) { index in try await api.signInChallenge(snapshot[index]) }
+                #expect(statuses == Array(repeating: 201, count: 8) + Array(repeating: 429, count: 16))
+                let rows = try await api.database.transaction { db in
+                    try await db.raw("SELECT hits FROM rate_limits WHERE bucket LIKE 'signin-challenge-client:%'").all()
+                        .map { try $0.decode(column: "hits", as: Int.self) }
+                }
+                // PostgreSQL: eight rows, each with its share of one; no row takes every hit.
+                #expect(rows.sorted() == (backend == .postgres ? Array(repeating: 1, count: 8) : [8]), "\(rows)")
+
+                // Room comes back as windows end, and a refusal says when.
                 api.clock.advance(by: 61)
-                #expect(try await api.signInChallenge(keys[0]).status == 201)
+                for index in 0..<4 { #expect(try await api.signInChallenge(keys[index]).status == 201) }
+                api.clock.advance(by: 30)
+                for index in 4..<8 { #expect(try await api.signInChallenge(keys[index]).status == 201) }
+                let refused = try await api.signInChallenge(keys[8])
+                #expect(refused.status == 429 && refused.headers[.retryAfter] == "30", "\(refused.headers)")
+                api.clock.advance(by: 30)
+                // SQLite's one row started its window with the first of the eight and restarts whole. On PostgreSQL each row
+                // has a window of its own, from its first hit: only the four rows filled 60 s ago have room again.
+                var allowed = 0
+                for index in 8..<24 where try await api.signInChallenge(keys[index]).status == 201 { allowed += 1 }
+                #expect(allowed == (backend == .postgres ? 4 : 8))
             }
         )
     }

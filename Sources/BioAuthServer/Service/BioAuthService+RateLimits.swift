@@ -20,21 +20,24 @@ extension BioAuthService {
 
     /// The same limit for a bucket many concurrent requests share (one client address, behind which a carrier-grade NAT
     /// or a corporate proxy may put thousands of customers): counted in a statement of its own before the request's unit
-    /// of work (``DatabaseExecutor/standalone(_:)``), so the shared row is never part of a longer transaction that would
-    /// make every other request behind that address conflict with it. Call it before ``commit(_:)``. The hit counts
-    /// whatever the request's outcome, as a hit inside the unit of work does.
+    /// of work (``DatabaseExecutor/standalone(_:)``), so the shared bucket is never part of a longer transaction that would
+    /// make every other request behind that address conflict with it, and on PostgreSQL in several rows
+    /// (``RateLimitsTable/hit(shared:limit:then:now:window:engine:)``), so that no row takes every hit. Call it before
+    /// ``commit(_:)``. The hit counts whatever the request's outcome, as a hit inside the unit of work does; a refused one
+    /// is not counted.
     func rateLimitShared(_ bucket: String, name: ServerMetrics.RateLimit, limit: Int, window: TimeInterval) async throws {
         let now = self.now.millisecondsSince1970
         let windowLength = Int64(window * 1000)
-        let (start, hits) = try await database.standalone { db in try await db.rateLimits.hit(bucket, now: now, window: windowLength) }
-        if let refusal = refusal(hits: hits, limit: limit, windowStart: start, windowLength: windowLength, now: now, name: name) {
-            throw refusal
+        let engine = database.dialect
+        let hit = try await database.standalone { db in
+            try await db.rateLimits.hit(shared: bucket, limit: limit, then: nil, now: now, window: windowLength, engine: engine)
         }
+        if case .full(let until) = hit { throw refusal(until: until, now: now, name: name) }
     }
 
-    /// ``rateLimitShared(_:name:limit:window:)`` on `shared`, then, while `shared` is within its limit, ``rateLimit(_:name:limit:window:on:)``
+    /// ``rateLimitShared(_:name:limit:window:)`` on `shared`, then, while `shared` has room, ``rateLimit(_:name:limit:window:on:)``
     /// on `bucket`, in one statement on PostgreSQL: for a unit of work whose statements each commit on their own
-    /// (``TransactionIsolation/eachStatement``), so the shared row is never held for longer than that statement. A hit on
+    /// (``TransactionIsolation/eachStatement``), so the shared rows are never held for longer than that statement. A hit on
     /// `bucket` is not counted once `shared` refuses, so a flood from one client makes no more rows than its limit allows.
     func rateLimit(
         shared: String,
@@ -48,17 +51,29 @@ extension BioAuthService {
     ) async throws {
         let now = self.now.millisecondsSince1970
         let windowLength = Int64(window * 1000)
-        let (first, second) = try await db.rateLimits.hit(
-            shared,
-            whileAtMost: sharedLimit,
+        let hit = try await db.rateLimits.hit(
+            shared: shared,
+            limit: sharedLimit,
             then: bucket,
             now: now,
             window: windowLength,
             engine: database.dialect
         )
-        let counted = [(first, sharedLimit, sharedName)] + (second.map { [($0, bucketLimit, bucketName)] } ?? [])
-        for (hits, limit, name) in counted {
-            if let refusal = refusal(hits: hits.hits, limit: limit, windowStart: hits.windowStart, windowLength: windowLength, now: now, name: name) {
+        switch hit {
+        case .full(let until):
+            throw Refusal(refusal(until: until, now: now, name: sharedName))
+        case .counted(let counted):
+            // `bucket`'s hits, counted with the shared bucket's.
+            if let counted,
+                let refusal = refusal(
+                    hits: counted.hits,
+                    limit: bucketLimit,
+                    windowStart: counted.windowStart,
+                    windowLength: windowLength,
+                    now: now,
+                    name: bucketName
+                )
+            {
                 throw Refusal(refusal)
             }
         }
@@ -67,7 +82,12 @@ extension BioAuthService {
     /// `rate_limited` with the seconds until the window ends, when `hits` is past `limit`; counted under `name`.
     private func refusal(hits: Int64, limit: Int, windowStart: Int64, windowLength: Int64, now: Int64, name: ServerMetrics.RateLimit) -> APIError? {
         guard hits > Int64(limit) else { return nil }
-        let seconds = max(1, (windowStart + windowLength - now + 999) / 1000)
+        return refusal(until: windowStart + windowLength, now: now, name: name)
+    }
+
+    /// `rate_limited` with the seconds until `until`, when there is room again; counted under `name`.
+    private func refusal(until: Int64, now: Int64, name: ServerMetrics.RateLimit) -> APIError {
+        let seconds = max(1, (until - now + 999) / 1000)
         metrics.rateLimited(name)
         return APIError(.rateLimited, "Too many requests. Try again in \(seconds) seconds.", retryAfter: Int(seconds))
     }
