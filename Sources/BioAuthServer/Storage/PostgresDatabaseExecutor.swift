@@ -38,7 +38,8 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
 
     public var dialect: DatabaseDialect { .postgres }
 
-    /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`) and
+    /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`, or over a Unix
+    /// socket `postgres://user:password@/database?host=/socket/directory&port=5432`: ``clientConfiguration(_:)``) and
     /// brings the schema up to date. Several instances may start at once: migrations take a lock.
     public static func open(url: String, maximumConnections: Int = 16, logger: Logger) async throws -> PostgresDatabaseExecutor {
         var configuration = try clientConfiguration(url)
@@ -57,18 +58,49 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     }
 
     /// The client configuration for a `postgres://` URL. The password never appears in an error.
+    ///
+    /// As libpq reads such a URL, a `host` query parameter that is a path names the directory of the server's Unix socket
+    /// (`.s.PGSQL.<port>` in it; the port from the URL or a `port` query parameter, 5432 by default), with the URL's host
+    /// left empty: a server on the same machine, or a local proxy (Cloud SQL Auth Proxy, PgBouncer), without TCP. A socket
+    /// has no TLS: `sslmode=require` with one is refused.
     static func clientConfiguration(_ url: String) throws -> PostgresClient.Configuration {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
-            let host = components.host, !host.isEmpty
-        else { throw ConfigurationError(message: "the database URL must be postgres://user:password@host:port/database") }
+        let shape =
+            "the database URL must be postgres://user:password@host:port/database, or postgres://user:password@/database?host=/socket/directory"
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
+            throw ConfigurationError(message: shape)
+        }
+        let query = components.queryItems ?? []
+        func parameter(_ name: String) -> String? { query.first(where: { $0.name == name })?.value }
         let database = String(components.path.dropFirst())
-        let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer"
+        let mode = parameter("sslmode") ?? "prefer"
+        guard ["disable", "prefer", "require"].contains(mode) else {
+            throw ConfigurationError(message: "sslmode must be disable, prefer or require, not \(mode)")
+        }
+        if let directory = parameter("host") {
+            guard directory.hasPrefix("/"), (components.host ?? "").isEmpty else {
+                throw ConfigurationError(message: "host= must be the directory of a Unix socket (a path), with no host before the database: \(shape)")
+            }
+            guard mode != "require" else { throw ConfigurationError(message: "sslmode=require cannot apply to a Unix socket, which has no TLS") }
+            var port = components.port ?? 5432
+            if let value = parameter("port") {
+                guard let number = Int(value), (1...65535).contains(number) else {
+                    throw ConfigurationError(message: "port must be a number from 1 to 65535")
+                }
+                port = number
+            }
+            return PostgresClient.Configuration(
+                unixSocketPath: (directory.hasSuffix("/") ? String(directory.dropLast()) : directory) + "/.s.PGSQL.\(port)",
+                username: components.user ?? "postgres",
+                password: components.password,
+                database: database.isEmpty ? nil : database
+            )
+        }
+        guard let host = components.host, !host.isEmpty else { throw ConfigurationError(message: shape) }
         let tls: PostgresClient.Configuration.TLS
         switch mode {
         case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
         case "require": tls = .require(.makeClientConfiguration())
-        default: throw ConfigurationError(message: "sslmode must be disable, prefer or require, not \(mode)")
+        default: tls = .prefer(.makeClientConfiguration())
         }
         return PostgresClient.Configuration(
             host: host,
