@@ -62,6 +62,11 @@ struct BenchCommand: AsyncParsableCommand {
             "The started server's seconds between retention purges (default 3600): a short one makes it purge a loaded database's backlog during the run."
     )
     var retentionInterval: Double?
+    @Flag(
+        help:
+            "Subscribe a webhook endpoint to payment.authorized and device.registered, as a bank's backend would (a receiver in this process, on loopback, that checks each delivery's signature), so the payments write to the outbox and the server delivers what they write."
+    )
+    var webhooks = false
     @Option(help: "On PostgreSQL, the started server's most database connections (its --database-connections).")
     var databaseConnections = ServerConfiguration().databaseConnections
     @Option(help: "Where to write bench-result.json and bench-latency.svg.") var output = "."
@@ -106,9 +111,9 @@ struct BenchCommand: AsyncParsableCommand {
         if let retentionInterval, !(retentionInterval > 0 && retentionInterval.isFinite) {
             throw ValidationError("retention interval must be a positive number of seconds")
         }
-        if server != nil, serverProcess || database != nil || retentionInterval != nil {
+        if server != nil, serverProcess || database != nil || retentionInterval != nil || webhooks {
             throw ValidationError(
-                "--server drives a running server: --server-process, --database and --retention-interval are for the server the bench starts"
+                "--server drives a running server: --server-process, --database, --retention-interval and --webhooks are for the server the bench starts"
             )
         }
     }
@@ -131,6 +136,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.database = database
         options.databaseConnections = databaseConnections
         options.retentionInterval = retentionInterval
+        options.webhooks = webhooks
         options.progress = !quiet
         let quiet = self.quiet
         let result = try await BenchRunner(options: options, log: { line in if !quiet { print(line) } }).run()

@@ -86,6 +86,15 @@ struct BenchReport {
         if let cpu = cpuLine { lines.append("\n" + cpu) }
         if let database = databaseThreadLine { lines.append(database) }
         if let postgres = postgresLine { lines.append(postgres) }
+        if let webhooks = result.webhooks, result.measuredSeconds > 0 {
+            let perSecond = Double(webhooks.measured) / result.measuredSeconds
+            let payments = result.operations["payment"].map { Double($0.histogram.totalCount) / result.measuredSeconds }
+            lines.append(
+                String(format: "webhooks: %.1f deliveries/s received in the measured phase", perSecond)
+                    + (payments.map { String(format: " (%.2f per payment authorized)", $0 > 0 ? perSecond / $0 : 0) } ?? "")
+                    + (webhooks.unverified == 0 ? ", every signature verified" : ", \(webhooks.unverified) with a signature that did not verify")
+            )
+        }
         if let peak = result.peakResidentBytes {
             let whose =
                 result.serverPlacement != .childProcess
@@ -195,6 +204,8 @@ struct BenchReport {
             var postgresRollbacks: Int64?
             var postgresStatements: Int64?
             var postgresCPUSeconds: Double?
+            var webhookDeliveries: Int?
+            var webhookDeliveriesUnverified: Int?
             var successfulOperations: UInt64
             var operations: [Row]
             var latencyPercentilesMs: [String: [String: Double]]
@@ -229,6 +240,8 @@ struct BenchReport {
             postgresRollbacks: result.postgres?.activity.rollbacks,
             postgresStatements: result.postgres?.activity.statements,
             postgresCPUSeconds: result.postgres?.cpuSeconds,
+            webhookDeliveries: result.webhooks?.measured,
+            webhookDeliveriesUnverified: result.webhooks?.unverified,
             successfulOperations: successfulOperations,
             operations: rows,
             latencyPercentilesMs: percentiles

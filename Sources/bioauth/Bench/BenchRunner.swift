@@ -49,6 +49,8 @@ struct BenchOptions: Sendable {
     /// The started server's seconds between retention purges (`nil`: the default, hourly), so that a run can measure
     /// requests served while the server purges a loaded database's backlog.
     var retentionInterval: TimeInterval?
+    /// Subscribe a webhook endpoint (a receiver in this process) to the payment and device events.
+    var webhooks = false
     /// The started server's PostgreSQL pool size.
     var databaseConnections = ServerConfiguration().databaseConnections
     var bcryptCost = 12
@@ -86,6 +88,8 @@ struct BenchResult: Sendable {
     var databaseThreadCPUSeconds: Double?
     /// On PostgreSQL (`--database postgres://…`): what the database did in the measured phase.
     var postgres: PostgresUse?
+    /// With ``BenchOptions/webhooks``: what the bank's receiver got from the warm-up to the end.
+    var webhooks: WebhookUse? = nil
 
     /// Where the server ran.
     var serverPlacement: ServerPlacement {
@@ -106,6 +110,17 @@ struct MeasuredUse: Sendable {
     var benchCPUSeconds: Double?
     var databaseThreadCPUSeconds: Double?
     var postgres: PostgresUse?
+    /// Webhook deliveries the bench's receiver got in the measured phase (``BenchOptions/webhooks``).
+    var webhookDeliveries: Int? = nil
+}
+
+/// The webhook deliveries the bench's receiver got (``BenchOptions/webhooks``), retries included.
+struct WebhookUse: Sendable {
+    /// Deliveries received in the measured phase.
+    var measured: Int
+    /// Deliveries from the warm-up to the end whose signature did not verify with the subscription's secret: none,
+    /// unless something is wrong.
+    var unverified: Int
 }
 
 /// What PostgreSQL did in the measured phase: its transactions and statements (``PostgresActivity``), and the CPU time of
@@ -149,9 +164,13 @@ struct BenchRunner {
         var server: LoopbackServer?
         var children: [ServerProcess] = []
         var directory: URL?
+        var receiver: LoopbackWebhookReceiver?
+        // The bank's backend as a service client, with --webhooks.
+        var bank: ServiceClients.Credentials?
         func stopServers() async {
             await server?.stop()
             for child in children { await child.stop() }
+            await receiver?.stop()
             if let directory { try? FileManager.default.removeItem(at: directory) }
         }
         do {
@@ -174,7 +193,12 @@ struct BenchRunner {
                 configuration.signInChallengesPerClient = 1_000_000
                 configuration.logLevel = .error
                 if let interval = options.retentionInterval { configuration.retention.interval = interval }
-                try await Self.registerPayee(in: configuration.databasePath)
+                if options.webhooks {
+                    receiver = try await LoopbackWebhookReceiver.start()
+                    // The bank's receiver listens on this machine: a destination the server refuses unless it is allowed.
+                    configuration.outbound.allowed = ["127.0.0.1"]
+                }
+                bank = try await Self.prepare(configuration.databasePath, webhooks: options.webhooks)
                 if options.serverProcess {
                     // One after another: the first brings the schema up to date, the others find it so.
                     for instance in 1...max(1, options.instances) {
@@ -198,6 +222,12 @@ struct BenchRunner {
             }
             let servers = urls
             let url = servers[0]
+            if let receiver, let credentials = bank {
+                // As the bank's backend would: a service token, then the subscription, whose secret signs every delivery.
+                let backend = BankBackend(server: url, credentials: credentials, http: http)
+                let events = ["payment.authorized", "device.registered"]
+                receiver.trust(secret: try await backend.subscribe(receiver.url, events: events, token: try await backend.token()))
+            }
             let api = BioAuthAPI(serverURL: url, transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: .seconds(30))))
             let rawRate = Self.rawVerifyRate()
             log(String(format: "raw P-256 verify on one core: %.0f/s", rawRate))
@@ -208,6 +238,9 @@ struct BenchRunner {
             let passwordUsers = try await passwordAccounts(api: api, count: options.passwordWorkers)
             let enrollment = (ContinuousClock.now - enrollStart).seconds
             if options.mix != .baseline { log(String(format: "enrolled %d devices in %.1f s", devices.count, enrollment)) }
+            let deliveredBefore = receiver?.deliveries.count ?? 0
+            var delivered: (@Sendable () -> Int)?
+            if let hooks = receiver { delivered = { hooks.deliveries.count } }
             let cap = options.serverCPUShare.flatMap { share in children.isEmpty ? nil : CPUCap(pids: children.map(\.pid), share: share) }
             let (operations, measured, use): ([String: OperationResult], Double, MeasuredUse)
             do {
@@ -217,9 +250,11 @@ struct BenchRunner {
                     workerClient: { worker in try Self.workerAPI(serverURL: servers[worker % servers.count], shared: api) },
                     devices: devices,
                     passwordUsers: passwordUsers,
-                    serverPIDs: children.map(\.pid)
+                    serverPIDs: children.map(\.pid),
+                    deliveries: delivered
                 )
             }
+            let deliveries = receiver.map { Array($0.deliveries.dropFirst(deliveredBefore)) }
             try await http.shutdown()
             await stopServers()
             return BenchResult(
@@ -233,7 +268,10 @@ struct BenchRunner {
                 serverCPUSeconds: use.serverCPUSeconds,
                 benchCPUSeconds: use.benchCPUSeconds,
                 databaseThreadCPUSeconds: use.databaseThreadCPUSeconds,
-                postgres: use.postgres
+                postgres: use.postgres,
+                webhooks: deliveries.map {
+                    WebhookUse(measured: use.webhookDeliveries ?? 0, unverified: $0.filter { !$0.verified }.count)
+                }
             )
         } catch {
             try? await http.shutdown()
@@ -325,7 +363,8 @@ struct BenchRunner {
         workerClient makeAPI: @escaping @Sendable (Int) throws -> (BioAuthAPI, BenchConnection?),
         devices: [Device],
         passwordUsers: [String],
-        serverPIDs: [Int32]
+        serverPIDs: [Int32],
+        deliveries: (@Sendable () -> Int)? = nil
     ) async throws
         -> ([String: OperationResult], Double, MeasuredUse)
     {
@@ -359,7 +398,7 @@ struct BenchRunner {
         // SQLite's database thread is one server's: measured when there is one server.
         let serverPID = serverPIDs.count == 1 ? serverPIDs.first : nil
         let postgresURL = options.database.flatMap { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") ? $0 : nil }
-        let cpu = Task { () -> (server: Double?, bench: Double?, database: Double?, postgres: PostgresUse?) in
+        let cpu = Task { () -> (server: Double?, bench: Double?, database: Double?, postgres: PostgresUse?, deliveries: Int?) in
             func database() -> Double? {
                 serverPIDs.count == 1 || serverHere ? ProcessStats.threadCPUSeconds(named: SQLiteDatabaseExecutor.threadName, pid: serverPID) : nil
             }
@@ -372,6 +411,7 @@ struct BenchRunner {
             let bench = ProcessStats.cpuSeconds()
             let databaseBefore = database()
             let postgresBefore = await postgres()
+            let deliveredBefore = deliveries?()
             if counted == nil {
                 try? await Task.sleep(until: end, clock: .continuous)
             } else {
@@ -381,11 +421,12 @@ struct BenchRunner {
             let benchAfter = ProcessStats.cpuSeconds()
             let databaseAfter = database()
             let postgresAfter = await postgres()
+            let delivered = deliveredBefore.flatMap { before in deliveries.map { $0() - before } }
             func used(_ before: Double?, _ after: Double?) -> Double? { before.flatMap { b in after.map { $0 - b } } }
             let postgresUse = postgresBefore.flatMap { before in
                 postgresAfter.map { after in PostgresUse(activity: after.0.since(before.0), cpuSeconds: used(before.1, after.1)) }
             }
-            return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter), postgresUse)
+            return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter), postgresUse, delivered)
         }
         // Open loop: operation i is due at start + i / rate, whichever worker is free takes it, and its latency counts
         // from when it was due.
@@ -469,7 +510,7 @@ struct BenchRunner {
         let measuredSeconds = counted == nil ? options.duration : max((ContinuousClock.now - measureFrom).seconds, 0.001)
         finished.set()
         let peak = await sampler.value
-        let (serverCPU, benchCPU, databaseCPU, postgres) = await cpu.value
+        let (serverCPU, benchCPU, databaseCPU, postgres, delivered) = await cpu.value
         return (
             results, measuredSeconds,
             MeasuredUse(
@@ -477,7 +518,8 @@ struct BenchRunner {
                 serverCPUSeconds: serverCPU,
                 benchCPUSeconds: benchCPU,
                 databaseThreadCPUSeconds: databaseCPU,
-                postgres: postgres
+                postgres: postgres,
+                webhookDeliveries: delivered
             )
         )
     }
@@ -542,18 +584,22 @@ struct BenchRunner {
     /// (`bioauth admin payee register merchant-coffee-042 --name "Coffee Shop"`).
     static let payee = (id: "merchant-coffee-042", name: "Coffee Shop")
 
-    /// Registers ``payee`` in the database of a server the bench starts, as the bank would.
-    static func registerPayee(in database: String) async throws {
+    /// Registers ``payee`` in the database of a server the bench starts, as the bank would, and with `webhooks` makes the
+    /// bank's backend a service client that may subscribe to webhooks (what `bioauth admin service create` does); returns
+    /// its credentials.
+    static func prepare(_ database: String, webhooks: Bool) async throws -> ServiceClients.Credentials? {
         var logger = Logger(label: "bioauth-bench")
         logger.logLevel = .error
         let executor = try await openDatabase(database, logger: logger)
         do {
             _ = try await PayeeRegistry(database: executor).register(id: payee.id, name: payee.name)
+            let credentials = webhooks ? try await ServiceClients(database: executor).create(name: "bench-bank", scopes: ["webhooks:write"]) : nil
+            try await executor.close()
+            return credentials
         } catch {
             try? await executor.close()
             throw error
         }
-        try await executor.close()
     }
 
     /// Payment authorization: create → challenge → sign the canonical transaction → authorize.

@@ -192,10 +192,10 @@ struct ServeCommand: AsyncParsableCommand {
     var appAttestAllowPIN = false
 
     /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database (and pool size), receipt key,
-    /// bcrypt cost, relying party, sign-in challenge limits, log level and retention interval (what
+    /// bcrypt cost, relying party, sign-in challenge limits, log level, retention interval and allowed outbound destinations (what
     /// `bioauth bench --server-process` sets); ``serverConfiguration(environment:)`` reads them back.
     static func environment(for configuration: ServerConfiguration) -> [String: String] {
-        [
+        var environment = [
             "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
             "BIOAUTH_DATABASE_CONNECTIONS": String(configuration.databaseConnections),
             "BIOAUTH_PIN_KEY": configuration.pinKeyPath,
@@ -205,6 +205,8 @@ struct ServeCommand: AsyncParsableCommand {
             "BIOAUTH_LOG_LEVEL": configuration.logLevel.rawValue,
             "BIOAUTH_RETENTION_INTERVAL": String(configuration.retention.interval),
         ]
+        if !configuration.outbound.allowed.isEmpty { environment["BIOAUTH_OUTBOUND_ALLOW"] = configuration.outbound.allowed.joined(separator: ",") }
+        return environment
     }
 
     /// The options given on the command line, by setting key (``ServerSettings``).
