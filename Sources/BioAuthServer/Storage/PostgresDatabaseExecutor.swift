@@ -39,7 +39,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     public var dialect: DatabaseDialect { .postgres }
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`, or over a Unix
-    /// socket `postgres://user:password@/database?host=/socket/directory&port=5432`: ``clientConfiguration(_:)``) and
+    /// socket `postgres://user:password@/database?host=/socket/directory&port=5432`, as libpq reads such a URL) and
     /// brings the schema up to date. Several instances may start at once: migrations take a lock.
     public static func open(url: String, maximumConnections: Int = 16, logger: Logger) async throws -> PostgresDatabaseExecutor {
         var configuration = try clientConfiguration(url)
