@@ -134,6 +134,69 @@ struct WebhookTests {
     }
 
     @Test(
+        "an endpoint that has taken a delivery gets several at once, so its deliveries keep up with a busy server; after a failure, one at a time again"
+    )
+    func severalInFlight() async throws {
+        try await Self.withSetup(
+            events: ["device.registered"],
+            configure: { configuration in
+                configuration.webhooks.pollInterval = 0.1
+                configuration.webhooks.timeout = 30
+            },
+            { setup in
+                let api = setup.api
+                setup.receiver.verifySignatures(at: api.clock.now)
+                try await api.createAccount()
+                let tokens = try await api.signIn()
+                // The first delivery is answered at once: the endpoint has taken one.
+                #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+                _ = try await setup.receiver.waitForEvents(1)
+                // The next four are held unanswered for a minute each. They all arrive while none has been answered: four
+                // attempts in flight to the one endpoint (before, the second came only once the first was answered).
+                setup.receiver.script(
+                    .delayed(.seconds(60), status: 200),
+                    .delayed(.seconds(60), status: 200),
+                    .delayed(.seconds(60), status: 200),
+                    .delayed(.seconds(60), status: 200)
+                )
+                for _ in 0..<4 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+                try await Self.waitUntil("four deliveries in flight at once") { setup.receiver.deliveries.count == 5 }
+                #expect(Set(setup.receiver.deliveries.map(\.eventID)).count == 5 && setup.receiver.deliveries.allSatisfy(\.verified))
+                // Closing the connections fails those attempts: the endpoint is back to one at a time. Of the four retries,
+                // due after the backoff on the test's clock, one arrives and is held; the others wait for it.
+                await setup.receiver.stop()
+                try await Self.waitUntil("the four attempts failed") {
+                    try await api.database.transaction { db in
+                        try await db.raw("SELECT COUNT(*) AS n FROM webhook_attempts WHERE error IS NOT NULL").first()?.decode(
+                            column: "n",
+                            as: Int.self
+                        )
+                    } == 4
+                }
+                try await setup.receiver.restart()
+                setup.receiver.script(.delayed(.seconds(60), status: 200), .delayed(.seconds(60), status: 200))
+                api.clock.advance(by: 3600)
+                try await Self.waitUntil("a retry in flight") { setup.receiver.deliveries.count == 6 }
+                try await Task.sleep(for: .seconds(1))
+                #expect(setup.receiver.deliveries.count == 6, "one attempt at a time after a failure")
+                await setup.receiver.stop()
+            }
+        )
+    }
+
+    /// Waits, polling every 50 ms for up to 20 s, until `condition` holds; fails the test with `what` otherwise.
+    static func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting: \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    @Test(
         "every kind of event arrives once, signed, with its data; an unattended payment expires and says so",
         arguments: StorageBackend.available
     )

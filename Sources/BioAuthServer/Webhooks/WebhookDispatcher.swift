@@ -48,25 +48,79 @@ struct WebhookDispatcher: Service {
     var now: Date { clock.now }
 
     /// Attempts in flight at once, at most.
-    static let poolSize = 16
+    static let poolSize = 32
 
-    /// What ends a wait of ``run()``: an attempt to an endpoint ended, or the poll interval passed.
+    /// Attempts in flight to one endpoint at once, at most, once its last attempt from this instance delivered: a quarter
+    /// of the pool, so that a receiver that stops answering holds no more than that until its attempts time out. Until an
+    /// endpoint has taken a delivery, and again after any attempt to it fails, one at a time.
+    static let perEndpoint = 8
+
+    /// What ends a wait of ``run()``: an attempt was sent (to be recorded), a CIBA ping ended, the attempts handed to the
+    /// recorder were recorded, or the poll interval passed.
     private enum Wake: Sendable {
-        case attemptEnded(endpoint: String)
+        case sent(Attempted)
+        case pinged(key: String)
+        case recorded
         case tick
     }
 
     /// Delivers until a graceful shutdown: a pool of at most ``poolSize`` attempts, each on its own, so a receiver that
-    /// answers slowly (or never, until the timeout) holds its own attempt and nothing else. A free slot is filled as soon
-    /// as an attempt ends, and at every poll interval, which also runs the expiry sweep. An endpoint has at most one
-    /// attempt in flight: a dead receiver occupies one slot, however many of its deliveries are due, and its deliveries
-    /// back off on the retry schedule. The attempts in flight finish before it returns.
+    /// answers slowly (or never, until the timeout) holds its own attempts and nothing else. An endpoint that has taken a
+    /// delivery has up to ``perEndpoint`` attempts in flight, so its deliveries keep up with the events a busy server
+    /// writes; one that has not yet, or whose last attempt failed, has one: a dead receiver occupies one slot, however
+    /// many of its deliveries are due, and its deliveries back off on the retry schedule.
+    ///
+    /// The database is asked for work in batches, so that its cost per delivery stays small when the server is busy:
+    /// due deliveries are claimed at every poll interval, when an endpoint has nothing left in flight, and once half of
+    /// what was in flight after the last claim has ended; the attempts that ended are recorded together, one unit of work
+    /// at a time (those that end while one is written wait for the next). The attempts in flight finish, and are
+    /// recorded, before it returns.
     func run() async throws {
         await withTaskGroup(of: Wake.self) { group in
             var busy: [String: Int] = [:]
+            // Endpoints whose last attempt from here delivered.
+            var delivering: Set<String> = []
+            var unrecorded: [Attempted] = []
+            var recording = false
             var ticking = false
+            var claimNow = true
+            var inFlightAfterClaim = 0
             var lastSweep: ContinuousClock.Instant?
             let interval = Duration.milliseconds(Int64(max(policy.pollInterval, 0.01) * 1000))
+            func startRecording() {
+                guard !recording, !unrecorded.isEmpty else { return }
+                recording = true
+                let batch = unrecorded
+                unrecorded = []
+                group.addTask {
+                    await self.record(batch)
+                    return .recorded
+                }
+            }
+            func handle(_ wake: Wake?) {
+                switch wake {
+                case .sent(let attempt):
+                    let endpoint = attempt.claim.endpointID
+                    busy[endpoint, default: 1] -= 1
+                    if busy[endpoint] == 0 {
+                        // Nothing in flight to this endpoint: whatever else of it is due goes out now.
+                        busy[endpoint] = nil
+                        claimNow = true
+                    }
+                    if attempt.failure == nil { delivering.insert(endpoint) } else { delivering.remove(endpoint) }
+                    unrecorded.append(attempt)
+                case .pinged(let key):
+                    busy[key, default: 1] -= 1
+                    if busy[key] == 0 { busy[key] = nil }
+                case .recorded: recording = false
+                case .tick:
+                    ticking = false
+                    claimNow = true
+                case nil: ticking = false
+                }
+                let inFlight = busy.values.reduce(0, +)
+                if inFlight == 0 || inFlight * 2 <= inFlightAfterClaim { claimNow = true }
+            }
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 if lastSweep.map({ ContinuousClock.now - $0 >= interval }) ?? true {
                     lastSweep = ContinuousClock.now
@@ -74,8 +128,10 @@ struct WebhookDispatcher: Service {
                         logger.error("payment expiry sweep failed", metadata: ["error": "\(String(reflecting: error))"])
                     }
                 }
+                startRecording()
                 var free = Self.poolSize - busy.values.reduce(0, +)
-                if free > 0 {
+                if claimNow && free > 0 {
+                    claimNow = false
                     // CIBA pings share the pool: each holds a slot under its client's key while it is sent.
                     do {
                         for ping in try await claimDuePings(limit: free) {
@@ -84,25 +140,27 @@ struct WebhookDispatcher: Service {
                             free -= 1
                             group.addTask {
                                 await self.ping(ping)
-                                return .attemptEnded(endpoint: key)
+                                return .pinged(key: key)
                             }
                         }
                     } catch {
                         logger.error("claiming ciba pings failed", metadata: ["error": "\(String(reflecting: error))"])
                     }
-                }
-                if free > 0 {
-                    do {
-                        for claim in try await claimDue(limit: free, excludingEndpoints: Set(busy.keys)) {
-                            busy[claim.endpointID, default: 0] += 1
-                            group.addTask {
-                                await self.attempt(claim)
-                                return .attemptEnded(endpoint: claim.endpointID)
+                    if free > 0 {
+                        do {
+                            let room: @Sendable (String) -> Int = { [busy, delivering] endpoint in
+                                (delivering.contains(endpoint) ? Self.perEndpoint : 1) - busy[endpoint, default: 0]
                             }
+                            let full = Set(busy.keys.filter { room($0) <= 0 })
+                            for claim in try await claimDue(limit: free, room: room, excludingEndpoints: full) {
+                                busy[claim.endpointID, default: 0] += 1
+                                group.addTask { .sent(await self.send(claim)) }
+                            }
+                        } catch {
+                            logger.error("claiming webhook deliveries failed", metadata: ["error": "\(String(reflecting: error))"])
                         }
-                    } catch {
-                        logger.error("claiming webhook deliveries failed", metadata: ["error": "\(String(reflecting: error))"])
                     }
+                    inFlightAfterClaim = busy.values.reduce(0, +)
                 }
                 if !ticking {
                     ticking = true
@@ -111,16 +169,12 @@ struct WebhookDispatcher: Service {
                         return .tick
                     }
                 }
-                switch await group.next() {
-                case .attemptEnded(let endpoint):
-                    busy[endpoint, default: 1] -= 1
-                    if busy[endpoint] == 0 { busy[endpoint] = nil }
-                case .tick: ticking = false
-                case nil: ticking = false
-                }
+                handle(await group.next())
             }
-            // The attempts in flight end on their own (each within the receiver timeout); the tick ends with the shutdown.
-            await group.waitForAll()
+            // The attempts in flight end on their own (each within the receiver timeout), and are recorded; the tick ends
+            // with the shutdown.
+            while let wake = await group.next() { handle(wake) }
+            await record(unrecorded)
         }
     }
 
@@ -196,16 +250,23 @@ struct WebhookDispatcher: Service {
         var secrets: [String]
     }
 
-    /// Claims up to `limit` due deliveries of live endpoints, at most one per endpoint and none of `excluded` (endpoints
-    /// with an attempt in flight): each moves its next attempt past the lease and counts the attempt, on the condition
-    /// that it is still due (so of two instances, one gets it).
-    func claimDue(limit: Int, excludingEndpoints excluded: Set<String> = []) async throws -> [Claim] {
+    /// Claims up to `limit` due deliveries of live endpoints, at most `room(endpoint)` of each (default: one) and none of
+    /// `excluded` (endpoints with no room, left out of the query so that their backlog cannot hide others' deliveries):
+    /// each moves its next attempt past the lease and counts the attempt, on the condition that it is still due (so of two
+    /// instances, one gets it).
+    func claimDue(
+        limit: Int,
+        room: @escaping @Sendable (String) -> Int = { _ in 1 },
+        excludingEndpoints excluded: Set<String> = []
+    ) async throws -> [Claim] {
         let now = now.millisecondsSince1970
         let leaseEnd = now + Int64(policy.leaseDuration * 1000)
         return try await database.transaction { db in
-            var taken = excluded
+            var taken: [String: Int] = [:]
             let due = try await db.webhooks.dueDeliveries(now: now, limit: limit * 4, excludingEndpoints: Array(excluded)).filter { delivery in
-                taken.insert(delivery.endpointID).inserted
+                guard taken[delivery.endpointID, default: 0] < room(delivery.endpointID) else { return false }
+                taken[delivery.endpointID, default: 0] += 1
+                return true
             }
             var claims: [Claim] = []
             for (eventID, endpointID) in due.prefix(limit) {
@@ -243,9 +304,26 @@ struct WebhookDispatcher: Service {
     }
 
     /// Sends one claimed delivery and records the attempt: delivered on a 2xx answer; otherwise retried after the
-    /// backoff, or given up past the retry window. Never throws: a failure to record is logged, and the lease makes the
-    /// delivery due again.
-    func attempt(_ claim: Claim) async {
+    /// backoff, or given up past the retry window. Returns whether the receiver took it. Never throws: a failure to record
+    /// is logged, and the lease makes the delivery due again.
+    @discardableResult
+    func attempt(_ claim: Claim) async -> Bool {
+        let sent = await send(claim)
+        await record([sent])
+        return sent.failure == nil
+    }
+
+    /// One attempt made and not yet recorded.
+    struct Attempted: Sendable {
+        var claim: Claim
+        var started: Date
+        var elapsed: Duration
+        var statusCode: Int?
+        var failure: AttemptFailure?
+    }
+
+    /// Sends one claimed delivery, signed; never throws (a failure is the attempt's outcome).
+    func send(_ claim: Claim) async -> Attempted {
         let started = now
         let clockStart = ContinuousClock.now
         var statusCode: Int?
@@ -269,59 +347,67 @@ struct WebhookDispatcher: Service {
         } catch {
             failure = AttemptFailure(error)
         }
-        let elapsed = ContinuousClock.now - clockStart
-        await record(claim, started: started, elapsed: elapsed, statusCode: statusCode, failure: failure)
+        return Attempted(claim: claim, started: started, elapsed: ContinuousClock.now - clockStart, statusCode: statusCode, failure: failure)
     }
 
-    private func record(_ claim: Claim, started: Date, elapsed: Duration, statusCode: Int?, failure: AttemptFailure?) async {
+    /// Records `attempts` in one unit of work, each logged and its delivery moved on (delivered, retried after the backoff,
+    /// or given up past the retry window). Never throws: a failure to record is logged, and the leases make those
+    /// deliveries due again.
+    func record(_ attempts: [Attempted]) async {
+        guard !attempts.isEmpty else { return }
         let now = now
-        let latency = elapsed.nanoseconds / 1_000_000
-        let outcome: String
-        let nextAttempt: Int64
-        if failure == nil {
-            outcome = "delivered"
-            nextAttempt = now.millisecondsSince1970
-        } else {
+        let decided = attempts.map { attempt -> (Attempted, outcome: String, nextAttempt: Int64) in
+            guard attempt.failure != nil else { return (attempt, "delivered", now.millisecondsSince1970) }
             let jitter = 0.8 + 0.4 * Double(UInt64.random(in: 0...1_000_000)) / 1_000_000
-            nextAttempt = now.addingTimeInterval(policy.delay(afterFailures: claim.attempt, jitter: jitter)).millisecondsSince1970
-            outcome = nextAttempt > claim.giveUpAt ? "failed" : "retry"
+            let next = now.addingTimeInterval(policy.delay(afterFailures: attempt.claim.attempt, jitter: jitter)).millisecondsSince1970
+            return (attempt, next > attempt.claim.giveUpAt ? "failed" : "retry", next)
         }
+        let instance = instance
         do {
             try await database.transaction { db in
-                try await db.webhooks.recordAttempt(
-                    .init(
-                        eventID: claim.eventID,
-                        endpointID: claim.endpointID,
-                        number: claim.attempt,
-                        startedAt: started.millisecondsSince1970,
-                        statusCode: statusCode,
-                        latencyMilliseconds: latency,
-                        error: failure?.shown,
-                        instance: instance
-                    ),
-                    status: outcome == "retry" ? "pending" : outcome,
-                    nextAttemptAt: nextAttempt,
-                    deliveredAt: outcome == "delivered" ? now.millisecondsSince1970 : nil
-                )
+                for (attempt, outcome, nextAttempt) in decided {
+                    try await db.webhooks.recordAttempt(
+                        .init(
+                            eventID: attempt.claim.eventID,
+                            endpointID: attempt.claim.endpointID,
+                            number: attempt.claim.attempt,
+                            startedAt: attempt.started.millisecondsSince1970,
+                            statusCode: attempt.statusCode,
+                            latencyMilliseconds: attempt.elapsed.nanoseconds / 1_000_000,
+                            error: attempt.failure?.shown,
+                            instance: instance
+                        ),
+                        status: outcome == "retry" ? "pending" : outcome,
+                        nextAttemptAt: nextAttempt,
+                        deliveredAt: outcome == "delivered" ? now.millisecondsSince1970 : nil
+                    )
+                }
             }
         } catch {
-            logger.error(
-                "webhook attempt not recorded; the delivery is retried when its lease ends",
-                metadata: ["event": "\(claim.eventID)", "endpoint": "\(claim.endpointID)", "error": "\(String(reflecting: error))"]
-            )
+            for attempt in attempts {
+                logger.error(
+                    "webhook attempt not recorded; the delivery is retried when its lease ends",
+                    metadata: [
+                        "event": "\(attempt.claim.eventID)", "endpoint": "\(attempt.claim.endpointID)", "error": "\(String(reflecting: error))",
+                    ]
+                )
+            }
         }
-        metrics.webhookAttempt(outcome: outcome, error: failure?.kind, duration: elapsed)
-        var metadata: Logger.Metadata = [
-            "event": "\(claim.eventID)", "type": "\(claim.eventType)", "endpoint": "\(claim.endpointID)", "attempt": "\(claim.attempt)",
-            "outcome": "\(outcome)", "latency_ms": "\(latency)",
-        ]
-        if let statusCode { metadata["status"] = "\(statusCode)" }
-        if let failure { metadata["error"] = "\(failure.detail)" }
-        if outcome == "delivered" {
-            logger.info("webhook delivered", metadata: metadata)
-        } else {
-            if outcome == "retry" { metadata["next_attempt_at"] = "\(Date(millisecondsSince1970: nextAttempt))" }
-            logger.warning(outcome == "failed" ? "webhook given up" : "webhook attempt failed", metadata: metadata)
+        for (attempt, outcome, nextAttempt) in decided {
+            let claim = attempt.claim
+            metrics.webhookAttempt(outcome: outcome, error: attempt.failure?.kind, duration: attempt.elapsed)
+            var metadata: Logger.Metadata = [
+                "event": "\(claim.eventID)", "type": "\(claim.eventType)", "endpoint": "\(claim.endpointID)", "attempt": "\(claim.attempt)",
+                "outcome": "\(outcome)", "latency_ms": "\(attempt.elapsed.nanoseconds / 1_000_000)",
+            ]
+            if let statusCode = attempt.statusCode { metadata["status"] = "\(statusCode)" }
+            if let failure = attempt.failure { metadata["error"] = "\(failure.detail)" }
+            if outcome == "delivered" {
+                logger.info("webhook delivered", metadata: metadata)
+            } else {
+                if outcome == "retry" { metadata["next_attempt_at"] = "\(Date(millisecondsSince1970: nextAttempt))" }
+                logger.warning(outcome == "failed" ? "webhook given up" : "webhook attempt failed", metadata: metadata)
+            }
         }
     }
 }
