@@ -93,13 +93,7 @@ struct WebhookTests {
 
     @Test("a receiver that never answers holds one delivery slot and nothing else: another endpoint's events arrive while it hangs")
     func hangingReceiver() async throws {
-        try await Self.withSetup(
-            events: ["device.registered"],
-            // The server's own background dispatcher delivers (polling every 0.1 s); a receiver has 30 s to answer.
-            configure: { configuration in
-                configuration.webhooks.pollInterval = 0.1
-                configuration.webhooks.timeout = 30
-            },
+        try await Self.withBackgroundDispatcher(
             { setup in
                 let api = setup.api
                 // The setup's receiver accepts the connection and answers nothing for a minute, every time.
@@ -137,12 +131,7 @@ struct WebhookTests {
         "an endpoint that has taken a delivery gets several at once, so its deliveries keep up with a busy server; after a failure, one at a time again"
     )
     func severalInFlight() async throws {
-        try await Self.withSetup(
-            events: ["device.registered"],
-            configure: { configuration in
-                configuration.webhooks.pollInterval = 0.1
-                configuration.webhooks.timeout = 30
-            },
+        try await Self.withBackgroundDispatcher(
             { setup in
                 let api = setup.api
                 setup.receiver.verifySignatures(at: api.clock.now)
@@ -181,6 +170,19 @@ struct WebhookTests {
                 #expect(setup.receiver.deliveries.count == 6, "one attempt at a time after a failure")
                 await setup.receiver.stop()
             }
+        )
+    }
+
+    /// ``withSetup(backend:events:configure:_:)`` for device events, delivered by the server's own background dispatcher
+    /// (polling every 0.1 s), a receiver having 30 s to answer.
+    static func withBackgroundDispatcher(_ body: @escaping @Sendable (Setup) async throws -> Void) async throws {
+        try await withSetup(
+            events: ["device.registered"],
+            configure: { configuration in
+                configuration.webhooks.pollInterval = 0.1
+                configuration.webhooks.timeout = 30
+            },
+            body
         )
     }
 
