@@ -173,6 +173,32 @@ struct WebhookTests {
         )
     }
 
+    @Test(
+        "the outbox's backlog is measured for operators: how many deliveries are due and how long the oldest has waited",
+        arguments: StorageBackend.available
+    )
+    func backlogGauges(backend: StorageBackend) async throws {
+        try await Self.withSetup(backend: backend, events: ["device.registered"]) { setup in
+            let api = setup.api
+            func gauges() throws -> [Double?] {
+                let text = String(decoding: try #require(api.service.metrics.exposition()), as: UTF8.self)
+                let scrape = MetricsTests.Scrape(status: 200, contentType: nil, text: text)
+                return [scrape.value("bioauth_webhook_deliveries_due"), scrape.value("bioauth_webhook_oldest_due_seconds")]
+            }
+            #expect(try gauges() == [0, 0], "exported from the start")
+            try await api.createAccount()
+            let tokens = try await api.signIn()
+            for _ in 0..<3 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+            // Nobody has sent them for half a minute. A pass measures the backlog before it delivers.
+            api.clock.advance(by: 30)
+            setup.receiver.verifySignatures(at: api.clock.now)
+            #expect(try await setup.dispatcher.runOnce().attempted == 3)
+            #expect(try gauges() == [3, 30])
+            #expect(try await setup.dispatcher.runOnce().attempted == 0)
+            #expect(try gauges() == [0, 0])
+        }
+    }
+
     /// ``withSetup(backend:events:configure:_:)`` for device events, delivered by the server's own background dispatcher
     /// (polling every 0.1 s), a receiver having 30 s to answer.
     static func withBackgroundDispatcher(_ body: @escaping @Sendable (Setup) async throws -> Void) async throws {

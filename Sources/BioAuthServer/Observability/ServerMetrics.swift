@@ -71,6 +71,9 @@ public final class ServerMetrics: Sendable {
         for outcome in ["completed", "skipped", "failed"] {
             _ = Counter(label: "bioauth_retention_runs_total", dimensions: [("outcome", outcome)], factory: factory)
         }
+        // The outbox's backlog, 0 until the dispatcher's first sweep.
+        Meter(label: "bioauth_webhook_deliveries_due", factory: factory).set(0)
+        Meter(label: "bioauth_webhook_oldest_due_seconds", factory: factory).set(0)
         // 0 until a purge completes: "no purge for a day" is then true of a server up for a day without one.
         Meter(label: "bioauth_retention_last_completed_timestamp_seconds", factory: factory).set(0)
         for outcome in ["delivered", "retry", "failed"] {
@@ -123,6 +126,8 @@ public final class ServerMetrics: Sendable {
         "bioauth_webhook_attempt_failures_total": "Failed webhook attempts, by reason (the detail the endpoint's owner is not shown).",
         "bioauth_webhook_attempt_duration_seconds": "How long a webhook receiver took to answer, or to fail.",
         "bioauth_payments_expired_total": "Pending payments the expiry sweep marked expired.",
+        "bioauth_webhook_deliveries_due": "Webhook deliveries due and not yet being sent, at the last sweep (counted up to 10000).",
+        "bioauth_webhook_oldest_due_seconds": "How long the oldest webhook delivery due and not yet being sent had waited, at the last sweep.",
         "process_resident_memory_bytes": "Resident memory size in bytes.",
         "process_open_fds": "Number of open file descriptors.",
         "process_cpu_seconds_total": "Total user and system CPU time spent in seconds.",
@@ -275,6 +280,13 @@ public final class ServerMetrics: Sendable {
         Counter(label: "bioauth_webhook_attempts_total", dimensions: [("outcome", outcome)], factory: factory).increment()
         if let error { Counter(label: "bioauth_webhook_attempt_failures_total", dimensions: [("reason", error)], factory: factory).increment() }
         CoreMetrics.Timer(label: "bioauth_webhook_attempt_duration_seconds", factory: factory).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// The webhook outbox's backlog at the last sweep: deliveries due and not yet claimed (at most
+    /// ``WebhookDispatcher/backlogCap``), and how long the oldest of them has been due (0 when none is).
+    func webhookBacklog(due: Int, oldestWaiting: TimeInterval) {
+        Meter(label: "bioauth_webhook_deliveries_due", factory: factory).set(due)
+        Meter(label: "bioauth_webhook_oldest_due_seconds", factory: factory).set(max(0, oldestWaiting))
     }
 
     /// Pending payments the expiry sweep marked expired.

@@ -127,6 +127,7 @@ struct WebhookDispatcher: Service {
                     do { _ = try await expireOverduePayments() } catch {
                         logger.error("payment expiry sweep failed", metadata: ["error": "\(String(reflecting: error))"])
                     }
+                    await measureBacklog()
                 }
                 startRecording()
                 var free = Self.poolSize - busy.values.reduce(0, +)
@@ -183,6 +184,7 @@ struct WebhookDispatcher: Service {
     /// and pings were attempted.
     func runOnce() async throws -> (expired: Int, attempted: Int) {
         let expired = try await expireOverduePayments()
+        await measureBacklog()
         var attempted = 0
         while !Task.isShuttingDownGracefully {
             let claims = try await claimDue(limit: Self.poolSize)
@@ -194,6 +196,25 @@ struct WebhookDispatcher: Service {
         }
         attempted += try await pingDue()
         return (expired, attempted)
+    }
+
+    /// The most due deliveries the backlog gauge counts: past it, the outbox is far behind, and the gauge of the oldest's
+    /// wait says how far.
+    static let backlogCap = 10_000
+
+    /// Sets the backlog gauges (``ServerMetrics/webhookBacklog(due:oldestWaiting:)``) from the outbox as it is now. A
+    /// failure to read it is logged and leaves them as they were.
+    private func measureBacklog() async {
+        let at = now
+        do {
+            let backlog = try await database.transaction(isolation: .eachStatement) { db in
+                try await db.webhooks.backlog(now: at.millisecondsSince1970, cap: Self.backlogCap)
+            }
+            let waiting = backlog.oldestDueAt.map { at.timeIntervalSince(Date(millisecondsSince1970: $0)) } ?? 0
+            metrics.webhookBacklog(due: backlog.due, oldestWaiting: waiting)
+        } catch {
+            logger.error("reading the webhook backlog failed", metadata: ["error": "\(String(reflecting: error))"])
+        }
     }
 
     // MARK: Expiry

@@ -240,6 +240,22 @@ struct WebhooksTable: Table {
         }
     }
 
+    /// The outbox's backlog at `now`: the pending deliveries due and not claimed (counted up to `cap`, so that a large
+    /// backlog costs no more to count than `cap` entries of the due index), and when the oldest of them was due. Claimed
+    /// deliveries, and those waiting for a retry, are not due.
+    func backlog(now: Int64, cap: Int) async throws -> (due: Int, oldestDueAt: Int64?) {
+        let count = try await db.raw(
+            """
+            SELECT COUNT(*) AS due FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= \(bind: now)
+            LIMIT \(bind: cap)) AS due
+            """
+        ).first()?.decode(column: "due", as: Int.self)
+        let oldest = try await db.raw(
+            "SELECT MIN(next_attempt_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= \(bind: now)"
+        ).first()?.decode(column: "oldest", as: Int64?.self)
+        return (count ?? 0, oldest ?? nil)
+    }
+
     /// Claims a delivery for `instance` until `leaseEnd` and counts the attempt, on the condition that it is still pending
     /// and due at `now` (of two instances, one gets it). Returns the attempt's number and when the delivery is given up.
     func claim(eventID: String, endpointID: String, instance: String, now: Int64, leaseEnd: Int64) async throws -> (attempt: Int, giveUpAt: Int64)? {
