@@ -70,6 +70,19 @@ struct BenchCommandTests {
         #expect(due == [.zero, .milliseconds(250), .milliseconds(500), .milliseconds(750)])
     }
 
+    @Test("--webhooks subscribes the bench's receiver through the service API, and the report says what it received")
+    func webhooks() async throws {
+        var options = Self.countedRun(.payment, operations: 10)
+        options.webhooks = true
+        // The subscription is made as a bank's backend makes it (service client, token, endpoint to a loopback receiver the
+        // server must be allowed to reach): any step refused would fail the run.
+        let result = try await BenchRunner(options: options, log: { _ in }).run()
+        #expect(result.operations["payment"]?.errors.isEmpty == true)
+        let webhooks = try #require(result.webhooks)
+        #expect(webhooks.unverified == 0, "every delivery that arrived was signed with the subscription's secret")
+        #expect(BenchReport(result: result).text.contains("webhooks: "))
+    }
+
     @Test(
         "bad options are refused before anything starts",
         arguments: [
@@ -82,6 +95,7 @@ struct BenchCommandTests {
             ["--instances", "0", "--server-process"], ["--instances", "9", "--server-process", "--database", "postgres://db/x"],
             ["--retention-interval", "0"], ["--server", "http://127.0.0.1:8080", "--retention-interval", "5"],
             ["--server-cpu-share", "0.5"], ["--server-cpu-share", "0", "--server-process"], ["--server-cpu-share", "1.5", "--server-process"],
+            ["--server", "http://127.0.0.1:8080", "--webhooks"],
         ]
     )
     func refused(arguments: [String]) {
