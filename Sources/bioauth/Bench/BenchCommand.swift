@@ -73,7 +73,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "No progress lines.") var quiet = false
     @Flag(
         help:
-            "Exit with status 1 when any operation failed with a server error (internal_error, not_ready) or never got an answer (transport_error): load must make the server slower, never wrong. Refusals such as rate_limited do not count."
+            "Exit with status 1 when any operation failed with a server error (internal_error, not_ready) or never got an answer (transport_error), or, with --webhooks, a delivery's signature did not verify: load must make the server slower, never wrong. Refusals such as rate_limited do not count."
     )
     var failOnServerErrors = false
 
@@ -153,6 +153,10 @@ struct BenchCommand: AsyncParsableCommand {
             }
             if !failed.isEmpty {
                 print("bench: server errors under load: " + failed.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+                throw ExitCode(1)
+            }
+            if let unverified = result.webhooks?.unverified, unverified > 0 {
+                print("bench: \(unverified) webhook deliveries under load with a signature that did not verify")
                 throw ExitCode(1)
             }
         }
