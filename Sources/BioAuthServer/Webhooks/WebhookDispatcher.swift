@@ -282,7 +282,9 @@ struct WebhookDispatcher: Service {
     ) async throws -> [Claim] {
         let now = now.millisecondsSince1970
         let leaseEnd = now + Int64(policy.leaseDuration * 1000)
-        return try await database.transaction { db in
+        // READ COMMITTED (TransactionIsolation): each claim is a conditional update that re-reads its row, so of two
+        // instances one gets it; SERIALIZABLE would only make instances claiming at once roll each other back.
+        return try await database.transaction(isolation: .readCommitted) { db in
             var taken: [String: Int] = [:]
             let due = try await db.webhooks.dueDeliveries(now: now, limit: limit * 4, excludingEndpoints: Array(excluded)).filter { delivery in
                 guard taken[delivery.endpointID, default: 0] < room(delivery.endpointID) else { return false }
@@ -385,7 +387,9 @@ struct WebhookDispatcher: Service {
         }
         let instance = instance
         do {
-            try await database.transaction { db in
+            // READ COMMITTED: each delivery moves on only while this instance holds its lease (a conditional update), and
+            // the attempt log is appended to.
+            try await database.transaction(isolation: .readCommitted) { db in
                 for (attempt, outcome, nextAttempt) in decided {
                     try await db.webhooks.recordAttempt(
                         .init(
