@@ -327,13 +327,10 @@ struct WebhookDispatcher: Service {
     }
 
     /// Sends one claimed delivery and records the attempt: delivered on a 2xx answer; otherwise retried after the
-    /// backoff, or given up past the retry window. Returns whether the receiver took it. Never throws: a failure to record
-    /// is logged, and the lease makes the delivery due again.
-    @discardableResult
-    func attempt(_ claim: Claim) async -> Bool {
-        let sent = await send(claim)
-        await record([sent])
-        return sent.failure == nil
+    /// backoff, or given up past the retry window. Never throws: a failure to record is logged, and the lease makes the
+    /// delivery due again.
+    func attempt(_ claim: Claim) async {
+        await record([await send(claim)])
     }
 
     /// One attempt made and not yet recorded.

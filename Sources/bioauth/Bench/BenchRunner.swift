@@ -88,7 +88,7 @@ struct BenchResult: Sendable {
     var databaseThreadCPUSeconds: Double?
     /// On PostgreSQL (`--database postgres://…`): what the database did in the measured phase.
     var postgres: PostgresUse?
-    /// With ``BenchOptions/webhooks``: what the bank's receiver got from the warm-up to the end.
+    /// With ``BenchOptions/webhooks``: what the bank's receiver got (``WebhookUse``).
     var webhooks: WebhookUse? = nil
 
     /// Where the server ran.
