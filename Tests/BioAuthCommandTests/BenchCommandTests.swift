@@ -187,6 +187,41 @@ struct BenchCommandTests {
         #expect(text.contains("peak resident memory during the run of the server processes together: 100.0 MB"), "\(text)")
     }
 
+    @Test("--fail-on-server-errors fails on a server error or a forged webhook signature, never on a refusal")
+    func serverFailures() {
+        var refused = OperationResult()
+        refused.errors = ["rate_limited": 40, "challenge_expired": 2]
+        func result(_ operations: [String: OperationResult], unverified: Int? = nil) -> BenchResult {
+            BenchResult(
+                options: BenchOptions(),
+                measuredSeconds: 10,
+                operations: operations,
+                rawVerifyPerSecond: 17_000,
+                peakResidentBytes: nil,
+                enrollmentSeconds: 1,
+                cores: 2,
+                serverCPUSeconds: nil,
+                benchCPUSeconds: nil,
+                databaseThreadCPUSeconds: nil,
+                webhooks: unverified.map { WebhookUse(measured: 100, unverified: $0) }
+            )
+        }
+        #expect(result(["biometric_sign_in": refused], unverified: 0).serverFailure == nil)
+
+        var failing = refused
+        failing.errors["internal_error"] = 3
+        var unanswered = OperationResult()
+        unanswered.errors = ["transport_error": 1]
+        #expect(
+            result(["biometric_sign_in": failing, "payment_authorization": unanswered]).serverFailure
+                == "server errors under load: 3 internal_error, 1 transport_error"
+        )
+        #expect(
+            result(["biometric_sign_in": refused], unverified: 2).serverFailure
+                == "2 webhook deliveries under load with a signature that did not verify"
+        )
+    }
+
     @Test(
         "a CPU cap lets a busy process run only its share of the time, and leaves it running when it stops",
         .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"))

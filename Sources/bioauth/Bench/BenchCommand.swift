@@ -77,9 +77,6 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var failOnServerErrors = false
 
-    /// The errors `--fail-on-server-errors` fails on: the server's own failures, not its refusals.
-    static let serverErrors: Set<String> = ["internal_error", "not_ready", "transport_error"]
-
     func validate() throws {
         guard devices >= 1, concurrency >= 1, duration > 0, warmup >= 0, passwordWorkers >= 0 else {
             throw ValidationError("devices and concurrency must be at least 1, duration positive, warm-up and password workers not negative")
@@ -147,18 +144,29 @@ struct BenchCommand: AsyncParsableCommand {
         try report.json().write(to: folder.appendingPathComponent("bench-result.json"))
         try Data(report.svg().utf8).write(to: folder.appendingPathComponent("bench-latency.svg"))
         print("wrote \(folder.appendingPathComponent("bench-result.json").path) and bench-latency.svg")
-        if failOnServerErrors {
-            let failed = result.operations.values.reduce(into: [String: Int]()) { total, operation in
-                for (code, count) in operation.errors where Self.serverErrors.contains(code) { total[code, default: 0] += count }
-            }
-            if !failed.isEmpty {
-                print("bench: server errors under load: " + failed.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
-                throw ExitCode(1)
-            }
-            if let unverified = result.webhooks?.unverified, unverified > 0 {
-                print("bench: \(unverified) webhook deliveries under load with a signature that did not verify")
-                throw ExitCode(1)
-            }
+        if failOnServerErrors, let failure = result.serverFailure {
+            print("bench: " + failure)
+            throw ExitCode(1)
         }
+    }
+}
+
+extension BenchResult {
+    /// The errors `--fail-on-server-errors` fails on: the server's own failures, not its refusals.
+    static let serverErrors: Set<String> = ["internal_error", "not_ready", "transport_error"]
+
+    /// Why `--fail-on-server-errors` fails this run, or `nil`: any operation that failed with a server error
+    /// (``serverErrors``), else, with `--webhooks`, any delivery whose signature did not verify.
+    var serverFailure: String? {
+        let failed = operations.values.reduce(into: [String: Int]()) { total, operation in
+            for (code, count) in operation.errors where Self.serverErrors.contains(code) { total[code, default: 0] += count }
+        }
+        if !failed.isEmpty {
+            return "server errors under load: " + failed.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        }
+        if let unverified = webhooks?.unverified, unverified > 0 {
+            return "\(unverified) webhook deliveries under load with a signature that did not verify"
+        }
+        return nil
     }
 }

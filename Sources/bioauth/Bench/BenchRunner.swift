@@ -119,7 +119,7 @@ struct WebhookUse: Sendable {
     /// Deliveries received in the measured phase.
     var measured: Int
     /// Deliveries from the warm-up to the end whose signature did not verify with the subscription's secret: none,
-    /// unless something is wrong.
+    /// unless something is wrong (then `--fail-on-server-errors` fails the run: ``BenchResult/serverFailure``).
     var unverified: Int
 }
 
