@@ -34,4 +34,31 @@ struct PostgresPoolTests {
         try await database.close()
         await test.drop()
     }
+
+    @Test(
+        "background work (the webhook dispatcher's) has connections of its own: an instance opens at most its pool and those",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func backgroundConnectionsBounded() async throws {
+        let test = try await TestDatabase.make(.postgres)
+        let database = try await openDatabase(test.location, connections: 2, logger: Logger(label: "pool"))
+        let seen = try await withThrowingTaskGroup(of: Int.self) { group in
+            for unit in 0..<16 {
+                group.addTask {
+                    try await (unit.isMultiple(of: 2) ? database : database.background).transaction { db in
+                        let row = try await db.raw(
+                            "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'"
+                        ).first()
+                        try await db.raw("SELECT pg_sleep(0.05)").run()
+                        return try row?.decode(column: "n", as: Int.self) ?? 0
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let most = 2 + PostgresDatabaseExecutor.backgroundConnections
+        #expect(seen.count == 16 && seen.allSatisfy { (1...most).contains($0) } && seen.contains { $0 > 2 }, "\(seen)")
+        try await database.close()
+        await test.drop()
+    }
 }

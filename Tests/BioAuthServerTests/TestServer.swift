@@ -31,7 +31,7 @@ struct TestServer {
         logger.logLevel = logLevel
         let clock = ManualClock()
         let location = try await TestDatabase.make(backend)
-        let database = try await openDatabase(location.location, logger: logger)
+        let database = try await openDatabase(location.location, connections: configuration.databaseConnections, logger: logger)
         do {
             let (metricsPorts, metricsPort) = AsyncStream.makeStream(of: Int.self)
             let (consolePorts, consolePort) = AsyncStream.makeStream(of: Int.self)

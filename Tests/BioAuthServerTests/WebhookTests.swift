@@ -225,6 +225,67 @@ struct WebhookTests {
     }
 
     @Test(
+        "on PostgreSQL deliveries go out while requests hold every connection of the pool: the dispatcher has connections of its own",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func deliveriesBesideBusyPool() async throws {
+        try await Self.withSetup(backend: .postgres, configure: { $0.databaseConnections = 2 }, Self.deliveriesWhilePoolHeld)
+    }
+
+    /// ``deliveriesBesideBusyPool()``'s body.
+    static func deliveriesWhilePoolHeld(_ setup: Setup) async throws {
+        let api = setup.api
+        try await api.createAccount()
+        let tokens = try await api.signIn()
+        for _ in 0..<3 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+        // Two units of work take the pool's two connections and keep them until the deliveries are done (or 60 s
+        // passed, when they would never be: the dispatcher queued behind them, as it did on the one pool).
+        let gate = Gate()
+        let holders = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await api.database.transaction { db in
+                            try await db.raw("SELECT 1 AS one").run()
+                            await gate.arrive()
+                            await gate.waitOpen(orAfter: .seconds(60))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        await gate.waitArrived(2)
+        setup.receiver.verifySignatures(at: api.clock.now)
+        let delivered = try await setup.dispatcher.runOnce()
+        let stillHeld = await !gate.isOpen
+        await gate.open()
+        try await holders.value
+        #expect(stillHeld, "the deliveries waited for the pool's connections")
+        #expect(delivered.attempted == 3 && setup.receiver.acceptedEvents.count == 3)
+    }
+
+    /// Where the units of work that hold the pool in ``deliveriesBesideBusyPool()`` wait.
+    actor Gate {
+        private(set) var isOpen = false
+        private var arrived = 0
+
+        func arrive() { arrived += 1 }
+        func open() { isOpen = true }
+
+        func waitArrived(_ count: Int) async {
+            while arrived < count { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+
+        /// Returns once ``open()`` was called, or after `limit`, which then opens it.
+        func waitOpen(orAfter limit: Duration) async {
+            let deadline = ContinuousClock.now + limit
+            while !isOpen, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+            isOpen = true
+        }
+    }
+
+    @Test(
         "every kind of event arrives once, signed, with its data; an unattended payment expires and says so",
         arguments: StorageBackend.available
     )

@@ -14,8 +14,9 @@ public struct ServerConfiguration: Sendable {
     public var metricsHost: String = "127.0.0.1"
     /// The SQLite file, or `":memory:"`. Created with its tables on first start.
     public var databasePath: String = "./bioauth.sqlite"
-    /// On PostgreSQL, the most connections this instance holds open (its pool); PostgreSQL's `max_connections` must allow
-    /// every instance's. Within ``databaseConnectionsRange``. docs/DEPLOYMENT.md says how to size it. SQLite has one.
+    /// On PostgreSQL, the most connections this instance holds open for requests (its pool); the webhook dispatcher has
+    /// ``PostgresDatabaseExecutor/backgroundConnections`` more of its own. PostgreSQL's `max_connections` must allow every
+    /// instance's. Within ``databaseConnectionsRange``. docs/DEPLOYMENT.md says how to size it. SQLite has one.
     public var databaseConnections: Int = 16
     /// The pool sizes accepted.
     public static let databaseConnectionsRange = 1...500

@@ -22,6 +22,10 @@ public protocol DatabaseExecutor: Sendable {
     func close() async throws
     /// The SQL engine, for the few statements that differ (locks).
     var dialect: DatabaseDialect { get }
+    /// Where the webhook dispatcher runs its units of work: on PostgreSQL, connections of their own
+    /// (``PostgresDatabaseExecutor/backgroundConnections``), so that its claims and records do not wait behind every request
+    /// queued for the pool when the server is saturated, and its deliveries keep going out; elsewhere this executor.
+    var background: any DatabaseExecutor { get }
 }
 
 /// Thrown by a unit of work at `READ COMMITTED` that finds a concurrent unit got there first (a conditional insert that
@@ -51,6 +55,9 @@ public enum TransactionIsolation: Sendable {
 }
 
 extension DatabaseExecutor {
+    /// This executor: engines with no connections of their own for background work.
+    public var background: any DatabaseExecutor { self }
+
     /// `SERIALIZABLE` or better whatever is asked: engines that run one unit of work at a time.
     public func transaction<R: Sendable>(
         isolation: TransactionIsolation,

@@ -8,6 +8,9 @@ struct MeasuredDatabaseExecutor: DatabaseExecutor {
 
     var dialect: DatabaseDialect { base.dialect }
 
+    /// The base's background executor, measured the same way.
+    var background: any DatabaseExecutor { MeasuredDatabaseExecutor(base: base.background, metrics: metrics) }
+
     func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await transaction(isolation: .serializable, body)
     }

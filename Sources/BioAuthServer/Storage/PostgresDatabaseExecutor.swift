@@ -27,16 +27,25 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let client: PostgresClient
     private let runner: Task<Void, Never>
     private let logger: Logger
+    /// The executor over the background connections; `nil` for that executor itself.
+    private let reserved: PostgresDatabaseExecutor?
     /// How long a unit of work is retried after serialization failures before it is given up on.
     static let retryBudget: Duration = .seconds(10)
+    /// The connections each instance keeps apart from its pool for ``background`` work (the webhook dispatcher's), opened
+    /// when first needed: an instance opens at most its pool's connections plus these.
+    public static let backgroundConnections = 2
 
-    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
+    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, reserved: PostgresDatabaseExecutor?) {
         self.client = client
         self.runner = runner
         self.logger = logger
+        self.reserved = reserved
     }
 
     public var dialect: DatabaseDialect { .postgres }
+
+    /// Units of work on ``backgroundConnections`` connections of their own, beside the pool's.
+    public var background: any DatabaseExecutor { reserved ?? self }
 
     /// Connects to `url` (`postgres://user:password@host:port/database?sslmode=disable|prefer|require`, or over a Unix
     /// socket `postgres://user:password@/database?host=/socket/directory&port=5432`, as libpq reads such a URL) and
@@ -47,11 +56,14 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         configuration.options.additionalStartupParameters = [("enable_seqscan", "off"), ("jit", "off")]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = client.runInBackground()
-        let executor = PostgresDatabaseExecutor(client: client, runner: runner, logger: logger)
+        configuration.options.maximumConnections = backgroundConnections
+        let backgroundClient = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let reserved = PostgresDatabaseExecutor(client: backgroundClient, runner: backgroundClient.runInBackground(), logger: logger, reserved: nil)
+        let executor = PostgresDatabaseExecutor(client: client, runner: runner, logger: logger, reserved: reserved)
         do {
             try await Migrations.run(on: executor, logger: logger)
         } catch {
-            runner.cancel()
+            try? await executor.close()
             throw error
         }
         return executor
@@ -182,6 +194,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
 
     public func close() async throws {
         runner.cancel()
+        try await reserved?.close()
     }
 }
 

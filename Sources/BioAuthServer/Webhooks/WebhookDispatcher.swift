@@ -34,7 +34,7 @@ struct WebhookDispatcher: Service {
     /// The dispatcher of the running server: its database, clock, webhook and outbound settings and PIN key's webhook
     /// sealer.
     init(service: BioAuthService) {
-        self.database = service.database
+        self.database = service.database.background
         self.clock = service.clock
         self.recorder = service.recorder
         self.secrets = service.webhookSecrets

@@ -26,7 +26,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The SQLite database file, or :memory: (default ./bioauth.sqlite).")
     var database: String?
 
-    @Option(help: "On PostgreSQL, the most database connections this instance opens (default 16; docs/DEPLOYMENT.md sizes it).")
+    @Option(
+        help:
+            "On PostgreSQL, the most database connections this instance opens for requests (default 16; webhook deliveries have 2 more; docs/DEPLOYMENT.md sizes it)."
+    )
     var databaseConnections: String?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
