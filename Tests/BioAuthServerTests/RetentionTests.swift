@@ -283,6 +283,49 @@ extension RetentionTests {
         }
     }
 
+    @Test(
+        "on PostgreSQL a purge batch checks each row again as it deletes it: a rate-limit window a hit restarted while the batch waited for the row is kept",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func purgeRechecksRowsUpdatedMeanwhile() async throws {
+        try await TestServer.run(backend: .postgres, configure: Self.policy) { api in
+            try await Self.fillPassedWindows(3, api: api)
+            let now = api.clock.now.millisecondsSince1970
+            // A hit restarts old-1's window and keeps the row locked until the purge has found it and waits for it.
+            let gate = TestGate()
+            let hit = Task {
+                try await api.database.transaction(isolation: .readCommitted) { db in
+                    _ = try await db.rateLimits.hit("old-1", now: now, window: 60_000)
+                    await gate.arrive()
+                    await gate.waitOpen(orAfter: .seconds(60))
+                }
+            }
+            await gate.waitArrived(1)
+            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock, metrics: nil)
+            let purge = Task { try await retention.purge() }
+            try await WebhookTests.waitUntil("the purge's batch waits for the hit's row") {
+                try await api.database.transaction(isolation: .eachStatement) { db in
+                    try await db.raw(
+                        "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    ).first()?.decode(column: "n", as: Int.self)
+                } == 1
+            }
+            await gate.open()
+            try await hit.value
+            let purged = try #require(try await purge.value)
+            #expect(purged.counts[.rateLimits] == 2, "\(purged)")
+            let left = try await api.database.transaction { db in
+                try await db.raw("SELECT bucket, window_start, hits FROM rate_limits").all().map {
+                    (
+                        try $0.decode(column: "bucket", as: String.self), try $0.decode(column: "window_start", as: Int64.self),
+                        try $0.decode(column: "hits", as: Int64.self)
+                    )
+                }
+            }
+            #expect(left.count == 1 && left.first?.0 == "old-1" && left.first?.1 == now && left.first?.2 == 1, "the hit's window: \(left)")
+        }
+    }
+
     /// `count` rate-limit windows that passed long ago, for a purge to delete.
     static func fillPassedWindows(_ count: Int, api: API) async throws {
         try await api.database.transaction { db in

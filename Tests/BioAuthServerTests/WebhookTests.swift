@@ -240,7 +240,7 @@ struct WebhookTests {
         for _ in 0..<3 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
         // Two units of work take the pool's two connections and keep them until the deliveries are done (or 60 s
         // passed, when they would never be: the dispatcher queued behind them, as it did on the one pool).
-        let gate = Gate()
+        let gate = TestGate()
         let holders = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<2 {
@@ -263,26 +263,6 @@ struct WebhookTests {
         try await holders.value
         #expect(stillHeld, "the deliveries waited for the pool's connections")
         #expect(delivered.attempted == 3 && setup.receiver.acceptedEvents.count == 3)
-    }
-
-    /// Where the units of work that hold the pool in ``deliveriesBesideBusyPool()`` wait.
-    actor Gate {
-        private(set) var isOpen = false
-        private var arrived = 0
-
-        func arrive() { arrived += 1 }
-        func open() { isOpen = true }
-
-        func waitArrived(_ count: Int) async {
-            while arrived < count { try? await Task.sleep(for: .milliseconds(10)) }
-        }
-
-        /// Returns once ``open()`` was called, or after `limit`, which then opens it.
-        func waitOpen(orAfter limit: Duration) async {
-            let deadline = ContinuousClock.now + limit
-            while !isOpen, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-            isOpen = true
-        }
     }
 
     @Test(

@@ -44,7 +44,8 @@ public enum TransactionIsolation: Sendable {
     /// one order: the challenge's row (its use), then the device's (its counter update, which also refuses a revoked
     /// device), then the payment's or the account's (`AccountsTable.guardSessions(account:engine:)`, which every unit that
     /// starts or ends sessions takes). docs/DEPLOYMENT.md lists them. The webhook dispatcher's claims and records too: each
-    /// moves a delivery only on a condition its own update checks (still due; still leased to this instance).
+    /// moves a delivery only on a condition its own update checks (still due; still leased to this instance). And the
+    /// retention purge's batches, which delete only rows their condition still selects as each is deleted.
     case readCommitted
     /// Each statement commits on its own, as it runs (on PostgreSQL no `BEGIN` and `COMMIT`, two round trips fewer), and
     /// sees what was committed when it started. For units of work with what `readCommitted` gives minus atomicity: their

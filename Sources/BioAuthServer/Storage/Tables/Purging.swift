@@ -24,10 +24,16 @@ extension SQLDatabase {
     /// deleted: a day's purge is millions of rows, and receiving and decoding a row for each was half of the purging
     /// process's CPU (docs/PERFORMANCE.md, "Retention at scale"). SQLite has no data-modifying `WITH`, and its answer
     /// rows cross no network.
+    ///
+    /// The condition is stated twice: once to pick the batch, and once on each row as it is deleted. On PostgreSQL a
+    /// batch runs at `READ COMMITTED` (``TransactionIsolation/readCommitted``), and a row that a unit committing first
+    /// changed while the batch waited for its lock is checked again as it now is: a rate-limit window a hit restarted, a
+    /// console session seen again, is kept. Picked by the first condition alone, it would go.
     func deletePurgeable(_ rule: PurgeRule, limit: Int, engine: DatabaseDialect) async throws -> Int {
         let delete: SQLQueryString = """
             DELETE FROM \(unsafeRaw: rule.table) WHERE (\(unsafeRaw: rule.key)) IN
                 (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE (\(rule.condition)) LIMIT \(literal: limit))
+                AND (\(rule.condition))
             RETURNING 1 AS deleted
             """
         switch engine {
