@@ -16,20 +16,7 @@ struct PostgresPoolTests {
     func poolIsBounded() async throws {
         let test = try await TestDatabase.make(.postgres)
         let database = try await openDatabase(test.location, connections: 2, logger: Logger(label: "pool"))
-        let seen = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<8 {
-                group.addTask {
-                    try await database.transaction { db in
-                        let row = try await db.raw(
-                            "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'"
-                        ).first()
-                        try await db.raw("SELECT pg_sleep(0.05)").run()
-                        return try row?.decode(column: "n", as: Int.self) ?? 0
-                    }
-                }
-            }
-            return try await group.reduce(into: [Int]()) { $0.append($1) }
-        }
+        let seen = try await Self.connectionsSeen(units: 8) { _ in database }
         #expect(seen.count == 8 && seen.allSatisfy { (1...2).contains($0) }, "\(seen)")
         try await database.close()
         await test.drop()
@@ -42,10 +29,20 @@ struct PostgresPoolTests {
     func backgroundConnectionsBounded() async throws {
         let test = try await TestDatabase.make(.postgres)
         let database = try await openDatabase(test.location, connections: 2, logger: Logger(label: "pool"))
-        let seen = try await withThrowingTaskGroup(of: Int.self) { group in
-            for unit in 0..<16 {
+        let seen = try await Self.connectionsSeen(units: 16) { unit in unit.isMultiple(of: 2) ? database : database.background }
+        let most = 2 + PostgresDatabaseExecutor.backgroundConnections
+        #expect(seen.count == 16 && seen.allSatisfy { (1...most).contains($0) } && seen.contains { $0 > 2 }, "\(seen)")
+        try await database.close()
+        await test.drop()
+    }
+
+    /// Runs `units` units of work at once, each on the executor `executor` picks for it, and returns how many client
+    /// connections to the test's database each saw open (each holds its connection 50 ms, so that they overlap).
+    static func connectionsSeen(units: Int, _ executor: @escaping @Sendable (Int) -> any DatabaseExecutor) async throws -> [Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for unit in 0..<units {
                 group.addTask {
-                    try await (unit.isMultiple(of: 2) ? database : database.background).transaction { db in
+                    try await executor(unit).transaction { db in
                         let row = try await db.raw(
                             "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'"
                         ).first()
@@ -56,9 +53,5 @@ struct PostgresPoolTests {
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
-        let most = 2 + PostgresDatabaseExecutor.backgroundConnections
-        #expect(seen.count == 16 && seen.allSatisfy { (1...most).contains($0) } && seen.contains { $0 > 2 }, "\(seen)")
-        try await database.close()
-        await test.drop()
     }
 }
