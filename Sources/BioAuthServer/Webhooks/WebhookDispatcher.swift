@@ -97,21 +97,23 @@ struct WebhookDispatcher: Service {
                     return .recorded
                 }
             }
+            /// Frees one of `key`'s slots; true when it has none left in flight.
+            @discardableResult func release(_ key: String) -> Bool {
+                busy[key, default: 1] -= 1
+                guard busy[key] == 0 else { return false }
+                busy[key] = nil
+                return true
+            }
             func handle(_ wake: Wake?) {
                 switch wake {
                 case .sent(let attempt):
                     let endpoint = attempt.claim.endpointID
-                    busy[endpoint, default: 1] -= 1
-                    if busy[endpoint] == 0 {
-                        // Nothing in flight to this endpoint: whatever else of it is due goes out now.
-                        busy[endpoint] = nil
-                        claimNow = true
-                    }
+                    // Nothing left in flight to this endpoint: whatever else of it is due goes out now.
+                    if release(endpoint) { claimNow = true }
                     if attempt.failure == nil { delivering.insert(endpoint) } else { delivering.remove(endpoint) }
                     unrecorded.append(attempt)
                 case .pinged(let key):
-                    busy[key, default: 1] -= 1
-                    if busy[key] == 0 { busy[key] = nil }
+                    release(key)
                 case .recorded: recording = false
                 case .tick:
                     ticking = false
@@ -179,9 +181,9 @@ struct WebhookDispatcher: Service {
         }
     }
 
-    /// One pass (what tests drive on their clock): the expiry sweep, then every due delivery, in batches of up to ``poolSize``, one per
-    /// endpoint, attempted concurrently, then every due CIBA ping. Returns how many payments expired and how many deliveries
-    /// and pings were attempted.
+    /// One pass (what tests drive on their clock): the expiry sweep, then every due delivery, in batches of up to
+    /// ``poolSize``, one per endpoint, attempted concurrently and each batch recorded together, as ``run()`` records, then
+    /// every due CIBA ping. Returns how many payments expired and how many deliveries and pings were attempted.
     func runOnce() async throws -> (expired: Int, attempted: Int) {
         let expired = try await expireOverduePayments()
         await measureBacklog()
@@ -189,9 +191,11 @@ struct WebhookDispatcher: Service {
         while !Task.isShuttingDownGracefully {
             let claims = try await claimDue(limit: Self.poolSize)
             guard !claims.isEmpty else { break }
-            await withTaskGroup(of: Void.self) { group in
-                for claim in claims { group.addTask { await self.attempt(claim) } }
+            let sent = await withTaskGroup(of: Attempted.self) { group in
+                for claim in claims { group.addTask { await self.send(claim) } }
+                return await group.reduce(into: [Attempted]()) { $0.append($1) }
             }
+            await record(sent)
             attempted += claims.count
         }
         attempted += try await pingDue()
@@ -326,13 +330,6 @@ struct WebhookDispatcher: Service {
         }
     }
 
-    /// Sends one claimed delivery and records the attempt: delivered on a 2xx answer; otherwise retried after the
-    /// backoff, or given up past the retry window. Never throws: a failure to record is logged, and the lease makes the
-    /// delivery due again.
-    func attempt(_ claim: Claim) async {
-        await record([await send(claim)])
-    }
-
     /// One attempt made and not yet recorded.
     struct Attempted: Sendable {
         var claim: Claim
@@ -342,7 +339,8 @@ struct WebhookDispatcher: Service {
         var failure: AttemptFailure?
     }
 
-    /// Sends one claimed delivery, signed; never throws (a failure is the attempt's outcome).
+    /// Sends one claimed delivery, signed: delivered on a 2xx answer, else failed (``record(_:)`` then retries it after the
+    /// backoff, or gives it up past the retry window). Never throws: a failure is the attempt's outcome.
     func send(_ claim: Claim) async -> Attempted {
         let started = now
         let clockStart = ContinuousClock.now

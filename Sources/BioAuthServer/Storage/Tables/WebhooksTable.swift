@@ -241,19 +241,16 @@ struct WebhooksTable: Table {
     }
 
     /// The outbox's backlog at `now`: the pending deliveries due and not claimed (counted up to `cap`, so that a large
-    /// backlog costs no more to count than `cap` entries of the due index), and when the oldest of them was due. Claimed
-    /// deliveries, and those waiting for a retry, are not due.
+    /// backlog costs no more to count than `cap` entries of the due index), and when the oldest of them was due (the
+    /// first of those entries, in the index's order). Claimed deliveries, and those waiting for a retry, are not due.
     func backlog(now: Int64, cap: Int) async throws -> (due: Int, oldestDueAt: Int64?) {
-        let count = try await db.raw(
+        let row = try await db.raw(
             """
-            SELECT COUNT(*) AS due FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= \(bind: now)
-            LIMIT \(bind: cap)) AS due
+            SELECT COUNT(*) AS due, MIN(next_attempt_at) AS oldest FROM (SELECT next_attempt_at FROM webhook_deliveries
+            WHERE status = 'pending' AND next_attempt_at <= \(bind: now) ORDER BY next_attempt_at LIMIT \(bind: cap)) AS due
             """
-        ).first()?.decode(column: "due", as: Int.self)
-        let oldest = try await db.raw(
-            "SELECT MIN(next_attempt_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= \(bind: now)"
-        ).first()?.decode(column: "oldest", as: Int64?.self)
-        return (count ?? 0, oldest ?? nil)
+        ).first()
+        return (try row?.decode(column: "due", as: Int.self) ?? 0, try row?.decode(column: "oldest", as: Int64?.self) ?? nil)
     }
 
     /// Claims a delivery for `instance` until `leaseEnd` and counts the attempt, on the condition that it is still pending
