@@ -4,8 +4,8 @@ import Foundation
 ///
 /// Nothing still live is ever purged: a challenge goes once it has expired, a token once it expired (or its session
 /// ended) ``tokens`` ago, so a client presenting it meanwhile still gets `token_expired` or `session_ended`, and rotated
-/// refresh tokens of a live session stay until then, so reusing one still ends the session. Accounts, devices,
-/// sessions and payments are never purged.
+/// refresh tokens of a live session stay until then, so reusing one still ends the session; a session goes once it
+/// ended (or was abandoned) ``tokens`` ago and nothing refers to it. Accounts, devices and payments are never purged.
 public struct RetentionPolicy: Sendable, Equatable {
     /// Seconds between purges (3600); `0` turns the background job off (`bioauth admin purge` still works).
     public var interval: TimeInterval = 3600

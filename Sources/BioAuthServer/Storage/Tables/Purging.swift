@@ -4,7 +4,7 @@ import SQLKit
 /// Which rows of one table retention may delete: the table, its key columns and the condition that makes a row
 /// purgeable. Each table family states its own (`SessionsTable.purgeAccessTokens(…)`, …); `Retention` decides the
 /// cutoffs and the order, and runs them through ``SQLDatabase/countPurgeable(_:)`` and
-/// ``SQLDatabase/deletePurgeable(_:limit:)``.
+/// ``SQLDatabase/deletePurgeable(_:limit:engine:)``.
 struct PurgeRule: Sendable {
     let table: String
     /// The key columns, comma-separated: `id`, or `account_id, idempotency_key`.
