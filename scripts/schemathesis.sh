@@ -5,7 +5,9 @@
 # does not match the contract, invalid data accepted, or any other schemathesis check but one: "schema-valid data
 # rejected" (positive_data_acceptance) is not applied, because many schema-valid values must be refused: a random
 # signature, a point not on the curve, a currency code that is not active, a weak PIN, a locked account. Its settings
-# file, scripts/schemathesis/schemathesis.toml, also counts 413 (a body over the size limit) as invalid data refused.
+# file, scripts/schemathesis/schemathesis.toml, also counts 413 (a body over the size limit) as invalid data refused,
+# and turns one check off for two operations (the file says why). Every check is on by default; `--checks all` is not
+# passed, because it would turn that check back on there.
 #
 #   scripts/schemathesis.sh [MAX_EXAMPLES]     # default 100 per operation; needs `swift build` (or `swift test`) first
 #
@@ -45,7 +47,7 @@ done
 export BIOAUTH_URL="http://127.0.0.1:$port" BIOAUTH_RP_ID=bioauth.local
 export PYTHONPATH="$PWD/scripts/schemathesis${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=bioauth_hooks
 status=0
-schemathesis --config-file scripts/schemathesis/schemathesis.toml run "$BIOAUTH_URL/openapi.yaml" --checks all --exclude-checks positive_data_acceptance \
+schemathesis --config-file scripts/schemathesis/schemathesis.toml run "$BIOAUTH_URL/openapi.yaml" --exclude-checks positive_data_acceptance \
     --max-examples "$examples" --workers 2 --seed "${SCHEMATHESIS_SEED:-20261123}" \
     --report junit --report-dir "$out" || status=$?
 if grep -qiE 'fatal|panic|internal_error' "$out/server.log"; then
