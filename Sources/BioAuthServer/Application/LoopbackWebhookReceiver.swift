@@ -94,6 +94,9 @@ public final class LoopbackWebhookReceiver: Sendable {
     /// The answers to the next deliveries, in order; after them, 200.
     public func script(_ answers: Answer...) { state.withLockedValue { $0.script.append(contentsOf: answers) } }
 
+    /// Forgets the scripted answers not used yet: the next deliveries get 200.
+    public func clearScript() { state.withLockedValue { $0.script.removeAll() } }
+
     /// Every delivery so far, in the order they arrived.
     public var deliveries: [Delivery] { state.withLockedValue { $0.deliveries } }
 
