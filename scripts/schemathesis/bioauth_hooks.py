@@ -14,6 +14,8 @@ is BIOAUTH_URL and its relying-party id BIOAUTH_RP_ID.
 - Key ids: where a body names a device key and the generated value is a well-formed key id, it is replaced by the
   shared account's key id half of the time, so challenges are issued and signatures are checked. A malformed value is
   left alone: negative tests stay negative.
+- The half-of-the-time choices above come from a generator seeded with SCHEMATHESIS_SEED (the seed scripts/schemathesis.sh
+  passes to schemathesis), so a failing run can be replayed with the same seed.
 """
 
 import base64
@@ -34,6 +36,8 @@ BASE = os.environ["BIOAUTH_URL"].rstrip("/")
 RP_ID = os.environ.get("BIOAUTH_RP_ID", "bioauth.local")
 PASSWORD = "correct horse battery staple"
 PIN = "258046"
+# The hooks' own choices, seeded like schemathesis's run so that a run can be replayed.
+_choices = random.Random(int(os.environ.get("SCHEMATHESIS_SEED", "20261123")))
 # Operations whose tests would end the shared session or lock its account.
 ISOLATED = {"DELETE /v1/sessions/current", "PUT /v1/me/password"}
 # Operations of the service clients, with credentials of their own.
@@ -156,13 +160,13 @@ def _is_key_id(value):
 
 @schemathesis.hook
 def map_body(ctx, body):
-    if ctx.operation is not None and ctx.operation.label == INTROSPECTION and isinstance(body, dict) and random.random() < 0.5:
+    if ctx.operation is not None and ctx.operation.label == INTROSPECTION and isinstance(body, dict) and _choices.random() < 0.5:
         with _lock:
             account = _shared["account"]
         if account is not None and isinstance(body.get("token"), str):
             body["token"] = account["token"]
         return body
-    if ctx.operation is not None and ctx.operation.label == SERVICE_PAYMENT and isinstance(body, dict) and random.random() < 0.5:
+    if ctx.operation is not None and ctx.operation.label == SERVICE_PAYMENT and isinstance(body, dict) and _choices.random() < 0.5:
         with _lock:
             account = _shared["account"]
         if account is not None and isinstance(body.get("accountId"), str) and isinstance(body.get("payeeId"), str):
@@ -173,7 +177,7 @@ def map_body(ctx, body):
         return body
     with _lock:
         account = _shared["account"]
-    if account is None or account["key_id"] is None or random.random() < 0.5:
+    if account is None or account["key_id"] is None or _choices.random() < 0.5:
         return body
     targets = [body] + ([body["biometric"]] if isinstance(body.get("biometric"), dict) else [])
     for target in targets:
