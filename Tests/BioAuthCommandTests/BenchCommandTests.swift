@@ -70,6 +70,40 @@ struct BenchCommandTests {
         #expect(due == [.zero, .milliseconds(250), .milliseconds(500), .milliseconds(750)])
     }
 
+    @Test("--series: the windows' operations add up to the run's, and the report and the JSON give them window by window")
+    func seriesRun() async throws {
+        var options = Self.countedRun(.signIn, operations: 12)
+        options.seriesSeconds = 0.5
+        let result = try await BenchRunner(options: options, log: { _ in }).run()
+        let signIns = try #require(result.operations["biometric_sign_in"])
+        let rows = try #require(signIns.series?.rows(measuredSeconds: result.measuredSeconds))
+        #expect(rows.reduce(0) { $0 + $1.ok } == 12, "every measured sign-in is in exactly one window")
+        #expect(rows.allSatisfy { $0.errors == 0 } && rows.first?.fromSeconds == 0)
+        let report = BenchReport(result: result)
+        #expect(report.text.contains("per 0.5 s of the measured phase"))
+        let json = try JSONSerialization.jsonObject(with: report.json()) as? [String: Any]
+        let series = try #require((json?["series"] as? [String: Any])?["biometric_sign_in"] as? [[String: Any]])
+        #expect(series.count == rows.count && json?["seriesSeconds"] as? Double == 0.5)
+    }
+
+    @Test("a series' windows: exact nearest-rank percentiles, failures apart, an empty window in between shown as zeros")
+    func seriesWindows() {
+        var first = LatencySeries(seconds: 2)
+        // Window 0 (0-2 s): 1..100 ms, one each; window 2 (4-6 s): one 7 ms success and a failure; window 1 empty.
+        for ms in 1...100 { first.add(offset: Double(ms) / 100, micros: UInt64(ms) * 1000, failed: false) }
+        var second = LatencySeries(seconds: 2)
+        second.add(offset: 4.5, micros: 7000, failed: false)
+        second.add(offset: 5.9, micros: 1, failed: true)
+        first.merge(second)
+        let rows = first.rows(measuredSeconds: 5)
+        #expect(rows.map(\.fromSeconds) == [0, 2, 4])
+        #expect(rows[0] == LatencySeries.Row(fromSeconds: 0, ok: 100, perSecond: 50, p50Ms: 50, p99Ms: 99, maxMs: 100, errors: 0))
+        #expect(rows[1] == LatencySeries.Row(fromSeconds: 2, ok: 0, perSecond: 0, p50Ms: 0, p99Ms: 0, maxMs: 0, errors: 0))
+        // The phase ended 1 s into the last window: one success in 1 s.
+        #expect(rows[2] == LatencySeries.Row(fromSeconds: 4, ok: 1, perSecond: 1, p50Ms: 7, p99Ms: 7, maxMs: 7, errors: 1))
+        #expect(LatencySeries(seconds: 1).rows(measuredSeconds: 1).isEmpty)
+    }
+
     @Test("--webhooks subscribes the bench's receiver through the service API, and the report says what it received")
     func webhooks() async throws {
         var options = Self.countedRun(.payment, operations: 10)
@@ -95,7 +129,7 @@ struct BenchCommandTests {
             ["--instances", "0", "--server-process"], ["--instances", "9", "--server-process", "--database", "postgres://db/x"],
             ["--retention-interval", "0"], ["--server", "http://127.0.0.1:8080", "--retention-interval", "5"],
             ["--server-cpu-share", "0.5"], ["--server-cpu-share", "0", "--server-process"], ["--server-cpu-share", "1.5", "--server-process"],
-            ["--server", "http://127.0.0.1:8080", "--webhooks"],
+            ["--server", "http://127.0.0.1:8080", "--webhooks"], ["--series", "0"], ["--series", "-1"], ["--series", "inf"],
         ]
     )
     func refused(arguments: [String]) {

@@ -69,6 +69,11 @@ struct BenchCommand: AsyncParsableCommand {
     var webhooks = false
     @Option(help: "On PostgreSQL, the started server's most database connections (its --database-connections).")
     var databaseConnections = ServerConfiguration().databaseConnections
+    @Option(
+        help:
+            "Also report each operation per window of this many seconds of the measured phase (by when it began or was due): throughput, p50, p99, max and errors, to see what a purge or a vacuum during the run does to them."
+    )
+    var series: Double?
     @Option(help: "Where to write bench-result.json and bench-latency.svg.") var output = "."
     @Flag(help: "No progress lines.") var quiet = false
     @Flag(
@@ -105,6 +110,7 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("--server-cpu-share works on Linux only")
             #endif
         }
+        if let series, !(series > 0 && series.isFinite) { throw ValidationError("series must be a positive number of seconds") }
         if let retentionInterval, !(retentionInterval > 0 && retentionInterval.isFinite) {
             throw ValidationError("retention interval must be a positive number of seconds")
         }
@@ -134,6 +140,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.databaseConnections = databaseConnections
         options.retentionInterval = retentionInterval
         options.webhooks = webhooks
+        options.seriesSeconds = series
         options.progress = !quiet
         let quiet = self.quiet
         let result = try await BenchRunner(options: options, log: { line in if !quiet { print(line) } }).run()

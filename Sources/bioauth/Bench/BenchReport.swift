@@ -83,6 +83,7 @@ struct BenchReport {
                     ) + errors
             )
         }
+        lines += seriesLines
         if let cpu = cpuLine { lines.append("\n" + cpu) }
         if let database = databaseThreadLine { lines.append(database) }
         if let postgres = postgresLine { lines.append(postgres) }
@@ -103,6 +104,39 @@ struct BenchReport {
             lines.append(String(format: "peak resident memory during the run %@: %.1f MB", whose, Double(peak) / 1_048_576))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// With `--series`: each operation's windows, in order.
+    var series: [String: [LatencySeries.Row]] {
+        result.operations.compactMapValues { $0.series?.rows(measuredSeconds: result.measuredSeconds) }
+    }
+
+    /// The `--series` table: one line per operation and window.
+    var seriesLines: [String] {
+        let series = self.series
+        guard !series.isEmpty, let seconds = result.options.seriesSeconds else { return [] }
+        var lines = [
+            "",
+            String(format: "per %g s of the measured phase, by when each operation began (open loop: was due):", seconds),
+            "operation          from s     ok/s  p50 ms  p99 ms  max ms  errors",
+        ]
+        for name in series.keys.sorted() {
+            for row in series[name] ?? [] {
+                lines.append(
+                    name.padding(toLength: 18, withPad: " ", startingAt: 0)
+                        + String(
+                            format: " %6.1f  %7.1f  %6.1f  %6.1f  %6.1f  %d",
+                            row.fromSeconds,
+                            row.perSecond,
+                            row.p50Ms,
+                            row.p99Ms,
+                            row.maxMs,
+                            row.errors
+                        )
+                )
+            }
+        }
+        return lines
     }
 
     /// Successful operations of every kind in the measured phase.
@@ -209,6 +243,8 @@ struct BenchReport {
             var successfulOperations: UInt64
             var operations: [Row]
             var latencyPercentilesMs: [String: [String: Double]]
+            var seriesSeconds: Double?
+            var series: [String: [LatencySeries.Row]]?
         }
         var percentiles: [String: [String: Double]] = [:]
         for (name, operation) in result.operations {
@@ -244,7 +280,9 @@ struct BenchReport {
             webhookDeliveriesUnverified: result.webhooks?.unverified,
             successfulOperations: successfulOperations,
             operations: rows,
-            latencyPercentilesMs: percentiles
+            latencyPercentilesMs: percentiles,
+            seriesSeconds: result.options.seriesSeconds,
+            series: result.options.seriesSeconds == nil ? nil : series
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

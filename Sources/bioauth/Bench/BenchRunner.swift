@@ -51,6 +51,9 @@ struct BenchOptions: Sendable {
     var retentionInterval: TimeInterval?
     /// Subscribe a webhook endpoint (a receiver in this process) to the payment and device events.
     var webhooks = false
+    /// Also report each operation window by window, windows of this many seconds (``LatencySeries``); `nil`: the whole
+    /// measured phase only.
+    var seriesSeconds: TimeInterval?
     /// The started server's PostgreSQL pool size.
     var databaseConnections = ServerConfiguration().databaseConnections
     var bcryptCost = 12
@@ -61,10 +64,20 @@ struct BenchOptions: Sendable {
 struct OperationResult: Sendable {
     var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)  // µs
     var errors: [String: Int] = [:]
+    /// With ``BenchOptions/seriesSeconds``: the same operations window by window.
+    var series: LatencySeries?
+
+    init(seriesSeconds: Double? = nil) {
+        series = seriesSeconds.map(LatencySeries.init(seconds:))
+    }
 
     mutating func merge(_ other: OperationResult) {
         histogram.add(other.histogram)
         errors.merge(other.errors, uniquingKeysWith: +)
+        if let other = other.series {
+            if series == nil { series = LatencySeries(seconds: other.seconds) }
+            series?.merge(other)
+        }
     }
 }
 
@@ -472,7 +485,12 @@ struct BenchRunner {
                         // Closed loop: what started and ended in the window. Open loop: everything due in the window,
                         // however late it ended (a late end is the queueing the run is there to show).
                         if began >= measureFrom && (schedule != nil || counted != nil || ContinuousClock.now <= end) {
-                            record(&results[name, default: OperationResult()], micros, outcome)
+                            record(
+                                &results[name, default: OperationResult(seriesSeconds: options.seriesSeconds)],
+                                micros,
+                                outcome,
+                                at: began - measureFrom
+                            )
                             if outcome == nil { progress.add() }
                         }
                     }
@@ -493,7 +511,12 @@ struct BenchRunner {
                         }
                         let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
                         if began >= measureFrom && ContinuousClock.now <= end {
-                            record(&results["password_sign_in", default: OperationResult()], micros, outcome)
+                            record(
+                                &results["password_sign_in", default: OperationResult(seriesSeconds: options.seriesSeconds)],
+                                micros,
+                                outcome,
+                                at: began - measureFrom
+                            )
                             measured = true
                         }
                     }
@@ -535,12 +558,14 @@ struct BenchRunner {
         return sum
     }
 
-    private func record(_ result: inout OperationResult, _ micros: UInt64, _ error: String?) {
+    /// Counts one measured operation that began (or was due) `offset` into the measured phase.
+    private func record(_ result: inout OperationResult, _ micros: UInt64, _ error: String?, at offset: Duration) {
         if let error {
             result.errors[error, default: 0] += 1
         } else {
             _ = result.histogram.record(micros)
         }
+        result.series?.add(offset: offset.seconds, micros: micros, failed: error != nil)
     }
 
     /// Runs `body`; `nil` on success, else the problem code (or `transport_error`).
