@@ -292,27 +292,7 @@ extension RetentionTests {
             try await Self.fillPassedWindows(3, api: api)
             let now = api.clock.now.millisecondsSince1970
             // A hit restarts old-1's window and keeps the row locked until the purge has found it and waits for it.
-            let gate = TestGate()
-            let hit = Task {
-                try await api.database.transaction(isolation: .readCommitted) { db in
-                    _ = try await db.rateLimits.hit("old-1", now: now, window: 60_000)
-                    await gate.arrive()
-                    await gate.waitOpen(orAfter: .seconds(60))
-                }
-            }
-            await gate.waitArrived(1)
-            let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock, metrics: nil)
-            let purge = Task { try await retention.purge() }
-            try await WebhookTests.waitUntil("the purge's batch waits for the hit's row") {
-                try await api.database.transaction(isolation: .eachStatement) { db in
-                    try await db.raw(
-                        "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                    ).first()?.decode(column: "n", as: Int.self)
-                } == 1
-            }
-            await gate.open()
-            try await hit.value
-            let purged = try #require(try await purge.value)
+            let purged = try await Self.purge(api: api) { db in _ = try await db.rateLimits.hit("old-1", now: now, window: 60_000) }
             #expect(purged.counts[.rateLimits] == 2, "\(purged)")
             let left = try await api.database.transaction { db in
                 try await db.raw("SELECT bucket, window_start, hits FROM rate_limits").all().map {
@@ -324,6 +304,62 @@ extension RetentionTests {
             }
             #expect(left.count == 1 && left.first?.0 == "old-1" && left.first?.1 == now && left.first?.2 == 1, "the hit's window: \(left)")
         }
+    }
+
+    @Test(
+        "on PostgreSQL an abandoned session that a sign-in ends while the purge waits for it is kept: a batch with dependents locks and checks its rows before it deletes anything",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func abandonedSessionEndedMeanwhileIsKept() async throws {
+        try await TestServer.run(backend: .postgres, configure: Self.policy) { api in
+            try await api.createAccount("dana")
+            let now = api.clock.now.millisecondsSince1970
+            let day: Int64 = 86_400_000
+            // Dana's session from three days ago was never ended, and its tokens expired two days ago: abandoned.
+            try await api.database.transaction { db in
+                let account = try await db.raw("SELECT id FROM accounts WHERE username = 'dana'").first()?.decode(column: "id", as: String.self)
+                try await db.raw(
+                    """
+                    INSERT INTO sessions (id, account_id, installation_id, method, created_at) \
+                    VALUES ('abandoned', \(bind: account), 'dana-phone', 'password', \(bind: now - 3 * day))
+                    """
+                ).run()
+                try await db.raw("INSERT INTO refresh_tokens (token_hash, session_id, expires_at) VALUES ('r', 'abandoned', \(bind: now - 2 * day))")
+                    .run()
+            }
+            // A sign-in on that phone ends it, and holds the row until the purge waits for it.
+            let purged = try await Self.purge(api: api) { db in
+                try await db.raw("UPDATE sessions SET ended_at = \(bind: now), end_reason = 'replaced' WHERE id = 'abandoned'").run()
+            }
+            #expect(purged.counts[.sessions] == 0, "\(purged)")
+            #expect(purged.counts[.refreshTokens] == 1, "the expired token went by its expiry, before the sessions")
+            #expect(try await api.count("sessions", "id", "abandoned") == 1, "ended just now: kept for the token retention")
+        }
+    }
+
+    /// A purge on PostgreSQL while a unit of work that ran `hold` keeps the rows it changed locked: the unit commits once a
+    /// batch of the purge waits for one of them. Returns what the purge deleted.
+    static func purge(api: API, whileHolding hold: @escaping @Sendable (any SQLDatabase) async throws -> Void) async throws -> Retention.Report {
+        let gate = TestGate()
+        let holder = Task {
+            try await api.database.transaction(isolation: .readCommitted) { db in
+                try await hold(db)
+                await gate.arrive()
+                await gate.waitOpen(orAfter: .seconds(60))
+            }
+        }
+        await gate.waitArrived(1)
+        let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock, metrics: nil)
+        let purge = Task { try await retention.purge() }
+        try await WebhookTests.waitUntil("the purge's batch waits for the held row") {
+            try await api.database.transaction(isolation: .eachStatement) { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+                    .first()?.decode(column: "n", as: Int.self)
+            } == 1
+        }
+        await gate.open()
+        try await holder.value
+        return try #require(try await purge.value)
     }
 
     /// `count` rate-limit windows that passed long ago, for a purge to delete.

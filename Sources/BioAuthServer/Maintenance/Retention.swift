@@ -4,10 +4,11 @@ import Logging
 import SQLKit
 
 /// Deletes rows that ``RetentionPolicy`` says have aged out: expired challenges (passkey ceremonies' too), idempotency
-/// keys past their window, tokens that expired (or whose session ended) long enough ago, sessions left with no token,
-/// console sessions that ended (signed out or timed out) long enough ago, old audit events, rate-limit windows that have
-/// passed, and webhook events whose deliveries all ended (delivered, given up or dropped) long enough ago, with their
-/// deliveries and attempts. Used by the server's background job and by `bioauth admin purge`.
+/// keys past their window, tokens that expired long enough ago, sessions that ended (or were abandoned) long enough ago
+/// with the tokens they still have, console sessions that ended (signed out or timed out) long enough ago, old audit
+/// events, rate-limit windows that have passed, and webhook events whose deliveries all ended (delivered, given up or
+/// dropped) long enough ago, with their deliveries and attempts. Used by the server's background job and by
+/// `bioauth admin purge`.
 ///
 /// A purge deletes in batches of 1 000 rows, each batch its own unit of work, so it never holds the database for
 /// long, and rests after each full batch for ``RetentionPolicy/batchRest`` times as long as the batch took, so that a
@@ -15,7 +16,7 @@ import SQLKit
 /// time: it holds a lease (a row of `maintenance_leases`, claimed with one conditional upsert) that it renews between
 /// batches once a minute and releases at the end; a lease left by an instance that died runs out after 10 minutes.
 public struct Retention: Sendable {
-    /// What is purged, in this order.
+    /// What is purged, in this order; a session's tokens, and a webhook delivery's attempts, also go with it.
     public enum Kind: String, Sendable, CaseIterable {
         case challenges
         case passkeyChallenges = "passkey_challenges"
@@ -43,6 +44,20 @@ public struct Retention: Sendable {
         public var total: Int { counts.values.reduce(0, +) }
         /// `challenges=3 access_tokens=0 …`, in purge order.
         public var description: String { Kind.allCases.map { "\($0.rawValue)=\(counts[$0] ?? 0)" }.joined(separator: " ") }
+
+        /// Adds a rule's count: its own rows as `kind`, its dependents' as the kinds of their tables. Returns what it added.
+        @discardableResult
+        mutating func add(_ count: PurgeCount, as kind: Kind) -> [(Kind, Int)] {
+            var added = [(kind, count.rows)]
+            for (table, rows) in count.dependents {
+                guard let dependent = Kind(rawValue: table) else {
+                    preconditionFailure("a purge rule's dependent table \(table) is no kind of row the report counts")
+                }
+                added.append((dependent, rows))
+            }
+            for (kind, rows) in added { counts[kind, default: 0] += rows }
+            return added
+        }
     }
 
     let database: any DatabaseExecutor
@@ -104,7 +119,7 @@ public struct Retention: Sendable {
         return try await database.transaction { db in
             var report = Report()
             for rule in rules {
-                report.counts[rule.kind] = try await db.countPurgeable(rule.purge)
+                report.add(try await db.countPurgeable(rule.purge), as: rule.kind)
             }
             return report
         }
@@ -130,9 +145,8 @@ public struct Retention: Sendable {
                     let deleted = try await database.transaction(isolation: .readCommitted) { [engine = database.dialect] db in
                         try await db.deletePurgeable(rule.purge, limit: Self.batchSize, engine: engine)
                     }
-                    report.counts[rule.kind, default: 0] += deleted
-                    metrics?.retentionDeleted(rule.kind.rawValue, count: deleted)
-                    guard deleted == Self.batchSize else { break }
+                    for (kind, count) in report.add(deleted, as: rule.kind) { metrics?.retentionDeleted(kind.rawValue, count: count) }
+                    guard deleted.rows == Self.batchSize else { break }
                     await restAfter(batchTook: ContinuousClock.now - started, while: proceed)
                     // Renewed before the next batch once a tenth of the lease has gone since it was claimed, so that it
                     // always has most of its time left; lost only if this instance stalled past the lease (and so past
@@ -182,9 +196,11 @@ public struct Retention: Sendable {
         return [
             Rule(kind: .challenges, purge: ChallengesTable.purgeExpired(now: now)),
             Rule(kind: .passkeyChallenges, purge: ChallengesTable.purgeExpiredPasskey(now: now)),
-            Rule(kind: .accessTokens, purge: SessionsTable.purgeAccessTokens(before: tokens)),
-            Rule(kind: .refreshTokens, purge: SessionsTable.purgeRefreshTokens(before: tokens)),
-            Rule(kind: .sessions, purge: SessionsTable.purgeSessions(before: tokens, now: now)),
+            // Expired tokens by their expiry; then ended and abandoned sessions, each with the tokens it still has.
+            Rule(kind: .accessTokens, purge: SessionsTable.purgeExpiredAccessTokens(before: tokens)),
+            Rule(kind: .refreshTokens, purge: SessionsTable.purgeExpiredRefreshTokens(before: tokens)),
+            Rule(kind: .sessions, purge: SessionsTable.purgeEndedSessions(before: tokens, now: now)),
+            Rule(kind: .sessions, purge: SessionsTable.purgeAbandonedSessions(before: tokens, now: now)),
             Rule(kind: .serviceTokens, purge: ServiceClientsTable.purgeTokens(before: tokens)),
             // A console session is over when its operator signed out, it sat idle, or it reached its absolute limit; it goes
             // once it has been over for the token retention.
@@ -204,9 +220,8 @@ public struct Retention: Sendable {
                 kind: .rateLimits,
                 purge: RateLimitsTable.purge(windowsBefore: now - Int64(max(rateLimitWindow, Operators.lockDuration) * 1000))
             ),
-            // A webhook event goes with its deliveries and their attempts once every delivery has ended long enough ago; a
-            // pending one (still being tried) keeps all of them.
-            Rule(kind: .webhookAttempts, purge: WebhooksTable.purgeAttempts(before: webhooks)),
+            // A webhook delivery goes with its attempts once it has ended long enough ago, and an event once it has no
+            // delivery left; a pending delivery (still being tried) keeps its attempts and its event.
             Rule(kind: .webhookDeliveries, purge: WebhooksTable.purgeDeliveries(before: webhooks)),
             Rule(kind: .webhookEvents, purge: WebhooksTable.purgeEvents(before: webhooks)),
             // A web page's QR code is over 30 seconds after it was drawn; it goes with the tokens. An approval request is the
