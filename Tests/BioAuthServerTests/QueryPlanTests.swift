@@ -23,18 +23,6 @@ struct QueryPlanTests {
         return lines
     }
 
-    /// SQLite's plan for a statement built with SQLKit (a purge's, say).
-    static func plan(rawSQLite statement: SQLQueryString) async throws -> [String] {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID()).sqlite").path
-        let database = try await openDatabase(path, logger: Logger(label: "plan"))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let lines = try await database.transaction { db in
-            try await db.raw("EXPLAIN QUERY PLAN \(statement)").all().map { try $0.decode(column: "detail", as: String.self) }
-        }
-        try await database.close()
-        return lines
-    }
-
     @Test("every statement a table lists as hot finds its rows through an index, never by reading a whole table")
     func hotStatementsUseIndexes() async throws {
         let statements = HotStatements.all

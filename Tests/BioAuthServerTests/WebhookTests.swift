@@ -645,10 +645,17 @@ struct WebhookTests {
             try await setup.deliver()  // failed once, pending
             api.clock.advance(by: 2 * 86_400)
             let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
+            // The attempts go with their delivery (a dependent of its rule, by both key columns), and the dry run counts them.
+            let planned = try await retention.dryRun()
+            #expect(planned.counts[.webhookAttempts] == 1 && planned.counts[.webhookDeliveries] == 1, "\(planned)")
             let report = try #require(try await retention.purge())
             #expect(report.counts[.webhookEvents] == 1 && report.counts[.webhookDeliveries] == 1 && report.counts[.webhookAttempts] == 1, "\(report)")
             let left = try await Self.webhookRows(api)
             #expect(left[2...] == [1, 1], "the pending event and its delivery stay: \(left)")
+            let attempts = try await api.database.transaction { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM webhook_attempts").first()?.decode(column: "n", as: Int.self)
+            }
+            #expect(attempts == 1, "the pending delivery keeps its attempt")
         }
     }
 
