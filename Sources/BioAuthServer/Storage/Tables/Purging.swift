@@ -17,6 +17,10 @@ struct PurgeRule: Sendable {
     let condition: SQLQueryString
     /// Rows of other tables that refer to a row this rule deletes, deleted with it in the same batch, before it.
     var dependents: [Dependent] = []
+    /// The rows a dry run counts, when an earlier rule of the same run deletes rows that, until then, keep some of this
+    /// rule's (`nil`: ``condition``). The purge deletes by ``condition``, which by then holds for them; a dry run deletes
+    /// nothing, so it must state the earlier rule's work itself.
+    var counted: SQLQueryString? = nil
 
     /// The rows of `table` whose `columns` (as many, in the same order, as the rule's key) name a row of the rule's table.
     struct Dependent: Sendable {
@@ -37,14 +41,15 @@ struct PurgeCount: Sendable, Equatable {
 extension SQLDatabase {
     /// How many rows `rule` selects now, and how many of its dependents' rows would go with them.
     func countPurgeable(_ rule: PurgeRule) async throws -> PurgeCount {
+        let condition = rule.counted ?? rule.condition
         let rows =
-            try await raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: rule.table) WHERE \(rule.condition)").first()?.decode(column: "n", as: Int.self)
+            try await raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: rule.table) WHERE \(condition)").first()?.decode(column: "n", as: Int.self)
             ?? 0
         var count = PurgeCount(rows: rows)
         for dependent in rule.dependents {
             var counting: SQLQueryString = """
                 SELECT COUNT(*) AS n FROM \(unsafeRaw: dependent.table) WHERE (\(unsafeRaw: dependent.columns)) IN \
-                (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE \(rule.condition))
+                (SELECT \(unsafeRaw: rule.key) FROM \(unsafeRaw: rule.table) WHERE \(condition))
                 """
             if let left = dependent.leftByEarlierRules { counting += " AND (\(left))" }
             count.dependents[dependent.table] = try await raw(counting).first()?.decode(column: "n", as: Int.self) ?? 0
@@ -269,14 +274,23 @@ extension WebhooksTable {
     }
 
     /// Events made before `cutoff` that no delivery refers to any more (each looked up by its key in the deliveries').
+    /// The deliveries' rule runs first, so an event whose last deliveries it takes goes in the same run; a dry run counts
+    /// it by the deliveries that rule keeps (one pending, or made since `cutoff`).
+    ///
+    /// The purge itself asks for no delivery at all: a delivery that ends between the two rules is still there, and the
+    /// event waits for the next run rather than failing the foreign key.
     static func purgeEvents(before cutoff: Int64) -> PurgeRule {
-        PurgeRule(
+        func noDelivery(_ kept: SQLQueryString) -> SQLQueryString {
+            """
+            created_at < \(bind: cutoff) \
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id\(kept))
+            """
+        }
+        return PurgeRule(
             table: "webhook_events",
             key: "id",
-            condition: """
-                created_at < \(bind: cutoff) \
-                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)
-                """
+            condition: noDelivery(""),
+            counted: noDelivery(" AND (d.status = 'pending' OR d.created_at >= \(bind: cutoff))")
         )
     }
 }
