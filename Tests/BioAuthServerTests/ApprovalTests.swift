@@ -565,7 +565,7 @@ struct CIBAPingTests {
     /// test server (`ServerConfiguration.forTests`).
     static func configure(_ configuration: inout ServerConfiguration) {
         configuration.webhooks.pollInterval = 0
-        configuration.webhooks.timeout = 2
+        configuration.webhooks.timeout = 5
     }
 
     /// ``configure(_:)`` with nothing allowed besides public destinations, as a deployment without `--outbound-allow`.

@@ -59,7 +59,9 @@ struct WebhookTests {
             backend: backend,
             configure: { configuration in
                 configuration.webhooks.pollInterval = 0
-                configuration.webhooks.timeout = 0.5
+                // Long enough for a receiver that answers at once to be heard on a loaded machine (CI once timed out a
+                // delivery to one after 0.5 s); a test of a receiver that times out holds its answer for a minute.
+                configuration.webhooks.timeout = 5
                 configure(&configuration)
             },
             { api in
@@ -274,8 +276,8 @@ struct WebhookTests {
             backend: backend,
             configure: { configuration in
                 configuration.maxFailedPaymentAttempts = 2
-                // Each event must arrive exactly once: on a loaded machine the setup's 0.5 s timeout had a delivery to the
-                // receiver (which answers at once) given up and retried, and the test count it twice.
+                // Each event must arrive exactly once: on a loaded machine a 0.5 s timeout (the setup's, then) had a delivery
+                // to the receiver (which answers at once) given up and retried, and the test counted it twice.
                 configuration.webhooks.timeout = 30
             },
             { setup in
@@ -392,7 +394,7 @@ struct WebhookTests {
     func retries(backend: StorageBackend) async throws {
         try await Self.withSetup(backend: backend) { setup in
             let api = setup.api
-            setup.receiver.script(.status(500), .close, .delayed(.seconds(2), status: 200))
+            setup.receiver.script(.status(500), .close, .delayed(.seconds(60), status: 200))
             try await api.createAccount()
             let tokens = try await api.signIn()
             #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
