@@ -73,12 +73,14 @@ struct GracefulShutdownTests {
             try await Task.sleep(for: .milliseconds(300))
             let start = ContinuousClock.now
             kill(server.pid, SIGTERM)
-            let status = await server.exitStatus(within: 10)
+            let status = await server.exitStatus(within: 13)
             let waited = ContinuousClock.now - start
             writer.finish()
             _ = try? await inFlight.value
             #expect(status == 0, "\(server.log.suffix(1000))")
-            #expect(waited >= .milliseconds(900) && waited < .seconds(5), "the shutdown waited \(waited) for the request in flight (limit 1 s)")
+            // Under 12 s, before the client's own 15 s timeout would end the request: a loaded machine may exit late, but a
+            // shutdown that waited for the request would wait for that.
+            #expect(waited >= .milliseconds(900) && waited < .seconds(12), "the shutdown waited \(waited) for the request in flight (limit 1 s)")
         }
     }
 
@@ -88,7 +90,7 @@ struct GracefulShutdownTests {
     )
     func drain() async throws {
         try await ServerProcessFixture.run("shutdown-drain") { executable, folder, http in
-            let settings = ServerProcessFixture.settings(in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_SHUTDOWN_DRAIN": "6"])
+            let settings = ServerProcessFixture.settings(in: folder, ["BIOAUTH_BCRYPT_COST": "4", "BIOAUTH_SHUTDOWN_DRAIN": "15"])
             let server = try await ServerProcess.start(executable: executable, settings: settings, folder: folder, http: http)
             let api = BioAuthAPI(serverURL: server.url)
             try await api.ready()
@@ -109,13 +111,14 @@ struct GracefulShutdownTests {
             _ = try await api.createAccount(username: "late-customer", password: "correct horse")
             let tokens = try await api.signIn(username: "late-customer", password: "correct horse", installationID: "phone-1")
             #expect(!tokens.accessToken.isEmpty)
-            // The drain is long enough for this work on a loaded machine (the whole suite runs in parallel).
-            #expect(ContinuousClock.now - start < .seconds(6), "the work above was meant to happen inside the drain")
+            // The drain is long enough for this work on a loaded machine (the whole suite runs in parallel; CI has seen a
+            // sign-in take 2 s there, so 6 s was too close).
+            #expect(ContinuousClock.now - start < .seconds(15), "the work above was meant to happen inside the drain")
 
-            let status = await server.exitStatus(within: 20)
+            let status = await server.exitStatus(within: 40)
             let waited = ContinuousClock.now - start
             #expect(status == 0, "\(server.log.suffix(1000))")
-            #expect(waited >= .milliseconds(5900) && waited < .seconds(12), "the server exited \(waited) after SIGTERM with a 6 s drain")
+            #expect(waited >= .milliseconds(14_900) && waited < .seconds(30), "the server exited \(waited) after SIGTERM with a 15 s drain")
             #expect(!server.log.contains("error"), "\(server.log.suffix(1000))")
             let gone = await #expect(throws: APIProblem.self) { try await api.health() }
             #expect(gone?.code == .serverUnreachable)
