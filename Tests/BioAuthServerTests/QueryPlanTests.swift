@@ -55,6 +55,50 @@ struct QueryPlanTests {
         await test.drop()
     }
 
+    /// PostgreSQL's plan for the challenge's use when its statistics say every challenge has expired, as they do once a
+    /// purge has emptied the table and autovacuum has analyzed what was left: `statement` with a live challenge's id.
+    static func challengeUsePlanAfterPurge(_ statement: FixedSQL) async throws -> [String] {
+        let test = try await TestDatabase.make(.postgres)
+        let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
+        let lines = try await database.transaction { db in
+            try await db.raw(
+                "INSERT INTO accounts (id, username, password_hash, failed_password_attempts, created_at, password_changed_at) VALUES ('a', 'alice', 'x', 0, 0, 0)"
+            ).run()
+            // What the analyze saw: challenges that had all expired, at one time.
+            try await db.raw(
+                """
+                INSERT INTO challenges (id, purpose, challenge, account_id, created_at, expires_at) \
+                SELECT 'old-' || g, 'signin', 'c', 'a', 0, 1000 FROM generate_series(1, 50) g
+                """
+            ).run()
+            try await db.raw("ANALYZE challenges").run()
+            // The sign-ins since: live challenges, each used by its id.
+            try await db.raw(
+                """
+                INSERT INTO challenges (id, purpose, challenge, account_id, created_at, expires_at) \
+                SELECT 'live-' || g, 'signin', 'c', 'a', 5000, 9000 + g FROM generate_series(1, 2000) g
+                """
+            ).run()
+            let explained = FixedStatement(sql: FixedSQL("EXPLAIN " + statement.text), binds: [Int64(6000), "live-7", Int64(6000)])
+            return try await db.all(explained).map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+        }
+        try await database.close()
+        await test.drop()
+        return lines
+    }
+
+    @Test(
+        "on PostgreSQL a challenge is used through its primary key even when the statistics say none is live (after a purge), never by reading the live ones",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func challengeUseAfterPurge() async throws {
+        let lines = try await Self.challengeUsePlanAfterPurge(ChallengesTable.take)
+        #expect(lines.contains { $0.contains("challenges_pkey") } && !lines.contains { $0.contains("challenges_by_expiry") }, "\(lines)")
+        // The statement as it was (`expires_at > ?`) is planned on the expiry index in that state: the check above can fail.
+        let before = FixedSQL(ChallengesTable.take.text.replacingOccurrences(of: "expires_at - ? > 0", with: "expires_at > ?"))
+        #expect(try await Self.challengeUsePlanAfterPurge(before).contains { $0.contains("challenges_by_expiry") })
+    }
+
     @Test("replacing an installation's session reads only live sessions, through their index")
     func endingSessions() async throws {
         let cases: [(String?, String?, String?)] = [
