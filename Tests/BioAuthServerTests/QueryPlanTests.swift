@@ -99,6 +99,31 @@ struct QueryPlanTests {
         #expect(try await Self.challengeUsePlanAfterPurge(before).contains { $0.contains("challenges_by_expiry") })
     }
 
+    @Test(
+        "on PostgreSQL autovacuum does not shrink the tables every sign-in uses, so it never holds their exclusive lock after a purge",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func noTruncationOfSignInTables() async throws {
+        let test = try await TestDatabase.make(.postgres)
+        let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
+        let options = try await database.transaction { db in
+            try await db.raw(
+                "SELECT relname, array_to_string(reloptions, ',') AS options FROM pg_class WHERE relkind = 'r' AND reloptions IS NOT NULL"
+            )
+            .all().reduce(into: [String: String]()) {
+                $0[try $1.decode(column: "relname", as: String.self)] = try $1.decode(column: "options", as: String.self)
+            }
+        }
+        #expect(
+            options
+                == Dictionary(
+                    uniqueKeysWithValues: ["challenges", "access_tokens", "refresh_tokens", "sessions"].map { ($0, "vacuum_truncate=false") }
+                )
+        )
+        try await database.close()
+        await test.drop()
+    }
+
     @Test("replacing an installation's session reads only live sessions, through their index")
     func endingSessions() async throws {
         let cases: [(String?, String?, String?)] = [

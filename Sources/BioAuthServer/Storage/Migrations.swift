@@ -444,6 +444,8 @@ enum Migrations {
                 "CREATE INDEX IF NOT EXISTS webhook_events_by_creation ON webhook_events (created_at)",
             ]
         ),
+        // PostgreSQL's own (postgresOnly): SQLite gives a file's pages back only when asked (VACUUM), never on its own.
+        (25, "on PostgreSQL, autovacuum keeps the pages of the tables every sign-in uses instead of shrinking them under an exclusive lock", []),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a
@@ -464,6 +466,11 @@ enum Migrations {
             "CREATE INDEX IF NOT EXISTS payments_pending_by_expiry ON payments (expires_at) WHERE status = 'pending' AND expires_at IS NOT NULL",
             "DROP INDEX IF EXISTS payments_pending_expiry",
         ],
+        // A vacuum that finds empty pages at a table's end gives them back to the system, holding the table's exclusive lock
+        // while it does: after a purge, every request that reads a token or starts a session waited on it (p99 during the
+        // purge's sessions' phase 110-244 ms with it, 60 and 81 ms without, docs/PERFORMANCE.md). These tables are written
+        // by every sign-in, so their freed pages are filled again anyway. `ALTER TABLE … RESET (vacuum_truncate)` undoes it.
+        25: ["challenges", "access_tokens", "refresh_tokens", "sessions"].map { "ALTER TABLE \($0) SET (vacuum_truncate = false)" },
     ]
 
     /// Applies the migrations the database has not seen yet, all in one transaction. On PostgreSQL the
