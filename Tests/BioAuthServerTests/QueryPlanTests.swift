@@ -55,14 +55,24 @@ struct QueryPlanTests {
         await test.drop()
     }
 
-    /// PostgreSQL's plan for the challenge's use when its statistics say every challenge has expired, as they do once a
-    /// purge has emptied the table and autovacuum has analyzed what was left: `statement` with a live challenge's id.
-    static func challengeUsePlanAfterPurge(_ statement: FixedSQL) async throws -> [String] {
+    /// Runs `explain` on a PostgreSQL database whose statistics say every challenge has expired, as they do once a purge
+    /// has emptied the table and autovacuum has analyzed what was left, while live challenges (bound to 300 ended
+    /// sessions) have come since; returns the plan's lines.
+    static func planAfterPurge(_ explain: @escaping @Sendable (any SQLDatabase) async throws -> [String]) async throws -> [String] {
         let test = try await TestDatabase.make(.postgres)
         let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
         let lines = try await database.transaction { db in
             try await db.raw(
-                "INSERT INTO accounts (id, username, password_hash, failed_password_attempts, created_at, password_changed_at) VALUES ('a', 'alice', 'x', 0, 0, 0)"
+                """
+                INSERT INTO accounts (id, username, password_hash, failed_password_attempts, created_at, password_changed_at) \
+                VALUES ('a', 'alice', 'x', 0, 0, 0)
+                """
+            ).run()
+            try await db.raw(
+                """
+                INSERT INTO sessions (id, account_id, installation_id, method, created_at, ended_at) \
+                SELECT 's-' || g, 'a', 'i-' || g, 'password', 0, 10 FROM generate_series(1, 300) g
+                """
             ).run()
             // What the analyze saw: challenges that had all expired, at one time.
             try await db.raw(
@@ -71,20 +81,27 @@ struct QueryPlanTests {
                 SELECT 'old-' || g, 'signin', 'c', 'a', 0, 1000 FROM generate_series(1, 50) g
                 """
             ).run()
-            try await db.raw("ANALYZE challenges").run()
-            // The sign-ins since: live challenges, each used by its id.
+            try await db.raw("ANALYZE").run()
+            // The sign-ins since: live challenges.
             try await db.raw(
                 """
-                INSERT INTO challenges (id, purpose, challenge, account_id, created_at, expires_at) \
-                SELECT 'live-' || g, 'signin', 'c', 'a', 5000, 9000 + g FROM generate_series(1, 2000) g
+                INSERT INTO challenges (id, purpose, challenge, account_id, session_id, created_at, expires_at) \
+                SELECT 'live-' || g, 'payment', 'c', 'a', 's-' || (g % 300 + 1), 5000, 9000 + g FROM generate_series(1, 2000) g
                 """
             ).run()
-            let explained = FixedStatement(sql: FixedSQL("EXPLAIN " + statement.text), binds: [Int64(6000), "live-7", Int64(6000)])
-            return try await db.all(explained).map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+            return try await explain(db)
         }
         try await database.close()
         await test.drop()
         return lines
+    }
+
+    /// The plan of the challenge's use `statement`, for a live challenge.
+    static func challengeUsePlanAfterPurge(_ statement: FixedSQL) async throws -> [String] {
+        try await planAfterPurge { db in
+            let explained = FixedStatement(sql: FixedSQL("EXPLAIN " + statement.text), binds: [Int64(6000), "live-7", Int64(6000)])
+            return try await db.all(explained).map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+        }
     }
 
     @Test(
@@ -97,6 +114,24 @@ struct QueryPlanTests {
         // The statement as it was (`expires_at > ?`) is planned on the expiry index in that state: the check above can fail.
         let before = FixedSQL(ChallengesTable.take.text.replacingOccurrences(of: "expires_at - ? > 0", with: "expires_at > ?"))
         #expect(try await Self.challengeUsePlanAfterPurge(before).contains { $0.contains("challenges_by_expiry") })
+    }
+
+    @Test(
+        "on PostgreSQL the purge's check that no live challenge is bound to a session never reads the live challenges through their expiry, whatever the statistics",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func liveChallengeCheckAfterPurge() async throws {
+        func plan(_ noLiveChallenge: SQLQueryString) async throws -> [String] {
+            try await Self.planAfterPurge { db in
+                let pick: SQLQueryString = "EXPLAIN SELECT id FROM sessions WHERE ended_at < 100 AND \(noLiveChallenge) LIMIT 1000 FOR UPDATE"
+                return try await db.raw(pick).all().map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+            }
+        }
+        let lines = try await plan(SessionsTable.noLiveChallenge(6000))
+        #expect(!lines.contains { $0.contains("challenges_by_expiry") }, "\(lines.joined(separator: "\n"))")
+        // As it was written, each session was compared with every live challenge found through the expiry index.
+        let before = try await plan("NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: 6000))")
+        #expect(before.contains { $0.contains("challenges_by_expiry") }, "\(before.joined(separator: "\n"))")
     }
 
     @Test(
