@@ -39,99 +39,116 @@ struct QueryPlanTests {
         .enabled(if: StorageBackend.postgresURL != nil)
     )
     func hotStatementsUseIndexesOnPostgres() async throws {
-        let test = try await TestDatabase.make(.postgres)
-        let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
-        for (family, statement) in HotStatements.postgres {
-            let explained = FixedStatement(sql: FixedSQL("EXPLAIN " + statement.sql.text), binds: statement.binds)
-            let lines = try await database.transaction { db in
-                try await db.all(explained).map { try $0.decode(column: "QUERY PLAN", as: String.self) }
-            }
-            #expect(!lines.contains { $0.contains("Seq Scan") }, "\(family): \(statement.sql.text) reads a whole table: \(lines)")
-            if statement.sql.text == PaymentsTable.authorize.text {
-                #expect(lines.contains { $0.contains("payments_pkey") }, "\(lines)")
+        try await TestDatabase.withOpened(.postgres) { database in
+            for (family, statement) in HotStatements.postgres {
+                let lines = try await Self.postgresPlan(statement, on: database)
+                #expect(!lines.contains { $0.contains("Seq Scan") }, "\(family): \(statement.sql.text) reads a whole table: \(lines)")
+                if statement.sql.text == PaymentsTable.authorize.text {
+                    #expect(lines.contains { $0.contains("payments_pkey") }, "\(lines)")
+                }
             }
         }
-        try await database.close()
-        await test.drop()
     }
 
-    /// Runs `explain` on a PostgreSQL database whose statistics say every challenge has expired, as they do once a purge
-    /// has emptied the table and autovacuum has analyzed what was left, while live challenges (bound to 300 ended
-    /// sessions) have come since; returns the plan's lines.
-    static func planAfterPurge(_ explain: @escaping @Sendable (any SQLDatabase) async throws -> [String]) async throws -> [String] {
-        let test = try await TestDatabase.make(.postgres)
-        let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
-        let lines = try await database.transaction { db in
-            try await db.raw(
-                """
-                INSERT INTO accounts (id, username, password_hash, failed_password_attempts, created_at, password_changed_at) \
-                VALUES ('a', 'alice', 'x', 0, 0, 0)
-                """
-            ).run()
-            try await db.raw(
-                """
-                INSERT INTO sessions (id, account_id, installation_id, method, created_at, ended_at) \
-                SELECT 's-' || g, 'a', 'i-' || g, 'password', 0, 10 FROM generate_series(1, 300) g
-                """
-            ).run()
-            // What the analyze saw: challenges that had all expired, at one time.
-            try await db.raw(
-                """
-                INSERT INTO challenges (id, purpose, challenge, account_id, created_at, expires_at) \
-                SELECT 'old-' || g, 'signin', 'c', 'a', 0, 1000 FROM generate_series(1, 50) g
-                """
-            ).run()
-            try await db.raw("ANALYZE").run()
-            // The sign-ins since: live challenges.
-            try await db.raw(
-                """
-                INSERT INTO challenges (id, purpose, challenge, account_id, session_id, created_at, expires_at) \
-                SELECT 'live-' || g, 'payment', 'c', 'a', 's-' || (g % 300 + 1), 5000, 9000 + g FROM generate_series(1, 2000) g
-                """
-            ).run()
-            return try await explain(db)
-        }
-        try await database.close()
-        await test.drop()
-        return lines
+    /// PostgreSQL's plan for `statement`, prepared as the server runs it, one line per step.
+    static func postgresPlan(_ statement: FixedStatement, on database: any DatabaseExecutor) async throws -> [String] {
+        let explained = FixedStatement(sql: FixedSQL("EXPLAIN " + statement.sql.text), binds: statement.binds)
+        return try await database.transaction { db in try await db.all(explained).map { try $0.decode(column: "QUERY PLAN", as: String.self) } }
     }
 
-    /// The plan of the challenge's use `statement`, for a live challenge.
-    static func challengeUsePlanAfterPurge(_ statement: FixedSQL) async throws -> [String] {
-        try await planAfterPurge { db in
-            let explained = FixedStatement(sql: FixedSQL("EXPLAIN " + statement.text), binds: [Int64(6000), "live-7", Int64(6000)])
-            return try await db.all(explained).map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+    /// Runs `body` on a PostgreSQL database whose statistics say every challenge has expired, as they do once a purge has
+    /// emptied the table and autovacuum has analyzed what was left, while live challenges (bound to 300 sessions that
+    /// ended long ago) have come since. Autovacuum is off for the challenges, so that no analyze corrects the statistics
+    /// while the test runs.
+    static func afterPurge<T>(_ body: (any DatabaseExecutor) async throws -> T) async throws -> T {
+        try await TestDatabase.withOpened(.postgres) { database in
+            try await database.transaction { db in
+                try await db.raw("ALTER TABLE challenges SET (autovacuum_enabled = false)").run()
+                try await db.raw(
+                    """
+                    INSERT INTO accounts (id, username, password_hash, failed_password_attempts, created_at, password_changed_at) \
+                    VALUES ('a', 'alice', 'x', 0, 0, 0)
+                    """
+                ).run()
+                try await db.raw(
+                    """
+                    INSERT INTO sessions (id, account_id, installation_id, method, created_at, ended_at) \
+                    SELECT 's-' || g, 'a', 'i-' || g, 'password', 0, 10 FROM generate_series(1, 300) g
+                    """
+                ).run()
+                // What the analyze saw: challenges that had all expired, at one time.
+                try await db.raw(
+                    """
+                    INSERT INTO challenges (id, purpose, challenge, account_id, created_at, expires_at) \
+                    SELECT 'old-' || g, 'signin', 'c', 'a', 0, 1000 FROM generate_series(1, 50) g
+                    """
+                ).run()
+                try await db.raw("ANALYZE").run()
+            }
+            // The sign-ins since: challenges live until long after any clock a test reads.
+            try await database.transaction { db in
+                try await db.raw(
+                    """
+                    INSERT INTO challenges (id, purpose, challenge, account_id, session_id, created_at, expires_at) \
+                    SELECT 'live-' || g, 'payment', 'c', 'a', 's-' || (g % 300 + 1), 5000, \(bind: Self.farFuture) + g \
+                    FROM generate_series(1, 2000) g
+                    """
+                ).run()
+            }
+            return try await body(database)
         }
     }
+
+    /// When ``afterPurge(_:)``'s live challenges expire, in milliseconds: in the year 2255.
+    static let farFuture = Int64(9_000_000_000_000)
 
     @Test(
         "on PostgreSQL a challenge is used through its primary key even when the statistics say none is live (after a purge), never by reading the live ones",
         .enabled(if: StorageBackend.postgresURL != nil)
     )
     func challengeUseAfterPurge() async throws {
-        let lines = try await Self.challengeUsePlanAfterPurge(ChallengesTable.take)
-        #expect(lines.contains { $0.contains("challenges_pkey") } && !lines.contains { $0.contains("challenges_by_expiry") }, "\(lines)")
-        // The statement as it was (`expires_at > ?`) is planned on the expiry index in that state: the check above can fail.
-        let before = FixedSQL(ChallengesTable.take.text.replacingOccurrences(of: "expires_at - ? > 0", with: "expires_at > ?"))
-        #expect(try await Self.challengeUsePlanAfterPurge(before).contains { $0.contains("challenges_by_expiry") })
+        let now = Date().millisecondsSince1970
+        let plans = try await Self.afterPurge { database in
+            // The statement as it was (`expires_at > ?`) too, which that state plans on the expiry index: the check can fail.
+            let before = FixedSQL(ChallengesTable.take.text.replacingOccurrences(of: "expires_at - ? > 0", with: "expires_at > ?"))
+            return [
+                try await Self.postgresPlan(ChallengesTable.take(now, "live-7", now), on: database),
+                try await Self.postgresPlan(before(now, "live-7", now), on: database),
+            ]
+        }
+        #expect(
+            plans[0].contains { $0.contains("challenges_pkey") } && !plans[0].contains { $0.contains("using challenges_by_expiry ") },
+            "\(plans[0])"
+        )
+        #expect(plans[1].contains { $0.contains("using challenges_by_expiry ") }, "\(plans[1])")
     }
 
     @Test(
-        "on PostgreSQL the purge's check that no live challenge is bound to a session never reads the live challenges through their expiry, whatever the statistics",
+        "on PostgreSQL no retention batch but the expired challenges' own reads the live challenges through their expiry, whatever the statistics",
         .enabled(if: StorageBackend.postgresURL != nil)
     )
-    func liveChallengeCheckAfterPurge() async throws {
-        func plan(_ noLiveChallenge: SQLQueryString) async throws -> [String] {
-            try await Self.planAfterPurge { db in
-                let pick: SQLQueryString = "EXPLAIN SELECT id FROM sessions WHERE ended_at < 100 AND \(noLiveChallenge) LIMIT 1000 FOR UPDATE"
-                return try await db.raw(pick).all().map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+    func purgeBatchesAfterPurge() async throws {
+        // The sessions' rules' check as it was written, with each session compared with every live challenge found through
+        // the expiry index in that state: the check below can fail.
+        let now = Date().millisecondsSince1970
+        let before = PurgeRule(
+            table: "sessions",
+            key: "id",
+            condition:
+                "ended_at < \(bind: now) AND NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: now))"
+        )
+        let (plans, old) = try await Self.afterPurge { database in
+            let old = try await database.transaction { db in
+                try await db.raw("EXPLAIN \(before.deleteStatement(limit: Retention.batchSize, engine: .postgres))").all()
+                    .map { try $0.decode(column: "QUERY PLAN", as: String.self) }
             }
+            return (try await Self.purgePlans(database), old)
         }
-        let lines = try await plan(SessionsTable.noLiveChallenge(6000))
-        #expect(!lines.contains { $0.contains("challenges_by_expiry") }, "\(lines.joined(separator: "\n"))")
-        // As it was written, each session was compared with every live challenge found through the expiry index.
-        let before = try await plan("NOT EXISTS (SELECT 1 FROM challenges c WHERE c.session_id = sessions.id AND c.expires_at >= \(bind: 6000))")
-        #expect(before.contains { $0.contains("challenges_by_expiry") }, "\(before.joined(separator: "\n"))")
+        #expect(plans.contains { $0.kind == .sessions })
+        for (kind, lines) in plans where kind != .challenges {
+            #expect(!lines.contains { $0.contains("using challenges_by_expiry ") }, "\(kind): \(lines.joined(separator: "\n"))")
+        }
+        #expect(old.contains { $0.contains("using challenges_by_expiry ") }, "\(old.joined(separator: "\n"))")
     }
 
     @Test(
@@ -139,14 +156,14 @@ struct QueryPlanTests {
         .enabled(if: StorageBackend.postgresURL != nil)
     )
     func noTruncationOfSignInTables() async throws {
-        let test = try await TestDatabase.make(.postgres)
-        let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
-        let options = try await database.transaction { db in
-            try await db.raw(
-                "SELECT relname, array_to_string(reloptions, ',') AS options FROM pg_class WHERE relkind = 'r' AND reloptions IS NOT NULL"
-            )
-            .all().reduce(into: [String: String]()) {
-                $0[try $1.decode(column: "relname", as: String.self)] = try $1.decode(column: "options", as: String.self)
+        let options = try await TestDatabase.withOpened(.postgres) { database in
+            try await database.transaction { db in
+                try await db.raw(
+                    "SELECT relname, array_to_string(reloptions, ',') AS options FROM pg_class WHERE relkind = 'r' AND reloptions IS NOT NULL"
+                )
+                .all().reduce(into: [String: String]()) {
+                    $0[try $1.decode(column: "relname", as: String.self)] = try $1.decode(column: "options", as: String.self)
+                }
             }
         }
         #expect(
@@ -155,8 +172,6 @@ struct QueryPlanTests {
                     uniqueKeysWithValues: ["challenges", "access_tokens", "refresh_tokens", "sessions"].map { ($0, "vacuum_truncate=false") }
                 )
         )
-        try await database.close()
-        await test.drop()
     }
 
     @Test("replacing an installation's session reads only live sessions, through their index")
@@ -272,13 +287,9 @@ extension QueryPlanTests {
         .enabled(if: StorageBackend.postgresURL != nil)
     )
     func purgeBatchesUseIndexesOnPostgres() async throws {
-        let test = try await TestDatabase.make(.postgres)
-        let database = try await openDatabase(test.location, logger: Logger(label: "plan"))
-        for (kind, lines) in try await Self.purgePlans(database) {
+        for (kind, lines) in try await TestDatabase.withOpened(.postgres, Self.purgePlans) {
             let scans = lines.filter { line in line.contains("Seq Scan") && !Self.purgeScansAllowed.contains { line.contains($0) } }
             #expect(scans.isEmpty, "\(kind): reads a whole table: \(lines.joined(separator: "\n"))")
         }
-        try await database.close()
-        await test.drop()
     }
 }

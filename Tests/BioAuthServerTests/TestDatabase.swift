@@ -43,6 +43,23 @@ struct TestDatabase: Sendable {
         try? await Self.admin(admin) { db in try await db.raw("DROP DATABASE IF EXISTS \(unsafeRaw: name) WITH (FORCE)").run() }
     }
 
+    /// Runs `body` on a fresh database on `backend`, opened (and migrated) as the server opens it; closes and drops it
+    /// afterwards, whether `body` throws or not (a body may have closed it itself).
+    static func withOpened<T>(
+        _ backend: StorageBackend,
+        connections: Int = 16,
+        logger: Logger = Logger(label: "test-database"),
+        _ body: (any DatabaseExecutor) async throws -> T
+    ) async throws -> T {
+        let test = try await make(backend)
+        let database = try await openDatabase(test.location, connections: connections, logger: logger)
+        let result: Result<T, any Error>
+        do { result = .success(try await body(database)) } catch { result = .failure(error) }
+        try? await database.close()
+        await test.drop()
+        return try result.get()
+    }
+
     static func admin(_ url: String, _ body: @Sendable (any SQLDatabase) async throws -> Void) async throws {
         let client = PostgresClient(configuration: try PostgresDatabaseExecutor.clientConfiguration(url), backgroundLogger: Logger(label: "pg-admin"))
         let runner = client.runInBackground()

@@ -30,9 +30,7 @@ struct TestServer {
         var logger = Logger(label: "bioauth-test") { _ in CapturingLogHandler(sink: logSink) }
         logger.logLevel = logLevel
         let clock = ManualClock()
-        let location = try await TestDatabase.make(backend)
-        let database = try await openDatabase(location.location, connections: configuration.databaseConnections, logger: logger)
-        do {
+        return try await TestDatabase.withOpened(backend, connections: configuration.databaseConnections, logger: logger) { database in
             let (metricsPorts, metricsPort) = AsyncStream.makeStream(of: Int.self)
             let (consolePorts, consolePort) = AsyncStream.makeStream(of: Int.self)
             let (app, service) = try await BioAuthServerApplication.build(
@@ -50,18 +48,11 @@ struct TestServer {
                     consolePort.finish()
                 }
             )
-            let result = try await app.test(setup) { client in
+            return try await app.test(setup) { client in
                 try await body(
                     API(client: client, database: database, clock: clock, service: service, metricsPorts: metricsPorts, consolePorts: consolePorts)
                 )
             }
-            try? await database.close()
-            await location.drop()
-            return result
-        } catch {
-            try? await database.close()
-            await location.drop()
-            throw error
         }
     }
 }
