@@ -51,13 +51,20 @@ struct TestDatabase: Sendable {
         logger: Logger = Logger(label: "test-database"),
         _ body: (any DatabaseExecutor) async throws -> T
     ) async throws -> T {
-        let test = try await make(backend)
-        let database = try await openDatabase(test.location, connections: connections, logger: logger)
-        let result: Result<T, any Error>
-        do { result = .success(try await body(database)) } catch { result = .failure(error) }
-        try? await database.close()
-        await test.drop()
-        return try result.get()
+        try await HangWatchdog.watch {
+            HangWatchdog.enter("creating the database")
+            let test = try await make(backend)
+            HangWatchdog.enter("opening the database")
+            let database = try await openDatabase(test.location, connections: connections, logger: logger)
+            HangWatchdog.enter("in the test")
+            let result: Result<T, any Error>
+            do { result = .success(try await body(database)) } catch { result = .failure(error) }
+            HangWatchdog.enter("closing the database")
+            try? await database.close()
+            HangWatchdog.enter("dropping the database")
+            await test.drop()
+            return try result.get()
+        }
     }
 
     static func admin(_ url: String, _ body: @Sendable (any SQLDatabase) async throws -> Void) async throws {

@@ -33,6 +33,7 @@ struct TestServer {
         return try await TestDatabase.withOpened(backend, connections: configuration.databaseConnections, logger: logger) { database in
             let (metricsPorts, metricsPort) = AsyncStream.makeStream(of: Int.self)
             let (consolePorts, consolePort) = AsyncStream.makeStream(of: Int.self)
+            HangWatchdog.enter("building the server")
             let (app, service) = try await BioAuthServerApplication.build(
                 configuration: configuration,
                 database: wrapDatabase(database),
@@ -48,11 +49,17 @@ struct TestServer {
                     consolePort.finish()
                 }
             )
-            return try await app.test(setup) { client in
-                try await body(
+            HangWatchdog.enter("starting the server (\(setup))")
+            let result = try await app.test(setup) { client in
+                HangWatchdog.enter("in the test's body")
+                let result = try await body(
                     API(client: client, database: database, clock: clock, service: service, metricsPorts: metricsPorts, consolePorts: consolePorts)
                 )
+                HangWatchdog.enter("stopping the server")
+                return result
             }
+            HangWatchdog.enter("the server stopped")
+            return result
         }
     }
 }
