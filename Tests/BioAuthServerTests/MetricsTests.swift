@@ -174,7 +174,7 @@ struct UnitOfWorkMetricsTests {
         let base: any DatabaseExecutor
         let retries: Int
         var dialect: DatabaseDialect { .postgres }
-        func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
             for _ in 0..<retries { UnitOfWorkEvents.retried?() }
             return try await base.transaction(body)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SQLKit
+import Synchronization
 import Testing
 
 @testable import BioAuthServer
@@ -34,6 +35,47 @@ struct PostgresPoolTests {
         #expect(seen.count == 16 && seen.allSatisfy { (1...most).contains($0) } && seen.contains { $0 > 2 }, "\(seen)")
         try await database.close()
         await test.drop()
+    }
+
+    @Test(
+        "a unit of work left waiting on a connection the server closed ends with not_ready, and the next unit runs on a new connection",
+        .enabled(if: StorageBackend.postgresURL != nil)
+    )
+    func closedConnectionEndsUnit() async throws {
+        try await TestDatabase.withOpened(.postgres, connections: 2) { database in
+            let backend = Mutex<Int?>(nil)
+            let parked = Mutex<CheckedContinuation<Void, Never>?>(nil)
+            // A unit of work that learns its connection's backend, then waits on something no answer from PostgreSQL can
+            // end: what a query PostgresNIO never answers looks like to its caller.
+            let unit = Task {
+                try await database.transaction { db in
+                    let pid = try await db.raw("SELECT pg_backend_pid() AS pid").first()!.decode(column: "pid", as: Int.self)
+                    await withCheckedContinuation { continuation in
+                        parked.withLock { $0 = continuation }
+                        backend.withLock { $0 = pid }
+                    }
+                }
+            }
+            var pid: Int?
+            while pid == nil {
+                try await Task.sleep(for: .milliseconds(20))
+                pid = backend.withLock { $0 }
+            }
+            let terminated = try #require(pid)
+            try await TestDatabase.admin(try #require(StorageBackend.postgresURL)) { db in
+                try await db.raw("SELECT pg_terminate_backend(CAST(\(bind: terminated) AS INTEGER))").run()
+            }
+            switch await unit.result {
+            case .failure(let error as APIError): #expect(error.code == .notReady && error.retryAfter == 1, "\(error)")
+            case let outcome: Issue.record("the unit of work should have ended with not_ready: \(outcome)")
+            }
+            parked.withLock { $0.take() }?.resume()
+
+            let next = try await database.transaction { db in
+                try await db.raw("SELECT pg_backend_pid() AS pid").first()!.decode(column: "pid", as: Int.self)
+            }
+            #expect(next != terminated, "the next unit runs on another connection")
+        }
     }
 
     /// Runs `units` units of work at once, each on the executor `executor` picks for it, and returns how many client

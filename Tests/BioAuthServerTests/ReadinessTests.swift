@@ -81,7 +81,7 @@ struct OutageDatabase: DatabaseExecutor {
     let outage: Outage
     var dialect: DatabaseDialect { base.dialect }
 
-    func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         switch outage.current {
         case .none: return try await base.transaction(body)
         case .failing: throw Unreachable()

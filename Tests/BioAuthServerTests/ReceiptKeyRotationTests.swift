@@ -119,6 +119,8 @@ struct ReceiptKeyRotationTests {
 struct KeptOpen: DatabaseExecutor {
     let base: any DatabaseExecutor
     var dialect: DatabaseDialect { base.dialect }
-    func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R { try await base.transaction(body) }
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await base.transaction(body)
+    }
     func close() async throws {}
 }

@@ -23,6 +23,10 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
     /// second. The request changed nothing.
     static let databaseTooBusy = APIError(.notReady, "The service is too busy to complete this request. Try again.", retryAfter: 1)
 
+    /// What a unit of work answers when its connection to the database closed under it and it could not finish
+    /// (``ClosedConnectionGuard``): `not_ready`, retry after a second.
+    static let databaseConnectionLost = APIError(.notReady, "The connection to the database was lost. Try again.", retryAfter: 1)
+
     /// The status of each code.
     static func status(of code: ProblemCode) -> HTTPResponse.Status {
         // The secure environment check failed: the app or device is not trusted for this call.

@@ -29,15 +29,13 @@ final class CommittedLog: Sendable {
     /// and collects those it writes; writes the lines of the run that committed once `unit` returns, and none when it
     /// throws.
     static func afterCommit<R: Sendable>(
-        of body: @Sendable (any SQLDatabase) async throws -> R,
-        _ unit: (@Sendable (any SQLDatabase) async throws -> R) async throws -> R
+        of body: @escaping @Sendable (any SQLDatabase) async throws -> R,
+        _ unit: (@escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     ) async throws -> R {
         let log = CommittedLog()
-        let result = try await withoutActuallyEscaping(body) { body in
-            try await unit { database in
-                log.lines.withLockedValue { $0.removeAll() }
-                return try await $current.withValue(log) { try await body(database) }
-            }
+        let result = try await unit { database in
+            log.lines.withLockedValue { $0.removeAll() }
+            return try await $current.withValue(log) { try await body(database) }
         }
         for line in log.lines.withLockedValue({ $0 }) { line() }
         return result

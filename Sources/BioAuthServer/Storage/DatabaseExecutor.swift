@@ -9,15 +9,15 @@ import SQLKit
 public protocol DatabaseExecutor: Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. As if the units of work ran
     /// one at a time (`SERIALIZABLE`).
-    func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Runs `body` in a transaction at `isolation`. Only for units of work whose every guarantee holds at that level
     /// (see ``TransactionIsolation``); engines that run one unit of work at a time (SQLite) give more.
-    func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Runs `body`, which is one statement atomic on its own (a counter's `INSERT … ON CONFLICT DO UPDATE`), outside any
     /// longer transaction: on PostgreSQL in autocommit at `READ COMMITTED`, so requests that update the same row queue
     /// on its lock for the statement's duration instead of failing to serialize; on SQLite, a unit of work like any
     /// other. Nothing `body` reads may decide another write: what needs that belongs in ``transaction(_:)``.
-    func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    func standalone<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Closes the database. Nothing may use it afterwards.
     func close() async throws
     /// The SQL engine, for the few statements that differ (locks).
@@ -62,13 +62,13 @@ extension DatabaseExecutor {
     /// `SERIALIZABLE` or better whatever is asked: engines that run one unit of work at a time.
     public func transaction<R: Sendable>(
         isolation: TransactionIsolation,
-        _ body: @Sendable (any SQLDatabase) async throws -> R
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
     ) async throws -> R {
         try await transaction(body)
     }
 
     /// A unit of work like any other, where the engine needs nothing else (SQLite runs one unit of work at a time).
-    public func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    public func standalone<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await transaction(body)
     }
 }

@@ -11,11 +11,12 @@ struct MeasuredDatabaseExecutor: DatabaseExecutor {
     /// The base's background executor, measured the same way.
     var background: any DatabaseExecutor { MeasuredDatabaseExecutor(base: base.background, metrics: metrics) }
 
-    func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await transaction(isolation: .serializable, body)
     }
 
-    func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
+    {
         let metrics = self.metrics
         let engine = base.dialect
         let start = ContinuousClock.now
@@ -32,7 +33,7 @@ struct MeasuredDatabaseExecutor: DatabaseExecutor {
         }
     }
 
-    func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    func standalone<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await base.standalone(body)
     }
 

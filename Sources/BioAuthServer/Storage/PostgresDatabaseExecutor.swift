@@ -29,6 +29,8 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private let logger: Logger
     /// The executor over the background connections; `nil` for that executor itself.
     private let reserved: PostgresDatabaseExecutor?
+    /// Ends the units of work a closed connection left waiting.
+    let closedConnections = ClosedConnectionGuard()
     /// How long a unit of work is retried after serialization failures before it is given up on.
     static let retryBudget: Duration = .seconds(10)
     /// The connections each instance keeps apart from its pool for ``background`` work (the webhook dispatcher's), opened
@@ -124,11 +126,14 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         )
     }
 
-    public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await transaction(isolation: .serializable, body)
     }
 
-    public func transaction<R: Sendable>(isolation: TransactionIsolation, _ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    public func transaction<R: Sendable>(
+        isolation: TransactionIsolation,
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
         let begin: FixedSQL
         switch isolation {
         case .serializable: begin = Self.beginSerializable
@@ -141,7 +146,9 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
             while true {
                 do {
                     return try await client.withConnection { connection in
-                        try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
+                        try await self.closedConnections.run(on: connection) {
+                            try await Self.inTransaction(PreparingPostgresDatabase(connection), begin: begin, body)
+                        }
                     }
                 } catch let error where Self.isRetryable(error) {
                     guard ContinuousClock.now < deadline else {
@@ -157,8 +164,10 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
         }
     }
 
-    public func standalone<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await client.withConnection { connection in try await body(PreparingPostgresDatabase(connection)) }
+    public func standalone<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await client.withConnection { connection in
+            try await self.closedConnections.run(on: connection) { try await body(PreparingPostgresDatabase(connection)) }
+        }
     }
 
     /// Runs `body` between `begin` and `COMMIT` on `database`, rolling back when it throws. These are prepared statements
@@ -166,7 +175,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
     private static func inTransaction<R: Sendable>(
         _ database: any SQLDatabase,
         begin: FixedSQL,
-        _ body: @Sendable (any SQLDatabase) async throws -> R
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
     ) async throws -> R {
         try await database.run(begin())
         do {

@@ -94,7 +94,7 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
 
     public var dialect: DatabaseDialect { .sqlite }
 
-    public func transaction<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await CommittedLog.afterCommit(of: body) { body in
             state.withLockedValue { $0.arriving += 1 }
             let (outcome, group) = try await thread.run { await self.runUnit(body) }
@@ -123,7 +123,7 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
     // MARK: Units of work and group commit (on the database thread)
 
     /// Runs one unit of work in its savepoint; returns its outcome and the group whose commit it must wait for.
-    private func runUnit<R: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> R) async -> (Result<R, any Error>, CommitGroup?) {
+    private func runUnit<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async -> (Result<R, any Error>, CommitGroup?) {
         await acquire()
         let unit: UInt64
         do {
