@@ -10,8 +10,8 @@ import PostgresNIO
 /// shutdown that waits for it (a test that terminates the database's connections hung this way in about one run of the
 /// whole suite in three). So each unit of work runs in a task of its own while its caller waits for whichever comes
 /// first: the unit's own outcome, or ``grace`` after its connection closed, when the caller gets
-/// ``APIError/databaseConnectionLost`` (503 `not_ready`, retry after a second) and the unit is cancelled and left to PostgresNIO. Nothing it did is
-/// committed unless PostgreSQL had committed it: a unit whose `COMMIT` was sent when the connection went may have
+/// ``APIError/databaseConnectionLost`` (503 `not_ready`, retry after a second) and the unit is cancelled and left to
+/// PostgresNIO. Nothing it did is committed unless PostgreSQL had committed it: a unit whose `COMMIT` was sent when the connection went may have
 /// taken effect, as after any lost connection, and every guarantee that matters is written so that a retry is safe (a
 /// challenge used once, a payment authorized once).
 ///
@@ -29,7 +29,8 @@ final class ClosedConnectionGuard: Sendable {
     private let state = NIOLockedValueBox<(next: Int, connections: [ObjectIdentifier: Watched])>((0, [:]))
 
     /// Runs `work` (a unit of work on `connection`) and returns its outcome, unless `connection` closes and `work` has
-    /// not finished ``grace`` later: then throws ``APIError/databaseConnectionLost`` at once. Cancelling the caller cancels `work`.
+    /// not finished ``grace`` later: then throws ``APIError/databaseConnectionLost`` at once. Cancelling the caller
+    /// cancels `work`.
     func run<R: Sendable>(on connection: PostgresConnection, _ work: @escaping @Sendable () async throws -> R) async throws -> R {
         let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
         return try await withTaskCancellationHandler {
@@ -65,7 +66,7 @@ final class ClosedConnectionGuard: Sendable {
         }
         if first {
             connection.closeFuture.whenComplete { _ in
-                connection.eventLoop.scheduleTask(in: Self.grace) { self.abandonAll(on: id) }
+                connection.eventLoop.scheduleTask(in: Self.grace) { self.abandonAll(on: connection) }
             }
         }
         return key
@@ -75,12 +76,11 @@ final class ClosedConnectionGuard: Sendable {
         state.withLockedValue { _ = $0.connections[ObjectIdentifier(connection)]?.units.removeValue(forKey: key) }
     }
 
-    /// Abandons every unit still in flight on a connection that closed, and forgets the connection.
-    private func abandonAll(on id: ObjectIdentifier) {
-        let units = state.withLockedValue { $0.connections.removeValue(forKey: id)?.units.values.map { $0 } ?? [] }
+    /// Abandons every unit still in flight on a connection that closed, and forgets the connection. Taking the
+    /// connection itself (not its identifier) keeps it alive until then, so no new connection can be given its address,
+    /// and so its entry, in the meantime.
+    private func abandonAll(on connection: PostgresConnection) {
+        let units = state.withLockedValue { $0.connections.removeValue(forKey: ObjectIdentifier(connection))?.units.values.map { $0 } ?? [] }
         for abandon in units { abandon() }
     }
-
-    /// Connections watched now (for tests: a closed one is forgotten).
-    var watchedConnections: Int { state.withLockedValue { $0.connections.count } }
 }
