@@ -8,7 +8,8 @@ import SQLKit
 /// work's, and that a unit of work that throws leaves nothing behind.
 public protocol DatabaseExecutor: Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. As if the units of work ran
-    /// one at a time (`SERIALIZABLE`).
+    /// one at a time (`SERIALIZABLE`). `body` escapes: on PostgreSQL it runs in a task of its own, which the caller stops
+    /// waiting for if its connection is lost (`ClosedConnectionGuard`).
     func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     /// Runs `body` in a transaction at `isolation`. Only for units of work whose every guarantee holds at that level
     /// (see ``TransactionIsolation``); engines that run one unit of work at a time (SQLite) give more.
