@@ -62,7 +62,14 @@ struct BenchOptions: Sendable {
 
 /// One operation's results.
 struct OperationResult: Sendable {
-    var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)  // µs
+    /// Latencies in µs, up to ``highestMicros``; a longer one is recorded as that (an open-loop run far past capacity
+    /// queues its last operations that long), never dropped, so every operation is counted.
+    var histogram = Histogram<UInt64>(highestTrackableValue: highestMicros, numberOfSignificantValueDigits: .three)
+    /// One hour.
+    static let highestMicros: UInt64 = 3_600_000_000
+
+    /// Counts a success that took `micros`: longer than ``highestMicros`` is counted as that.
+    mutating func recordSuccess(micros: UInt64) { _ = histogram.record(min(micros, Self.highestMicros)) }
     var errors: [String: Int] = [:]
     /// With ``BenchOptions/seriesSeconds``: the same operations window by window.
     var series: LatencySeries?
@@ -563,7 +570,7 @@ struct BenchRunner {
         if let error {
             result.errors[error, default: 0] += 1
         } else {
-            _ = result.histogram.record(micros)
+            result.recordSuccess(micros: micros)
         }
         result.series?.add(offset: offset.seconds, micros: micros, failed: error != nil)
     }
