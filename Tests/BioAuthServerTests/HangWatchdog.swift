@@ -63,8 +63,8 @@ enum HangWatchdog {
     private static func check() {
         let all = running.withLock { Array($0.values) }
         guard let stuck = all.first(where: { ContinuousClock.now - $0.started > limit }) else { return }
-        var report = "HANG: a test server has not finished within \(limit): \(stuck.description)\n"
-        report += "Test servers still running:\n" + all.map { "  " + $0.description }.joined(separator: "\n") + "\n"
+        var report = "HANG: a test database or server has not finished within \(limit): \(stuck.description)\n"
+        report += "Test databases and servers still running:\n" + all.map { "  " + $0.description }.joined(separator: "\n") + "\n"
         FileHandle.standardError.write(Data(report.utf8))
         abort()
     }

@@ -11,9 +11,8 @@ import PostgresNIO
 /// whole suite in three). So each unit of work runs in a task of its own while its caller waits for whichever comes
 /// first: the unit's own outcome, or ``grace`` after its connection closed, when the caller gets
 /// ``APIError/databaseConnectionLost`` (503 `not_ready`, retry after a second) and the unit is cancelled and left to
-/// PostgresNIO. Nothing it did is committed unless PostgreSQL had committed it: a unit whose `COMMIT` was sent when the connection went may have
-/// taken effect, as after any lost connection, and every guarantee that matters is written so that a retry is safe (a
-/// challenge used once, a payment authorized once).
+/// PostgresNIO. As after any lost connection, a unit whose `COMMIT` was on its way may have taken effect; every
+/// guarantee that matters is written so that a retry is safe (a challenge used once, a payment authorized once).
 ///
 /// Each connection's close is watched once (not once per unit, which would pile callbacks up on a long-lived
 /// connection); the units in flight on it are kept by connection.

@@ -67,12 +67,12 @@ struct OperationResult: Sendable {
     var histogram = Histogram<UInt64>(highestTrackableValue: highestMicros, numberOfSignificantValueDigits: .three)
     /// One hour.
     static let highestMicros: UInt64 = 3_600_000_000
-
-    /// Counts a success that took `micros`: longer than ``highestMicros`` is counted as that.
-    mutating func recordSuccess(micros: UInt64) { _ = histogram.record(min(micros, Self.highestMicros)) }
     var errors: [String: Int] = [:]
     /// With ``BenchOptions/seriesSeconds``: the same operations window by window.
     var series: LatencySeries?
+
+    /// Counts a success that took `micros`: longer than ``highestMicros`` is counted as that.
+    mutating func recordSuccess(micros: UInt64) { _ = histogram.record(min(micros, Self.highestMicros)) }
 
     init(seriesSeconds: Double? = nil) {
         series = seriesSeconds.map(LatencySeries.init(seconds:))
