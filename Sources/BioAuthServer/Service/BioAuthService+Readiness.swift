@@ -11,16 +11,14 @@ extension BioAuthService {
     func checkReadiness(timeout: Duration = readinessTimeout) async throws {
         guard !shutdown.isDraining else { throw APIError(.notReady, "The server is shutting down.") }
         let database = self.database
-        let answered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let once = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(continuation)
-            @Sendable func finish(_ answer: Bool) { once.withLockedValue { $0.take() }?.resume(returning: answer) }
+        let answered: Bool = try await firstOutcome { resolve in
             let timer = Task {
                 do { try await Task.sleep(for: timeout) } catch { return }
-                finish(false)
+                resolve(.success(false))
             }
             Task {
                 let answered = try? await database.transaction { db in try await db.answers() }
-                finish(answered == true)
+                resolve(.success(answered == true))
                 timer.cancel()
             }
         }

@@ -33,18 +33,16 @@ final class ClosedConnectionGuard: Sendable {
     func run<R: Sendable>(on connection: PostgresConnection, _ work: @escaping @Sendable () async throws -> R) async throws -> R {
         let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
-                let once = NIOLockedValueBox<CheckedContinuation<R, any Error>?>(continuation)
-                let finish: @Sendable (Result<R, any Error>) -> Void = { result in once.withLockedValue { $0.take() }?.resume(with: result) }
+            try await firstOutcome { resolve in
                 let key = watch(connection) {
-                    finish(.failure(APIError.databaseConnectionLost))
+                    resolve(.failure(APIError.databaseConnectionLost))
                     task.withLockedValue { $0 }?.cancel()
                 }
                 let started = Task {
                     let result: Result<R, any Error>
                     do { result = .success(try await work()) } catch { result = .failure(error) }
                     self.unwatch(connection, key)
-                    finish(result)
+                    resolve(result)
                 }
                 task.withLockedValue { $0 = started }
             }
