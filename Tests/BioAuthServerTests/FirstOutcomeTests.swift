@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import BioAuthServer
@@ -28,19 +29,22 @@ struct FirstOutcomeTests {
 
     @Test("does not wait for the loser: the caller goes on while the slower task is still running")
     func loserNotAwaited() async throws {
-        let release = AsyncStream<Void>.makeStream()
-        let loserEnded = AsyncStream<Void>.makeStream()
+        let loserEnded = NIOLockedValueBox(false)
+        var loser: Task<Void, Never>?
         let answer: String = try await firstOutcome { resolve in
-            Task {
-                for await _ in release.stream {}  // held until the test lets it go, after the wait has ended
+            // Runs until the test cancels it, after the wait; a firstOutcome that waited for it would return a minute
+            // later with it ended, and fail below rather than hang.
+            loser = Task {
+                try? await Task.sleep(for: .seconds(60))
+                loserEnded.withLockedValue { $0 = true }
                 resolve(.success("loser"))
-                loserEnded.continuation.finish()
             }
             Task { resolve(.success("winner")) }
         }
         #expect(answer == "winner")
-        release.continuation.finish()
-        for await _ in loserEnded.stream {}
+        #expect(!loserEnded.withLockedValue { $0 }, "the wait ended only once the loser had")
+        loser?.cancel()
+        await loser?.value
     }
 
     @Test("many tasks resolving at once end the wait exactly once (a second resume would stop the process)")
