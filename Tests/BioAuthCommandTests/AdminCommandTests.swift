@@ -250,6 +250,18 @@ struct AdminCommandTests {
         } throws: { error in
             "\(error)".contains("retention batch rest must be 0-10")
         }
+        let size = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-size", "50"])
+        await #expect {
+            try await size.execute(environment: [:])
+        } throws: { error in
+            "\(error)".contains("retention batch size must be 100-10000 rows")
+        }
+        let words = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-size", "many"])
+        await #expect {
+            try await words.execute(environment: [:])
+        } throws: { error in
+            "\(error)".contains("--retention-batch-size") && "\(error)".contains("must be a whole number")
+        }
         let noRest = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-rest", "0"])
         #expect(try await noRest.execute(environment: [:]).contains("total"), "an operator clearing a backlog may purge without resting")
     }

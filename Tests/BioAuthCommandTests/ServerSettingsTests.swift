@@ -153,7 +153,7 @@ extension ServerSettingsTests {
             "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--shutdown-drain", "1",
             "--retention-interval", "1",
             "--token-retention-days", "1", "--audit-retention-days", "1", "--idempotency-key-retention-hours", "1",
-            "--retention-batch-rest", "0.5",
+            "--retention-batch-rest", "0.5", "--retention-batch-size", "500",
             "--app-attest", "off", "--app-attest-app-id", "ABCDEFGHIJ.a.b", "--app-attest-environment", "both", "--app-attest-allow-pin",
             "--webhook-poll-interval", "1", "--webhook-timeout", "1", "--webhook-retry-base", "1", "--webhook-retry-window-hours", "1",
             "--webhook-rotation-overlap-hours", "1", "--webhook-retention-days", "1", "--console",

@@ -139,7 +139,7 @@ struct QueryPlanTests {
         )
         let (plans, old) = try await Self.afterPurge { database in
             let old = try await database.transaction { db in
-                try await db.raw("EXPLAIN \(before.deleteStatement(limit: Retention.batchSize, engine: .postgres))").all()
+                try await db.raw("EXPLAIN \(before.deleteStatement(limit: RetentionPolicy().batchSize, engine: .postgres))").all()
                     .map { try $0.decode(column: "QUERY PLAN", as: String.self) }
             }
             return (try await Self.purgePlans(database), old)
@@ -235,16 +235,19 @@ extension QueryPlanTests {
 extension QueryPlanTests {
     /// Each retention rule's batch on `database`'s engine, with `database`'s plans for it: the one statement; or on SQLite,
     /// for a rule with dependents, the statement that picks the batch and the deletes by its keys that follow.
-    static func purgePlans(_ database: any DatabaseExecutor) async throws -> [(kind: Retention.Kind, plan: [String])] {
+    static func purgePlans(
+        _ database: any DatabaseExecutor,
+        limit: Int = RetentionPolicy().batchSize
+    ) async throws -> [(kind: Retention.Kind, plan: [String])] {
         let engine = database.dialect
         var plans: [(kind: Retention.Kind, plan: [String])] = []
         for rule in Retention(database: database, configuration: ServerConfiguration()).rules(now: Date()) {
             let statements: [SQLQueryString]
             if engine == .sqlite && !rule.purge.dependents.isEmpty {
                 let keys = (0..<2).map { row in rule.purge.keyColumns.map { "\($0)-\(row)" } }
-                statements = [rule.purge.pickStatement(limit: Retention.batchSize)] + rule.purge.deleteStatements(keys: keys).map(\.statement)
+                statements = [rule.purge.pickStatement(limit: limit)] + rule.purge.deleteStatements(keys: keys).map(\.statement)
             } else {
-                statements = [rule.purge.deleteStatement(limit: Retention.batchSize, engine: engine)]
+                statements = [rule.purge.deleteStatement(limit: limit, engine: engine)]
             }
             for statement in statements {
                 let plan = try await database.transaction { db in
@@ -264,16 +267,23 @@ extension QueryPlanTests {
     /// since few are found; a batch's own keys (SQLite's `VALUES` list).
     static let purgeScansAllowed = ["operator_sessions", "sessions_live_by_account_installation", "VALUES CLAUSE"]
 
-    @Test("every retention rule finds its batch through an index on SQLite: none reads a table from its start until it has a batch")
+    /// The batch sizes whose plans are checked: the smallest and largest allowed, and the default.
+    static let batchSizes = [RetentionPolicy.batchSizes.lowerBound, RetentionPolicy().batchSize, RetentionPolicy.batchSizes.upperBound]
+
+    @Test(
+        "every retention rule finds its batch through an index on SQLite, at every batch size: none reads a table from its start until it has a batch"
+    )
     func purgeBatchesUseIndexes() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID()).sqlite").path
         let database = try await openDatabase(path, logger: Logger(label: "plan"))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        for (kind, lines) in try await Self.purgePlans(database) {
-            let scans = lines.filter { line in
-                line.hasPrefix("SCAN") && !line.hasPrefix("SCAN CONSTANT ROW") && !Self.purgeScansAllowed.contains { line.contains($0) }
+        for limit in Self.batchSizes {
+            for (kind, lines) in try await Self.purgePlans(database, limit: limit) {
+                let scans = lines.filter { line in
+                    line.hasPrefix("SCAN") && !line.hasPrefix("SCAN CONSTANT ROW") && !Self.purgeScansAllowed.contains { line.contains($0) }
+                }
+                #expect(scans.isEmpty, "\(kind), batches of \(limit): reads a whole table: \(lines)")
             }
-            #expect(scans.isEmpty, "\(kind): reads a whole table: \(lines)")
         }
         try await database.close()
     }
@@ -283,13 +293,20 @@ extension QueryPlanTests {
     /// which it does not on a loaded one (docs/PERFORMANCE.md, "Retention at scale", has the plans there). So here no
     /// table may be read sequentially.
     @Test(
-        "every retention rule finds its batch through an index on PostgreSQL too: no table is read sequentially",
+        "every retention rule finds its batch through an index on PostgreSQL too, at every batch size: no table is read sequentially",
         .enabled(if: StorageBackend.postgresURL != nil)
     )
     func purgeBatchesUseIndexesOnPostgres() async throws {
-        for (kind, lines) in try await TestDatabase.withOpened(.postgres, Self.purgePlans) {
+        let plans = try await TestDatabase.withOpened(.postgres) { database in
+            var plans: [(limit: Int, kind: Retention.Kind, plan: [String])] = []
+            for limit in Self.batchSizes {
+                plans += try await Self.purgePlans(database, limit: limit).map { (limit, $0.kind, $0.plan) }
+            }
+            return plans
+        }
+        for (limit, kind, lines) in plans {
             let scans = lines.filter { line in line.contains("Seq Scan") && !Self.purgeScansAllowed.contains { line.contains($0) } }
-            #expect(scans.isEmpty, "\(kind): reads a whole table: \(lines.joined(separator: "\n"))")
+            #expect(scans.isEmpty, "\(kind), batches of \(limit): reads a whole table: \(lines.joined(separator: "\n"))")
         }
     }
 }

@@ -417,6 +417,45 @@ extension RetentionTests {
         }
     }
 
+    @Test(
+        "a purge deletes as many rows per batch as its batch size says: 250 rows in batches of 100 leave 150, then 50",
+        arguments: StorageBackend.available
+    )
+    func batchSize(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: Self.policy) { api in
+            var configuration = api.service.configuration
+            configuration.retention.batchSize = 100
+            // A rest so short that each full batch is followed by exactly one call of the purger's rest.
+            configuration.retention.batchRest = 0.001
+            try await Self.fillPassedWindows(250, api: api)
+            let left = NIOLockedValueBox<[Int?]>([])
+            let purger = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
+                let count = try? await api.count("rate_limits")
+                left.withLockedValue { $0.append(count) }
+            }
+            let purged = try #require(try await purger.purge())
+            #expect(purged.counts[.rateLimits] == 250, "\(purged)")
+            #expect(left.withLockedValue { $0 } == [150, 50], "the rows left after each full batch")
+            #expect(try await api.count("rate_limits") == 0)
+        }
+    }
+
+    @Test("the batch size is 100-10000 rows, 1000 unless set")
+    func batchSizeSetting() throws {
+        #expect(RetentionPolicy().batchSize == 1000)
+        for bad in [0, 99, 10_001, -1000] {
+            var configuration = ServerConfiguration()
+            configuration.retention.batchSize = bad
+            let error = #expect(throws: ConfigurationError.self) { try configuration.validate() }
+            #expect(error?.message == "retention batch size must be 100-10000 rows")
+        }
+        for good in [100, 10_000] {
+            var configuration = ServerConfiguration()
+            configuration.retention.batchSize = good
+            try configuration.validate()
+        }
+    }
+
     @Test("the batch rest is a multiple of each batch's time, 0-10")
     func batchRestSetting() {
         #expect(RetentionPolicy().batchRest == 1)

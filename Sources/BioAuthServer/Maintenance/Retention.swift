@@ -10,9 +10,10 @@ import SQLKit
 /// dropped) long enough ago, with their deliveries and attempts. Used by the server's background job and by
 /// `bioauth admin purge`.
 ///
-/// A purge deletes in batches of 1 000 rows, each batch its own unit of work, so it never holds the database for
-/// long, and rests after each full batch for ``RetentionPolicy/batchRest`` times as long as the batch took, so that a
-/// large backlog leaves the database to the requests served meanwhile most of the time. Only one instance purges at a
+/// A purge deletes in batches of ``RetentionPolicy/batchSize`` rows (1 000 unless set), each batch its own unit of
+/// work, so it never holds the database for long, and rests after each full batch for ``RetentionPolicy/batchRest`` times
+/// as long as the batch took, so that a large backlog leaves the database to the requests served meanwhile most of the
+/// time. Only one instance purges at a
 /// time: it holds a lease (a row of `maintenance_leases`, claimed with one conditional upsert) that it renews between
 /// batches once a minute and releases at the end; a lease left by an instance that died runs out after 10 minutes.
 public struct Retention: Sendable {
@@ -73,12 +74,10 @@ public struct Retention: Sendable {
     /// Who holds the lease while this value purges: a new random id per value.
     let holder = UUID().uuidString
 
-    /// Rows deleted per unit of work.
-    static let batchSize = 1000
     /// How long a lease lasts unless renewed: longer than any one batch.
     static let leaseDuration: TimeInterval = 600
     /// How long after its claim a running purge renews the lease: a tenth of it. Renewing before every batch cost a
-    /// statement and a commit for each 1 000 rows.
+    /// statement and a commit for each batch.
     static let leaseRenewal: TimeInterval = leaseDuration / 10
     /// The lease's name in `maintenance_leases`.
     static let leaseName = "retention"
@@ -142,11 +141,12 @@ public struct Retention: Sendable {
                     // (`deletePurgeable`). As SERIALIZABLE, each batch's scan took predicate locks on the rows it read; on a
                     // database with millions to purge, sign-ins' p99 during the purge was up to five times what it is with
                     // this (docs/PERFORMANCE.md, "Retention at scale").
-                    let deleted = try await database.transaction(isolation: .readCommitted) { [engine = database.dialect] db in
-                        try await db.deletePurgeable(rule.purge, limit: Self.batchSize, engine: engine)
+                    let deleted = try await database.transaction(isolation: .readCommitted) {
+                        [engine = database.dialect, size = policy.batchSize] db in
+                        try await db.deletePurgeable(rule.purge, limit: size, engine: engine)
                     }
                     for (kind, count) in report.add(deleted, as: rule.kind) { metrics?.retentionDeleted(kind.rawValue, count: count) }
-                    guard deleted.rows == Self.batchSize else { break }
+                    guard deleted.rows == policy.batchSize else { break }
                     await restAfter(batchTook: ContinuousClock.now - started, while: proceed)
                     // Renewed before the next batch once a tenth of the lease has gone since it was claimed, so that it
                     // always has most of its time left; lost only if this instance stalled past the lease (and so past

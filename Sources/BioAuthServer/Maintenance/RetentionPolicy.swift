@@ -21,9 +21,16 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// database at most half the time). A large backlog then costs the requests served meanwhile less latency, and takes
     /// longer to clear; `0` purges without resting (0-10).
     public var batchRest: Double = 1
+    /// How many rows a purge deletes per unit of work (1 000; 100-10 000). Smaller batches each hold the database, and
+    /// write its log, for a shorter time, so requests served meanwhile wait less behind any one of them, and the purge
+    /// makes more round trips; docs/PERFORMANCE.md ("Retention at scale") has the figures for both.
+    public var batchSize: Int = 1000
 
-    /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days, a
-    /// rest as long as each batch.
+    /// The batch sizes ``batchSize`` may take.
+    public static let batchSizes = 100...10_000
+
+    /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days,
+    /// batches of 1 000 rows, a rest as long as each batch.
     public init() {}
 
     /// Checks the values; the message names the setting.
@@ -37,6 +44,9 @@ public struct RetentionPolicy: Sendable, Equatable {
         guard webhookEvents >= 86_400, webhookEvents.isFinite else { throw ConfigurationError(message: "webhook retention must be at least 1 day") }
         guard (0...10).contains(batchRest) else {
             throw ConfigurationError(message: "retention batch rest must be 0-10 (times each batch's duration)")
+        }
+        guard Self.batchSizes.contains(batchSize) else {
+            throw ConfigurationError(message: "retention batch size must be 100-10000 rows")
         }
     }
 }

@@ -18,6 +18,9 @@ struct RetentionOptions: ParsableArguments {
     @Option(help: "How long a purge rests after each batch, as a multiple of the batch's time, 0-10 (default 1; 0: no rest).")
     var retentionBatchRest: String?
 
+    @Option(help: "Rows a purge deletes per batch, 100-10000 (default 1000; smaller: shorter waits for requests meanwhile).")
+    var retentionBatchSize: String?
+
     /// The options given, by setting key (``ServerSettings``).
     var flags: [String: String] {
         var flags: [String: String] = [:]
@@ -26,6 +29,7 @@ struct RetentionOptions: ParsableArguments {
         flags["idempotencyKeyRetentionHours"] = idempotencyKeyRetentionHours
         flags["webhookRetentionDays"] = webhookRetentionDays
         flags["retentionBatchRest"] = retentionBatchRest
+        flags["retentionBatchSize"] = retentionBatchSize
         return flags
     }
 }

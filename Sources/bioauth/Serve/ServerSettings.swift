@@ -191,6 +191,7 @@ enum ServerSettings {
             seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
             seconds("webhookRetentionDays", \.retention.webhookEvents, scale: 86_400),
             seconds("retentionBatchRest", \.retention.batchRest),
+            integer("retentionBatchSize", \.retention.batchSize),
             seconds("webhookPollInterval", \.webhooks.pollInterval),
             seconds("webhookTimeout", \.webhooks.timeout),
             seconds("webhookRetryBase", \.webhooks.retryBase),
