@@ -266,6 +266,7 @@ extension RetentionTests {
             var configuration = api.service.configuration
             for (ratio, rested) in [(3.0, true), (0.0, false)] {
                 // Two full batches and a last one of 500.
+                configuration.retention.batchSize = 1000
                 try await Self.fillPassedWindows(2500, api: api)
                 configuration.retention.batchRest = ratio
                 let rests = Rests()
@@ -363,6 +364,15 @@ extension RetentionTests {
         return try #require(try await purge.value)
     }
 
+    /// The server's configuration with batches of `size` rows and a rest so short that each full batch is followed by
+    /// exactly one call of the purger's rest.
+    static func oneRestPerBatch(_ api: API, size: Int) -> ServerConfiguration {
+        var configuration = api.service.configuration
+        configuration.retention.batchRest = 0.001
+        configuration.retention.batchSize = size
+        return configuration
+    }
+
     /// `count` rate-limit windows that passed long ago, for a purge to delete.
     static func fillPassedWindows(_ count: Int, api: API) async throws {
         try await api.database.transaction { db in
@@ -379,9 +389,7 @@ extension RetentionTests {
     )
     func leaseRenewal(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
-            var configuration = api.service.configuration
-            // A rest so short that each full batch is followed by exactly one call of the purger's rest.
-            configuration.retention.batchRest = 0.001
+            let configuration = Self.oneRestPerBatch(api, size: 1000)
             @Sendable func leaseExpiry() async -> Int64? {
                 try? await api.database.transaction { db in
                     let row = try await db.raw("SELECT expires_at FROM maintenance_leases WHERE name = 'retention'").first()
@@ -423,12 +431,9 @@ extension RetentionTests {
     )
     func batchSize(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
-            var configuration = api.service.configuration
-            configuration.retention.batchSize = 100
-            // A rest so short that each full batch is followed by exactly one call of the purger's rest.
-            configuration.retention.batchRest = 0.001
             try await Self.fillPassedWindows(250, api: api)
             let left = NIOLockedValueBox<[Int?]>([])
+            let configuration = Self.oneRestPerBatch(api, size: 100)
             let purger = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
                 let count = try? await api.count("rate_limits")
                 left.withLockedValue { $0.append(count) }
@@ -440,9 +445,9 @@ extension RetentionTests {
         }
     }
 
-    @Test("the batch size is 100-10000 rows, 1000 unless set")
+    @Test("the batch size is 100-10000 rows, 250 unless set")
     func batchSizeSetting() throws {
-        #expect(RetentionPolicy().batchSize == 1000)
+        #expect(RetentionPolicy().batchSize == 250)
         for bad in [0, 99, 10_001, -1000] {
             var configuration = ServerConfiguration()
             configuration.retention.batchSize = bad

@@ -18,7 +18,7 @@ struct RetentionOptions: ParsableArguments {
     @Option(help: "How long a purge rests after each batch, as a multiple of the batch's time, 0-10 (default 1; 0: no rest).")
     var retentionBatchRest: String?
 
-    @Option(help: "Rows a purge deletes per batch, 100-10000 (default 1000; smaller: shorter waits for requests meanwhile).")
+    @Option(help: "Rows a purge deletes per batch, 100-10000 (default 250; larger clears a backlog faster, and slows requests more).")
     var retentionBatchSize: String?
 
     /// The options given, by setting key (``ServerSettings``).
