@@ -24,8 +24,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// How many rows a purge deletes per unit of work (250; 100-10 000). Each batch holds its rows' locks, and its
     /// commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it: on a database
     /// whose expired rows lie scattered among those kept, batches of 250 kept sign-ins' p99 during a day's purge lower
-    /// than batches of 1 000, for a purge about a tenth longer; where the expired rows lie together, larger batches clear
-    /// a backlog faster (docs/PERFORMANCE.md, "Retention at scale").
+    /// than batches of 1 000 run beside them, for a purge about a tenth longer; where the expired rows lie together,
+    /// larger batches clear a backlog faster (docs/PERFORMANCE.md, "Retention at scale").
     public var batchSize: Int = 250
 
     /// The batch sizes ``batchSize`` may take.
