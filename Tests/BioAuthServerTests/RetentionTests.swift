@@ -264,9 +264,9 @@ extension RetentionTests {
     func restsBetweenBatches(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
             var configuration = api.service.configuration
+            configuration.retention.batchSize = 1000
             for (ratio, rested) in [(3.0, true), (0.0, false)] {
                 // Two full batches and a last one of 500.
-                configuration.retention.batchSize = 1000
                 try await Self.fillPassedWindows(2500, api: api)
                 configuration.retention.batchRest = ratio
                 let rests = Rests()

@@ -48,7 +48,7 @@ public struct RetentionPolicy: Sendable, Equatable {
             throw ConfigurationError(message: "retention batch rest must be 0-10 (times each batch's duration)")
         }
         guard Self.batchSizes.contains(batchSize) else {
-            throw ConfigurationError(message: "retention batch size must be 100-10000 rows")
+            throw ConfigurationError(message: "retention batch size must be \(Self.batchSizes.lowerBound)-\(Self.batchSizes.upperBound) rows")
         }
     }
 }
