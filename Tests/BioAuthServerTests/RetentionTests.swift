@@ -463,7 +463,7 @@ extension RetentionTests {
 
     @Test("the batch rest is a multiple of each batch's time, 0-10")
     func batchRestSetting() {
-        #expect(RetentionPolicy().batchRest == 1)
+        #expect(RetentionPolicy().batchRest == 2)
         for bad in [-1.0, 11, .nan, .infinity] {
             var configuration = ServerConfiguration()
             configuration.retention.batchRest = bad

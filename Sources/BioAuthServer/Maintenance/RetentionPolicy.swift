@@ -17,10 +17,12 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var auditEvents: TimeInterval = 2557 * 86_400
     /// How long a webhook event is kept once all its deliveries ended (30 days): the deliveries list shows it meanwhile.
     public var webhookEvents: TimeInterval = 30 * 86_400
-    /// How long a purge rests after each full batch, as a multiple of the time the batch took (1: the purge has the
-    /// database at most half the time). A large backlog then costs the requests served meanwhile less latency, and takes
-    /// longer to clear; `0` purges without resting (0-10).
-    public var batchRest: Double = 1
+    /// How long a purge rests after each full batch, as a multiple of the time the batch took (2: the purge has the
+    /// database at most a third of the time). A large backlog then costs the requests served meanwhile less latency, and
+    /// takes longer to clear; `0` purges without resting (0-10). On a database whose expired rows lie scattered among those
+    /// kept, a rest of 2 kept sign-ins' p99 during a day's purge lower than a rest of 1 in each pair of runs measured
+    /// (docs/PERFORMANCE.md, "Retention at scale").
+    public var batchRest: Double = 2
     /// How many rows a purge deletes per unit of work (250; 100-10 000). Each batch holds its rows' locks, and its
     /// commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it: on a database
     /// whose expired rows lie scattered among those kept, batches of 250 kept sign-ins' p99 during a day's purge lower
@@ -32,7 +34,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     public static let batchSizes = 100...10_000
 
     /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days,
-    /// batches of 250 rows, a rest as long as each batch.
+    /// batches of 250 rows, a rest twice as long as each batch.
     public init() {}
 
     /// Checks the values; the message names the setting.
