@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Sign-ins' latency while a day's retention purge runs, against the same load with no purge, for docs/PERFORMANCE.md
+# ("A rest of 2, now the default"). Each run gets a fresh copy of a loaded PostgreSQL database (the template, filled by
+# scripts/load-retention-shape.sh and then VACUUM ANALYZE), vacuumed first so that autovacuum's first pass over the copy
+# does not fall inside the bench; then, for a purge run, `bioauth admin purge` starts 3 s before an open-loop bench of
+# sign-ins and is stopped when the bench ends. Runs alternate: no purge, then each rest, RUNS times.
+#
+#   scripts/bench-purge-latency.sh SERVER_URL TEMPLATE RUNS [REST ...]
+#
+# SERVER_URL is a postgres:// URL of the database server (any database on it, e.g. …/postgres?sslmode=disable); the
+# copies are made on it as database `purgerun` (dropped first; the server must have pg_stat_statements preloaded).
+# TEMPLATE is the loaded database's name. RESTs are --retention-batch-rest values (default: 1 2). Other settings come
+# from the environment: BIOAUTH (default .build/release/bioauth), RATE (sign-ins per second, default 130), SIZE
+# (--retention-batch-size, default 250), DURATION (seconds, default 24). Prints one line per run: p50 and p99 of the
+# run, the median and worst of its 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many,
+# mean ms) and the tables autovacuum vacuumed during the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+server="$1"
+template="$2"
+runs="$3"
+shift 3
+if [ $# -gt 0 ]; then rests=("$@"); else rests=(1 2); fi
+bioauth="${BIOAUTH:-.build/release/bioauth}"
+rate="${RATE:-130}"
+size="${SIZE:-250}"
+duration="${DURATION:-24}"
+# The same URL with the copy's database name.
+copy=$(echo "$server" | sed -E 's#^(postgres(ql)?://[^/]*/)[^?]*#\1purgerun#')
+export PGOPTIONS="-c client_min_messages=warning"
+out="$(mktemp -d)"
+purge=""
+trap 'if [ -n "$purge" ]; then kill -KILL "$purge" 2>/dev/null || true; fi; rm -rf "$out"' EXIT
+
+# $1: a label; $2: the rest, or "none" for no purge.
+run() {
+    psql "$server" -qAt -c "DROP DATABASE IF EXISTS purgerun" -c "CREATE DATABASE purgerun TEMPLATE $template STRATEGY FILE_COPY" > /dev/null
+    psql "$copy" -qAt -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "VACUUM (ANALYZE)" -c CHECKPOINT \
+        -c "SELECT pg_stat_statements_reset()" > /dev/null
+    sync
+    local started
+    started=$(psql "$copy" -qAt -c "SELECT now()")
+    purge=""
+    if [ "$2" != none ]; then
+        "$bioauth" admin purge --database "$copy" --retention-batch-rest "$2" --retention-batch-size "$size" > "$out/purge.log" 2>&1 &
+        purge=$!
+        sleep 3
+    fi
+    "$bioauth" bench --server-process --database "$copy" --mix signin --rate "$rate" --duration "$duration" --warmup 2 \
+        --bcrypt-cost 4 --series 2 --quiet --output "$out" > "$out/bench.log" 2>&1
+    if [ -n "$purge" ]; then
+        kill -KILL "$purge" 2>/dev/null || true
+        wait "$purge" 2>/dev/null || true
+        purge=""
+    fi
+    local overall windows postgres batches vacuumed
+    overall=$(grep -E '^biometric_sign_in  ' "$out/bench.log" | head -1 | awk '{print "p50 " $4 " ms, p99 " $6 " ms"}')
+    windows=$(grep -A100 'per 2 s' "$out/bench.log" | grep '^biometric_sign_in' | awk '{print $5}' | sort -n \
+        | awk '{a[NR] = $1} END {print "windows p99 median " a[int((NR + 1) / 2)] " ms, worst " a[NR] " ms"}')
+    postgres=$(grep -E '^PostgreSQL' "$out/bench.log" | sed -E 's/.*processes ([0-9.]+) cores.*/postgres \1 cores/')
+    batches=$(psql "$copy" -qAt -c "SELECT COALESCE(SUM(calls), 0) || ' sessions batches, mean ' || COALESCE(ROUND(AVG(mean_exec_time)::numeric, 1), 0) || ' ms'
+        FROM pg_stat_statements WHERE query LIKE '%DELETE FROM sessions%' AND dbid = (SELECT oid FROM pg_database WHERE datname = 'purgerun')")
+    vacuumed=$(psql "$copy" -qAt -c "SELECT COALESCE(string_agg(relname, ' '), 'none') FROM pg_stat_user_tables WHERE last_autovacuum > '$started'")
+    echo "$1: $overall; $windows; $postgres; $batches; autovacuum: $vacuumed"
+}
+
+for r in $(seq 1 "$runs"); do
+    run "no purge, run $r" none
+    for rest in "${rests[@]}"; do
+        run "rest $rest, run $r" "$rest"
+    done
+done
