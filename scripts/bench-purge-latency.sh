@@ -12,7 +12,7 @@
 # TEMPLATE is the loaded database's name. RESTs are --retention-batch-rest values (default: 1 2). Other settings come
 # from the environment: BIOAUTH (default .build/release/bioauth), RATE (sign-ins per second, default 130), SIZE
 # (--retention-batch-size, default 250), DURATION (seconds, default 24). Prints one line per run: p50 and p99 of the
-# run, the median and worst of its 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many,
+# run and its errors (- for none), the median and worst of its 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many,
 # mean ms) and the tables autovacuum vacuumed during the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,14 +47,15 @@ run() {
         sleep 3
     fi
     "$bioauth" bench --server-process --database "$copy" --mix signin --rate "$rate" --duration "$duration" --warmup 2 \
-        --bcrypt-cost 4 --series 2 --quiet --output "$out" > "$out/bench.log" 2>&1
+        --bcrypt-cost 4 --series 2 --quiet --output "$out" > "$out/bench.log" 2>&1 ||
+        { echo "$1: the bench failed:" >&2; tail -20 "$out/bench.log" >&2; exit 1; }
     if [ -n "$purge" ]; then
         kill -KILL "$purge" 2>/dev/null || true
         wait "$purge" 2>/dev/null || true
         purge=""
     fi
     local overall windows postgres batches vacuumed
-    overall=$(grep -E '^biometric_sign_in  ' "$out/bench.log" | head -1 | awk '{print "p50 " $4 " ms, p99 " $6 " ms"}')
+    overall=$(grep -E '^biometric_sign_in  ' "$out/bench.log" | head -1 | awk '{print "p50 " $4 " ms, p99 " $6 " ms, errors " $9}')
     windows=$(grep -A100 'per 2 s' "$out/bench.log" | grep '^biometric_sign_in' | awk '{print $5}' | sort -n \
         | awk '{a[NR] = $1} END {print "windows p99 median " a[int((NR + 1) / 2)] " ms, worst " a[NR] " ms"}')
     postgres=$(grep -E '^PostgreSQL' "$out/bench.log" | sed -E 's/.*processes ([0-9.]+) cores.*/postgres \1 cores/')
