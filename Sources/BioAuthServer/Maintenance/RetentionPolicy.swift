@@ -20,8 +20,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// How long a purge rests after each full batch, as a multiple of the time the batch took (2: the purge has the
     /// database at most a third of the time). A large backlog then costs the requests served meanwhile less latency, and
     /// takes longer to clear; `0` purges without resting (0-10). On a database whose expired rows lie scattered among those
-    /// kept, a rest of 2 kept sign-ins' p99 during a day's purge lower than a rest of 1 in each pair of runs measured
-    /// (docs/PERFORMANCE.md, "Retention at scale").
+    /// kept, a rest of 2 kept sign-ins' p99 during a day's purge lower than a rest of 1 in nine of eleven pairs of
+    /// runs side by side (docs/PERFORMANCE.md, "Retention at scale").
     public var batchRest: Double = 2
     /// How many rows a purge deletes per unit of work (250; 100-10 000). Each batch holds its rows' locks, and its
     /// commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it: on a database
