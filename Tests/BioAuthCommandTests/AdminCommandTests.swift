@@ -265,4 +265,11 @@ struct AdminCommandTests {
         let noRest = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-rest", "0"])
         #expect(try await noRest.execute(environment: [:]).contains("total"), "an operator clearing a backlog may purge without resting")
     }
+
+    @Test("the purge's help gives the ranges its checks enforce")
+    func batchRangesInHelp() {
+        let help = PurgeCommand.helpMessage(columns: 1000)
+        #expect(help.contains("as a multiple of the batch's time, 0-10 (default 2; 0: no rest)"), "\(help)")
+        #expect(help.contains("Rows a purge deletes per batch, 100-10000 (default 250;"), "\(help)")
+    }
 }

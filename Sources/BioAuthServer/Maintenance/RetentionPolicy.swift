@@ -32,6 +32,8 @@ public struct RetentionPolicy: Sendable, Equatable {
 
     /// The batch sizes ``batchSize`` may take.
     public static let batchSizes = 100...10_000
+    /// The rests ``batchRest`` may take, as multiples of each batch's time.
+    public static let batchRests: ClosedRange<Double> = 0...10
 
     /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days,
     /// batches of 250 rows, a rest twice as long as each batch.
@@ -46,8 +48,9 @@ public struct RetentionPolicy: Sendable, Equatable {
         }
         guard auditEvents >= 86_400, auditEvents.isFinite else { throw ConfigurationError(message: "audit retention must be at least 1 day") }
         guard webhookEvents >= 86_400, webhookEvents.isFinite else { throw ConfigurationError(message: "webhook retention must be at least 1 day") }
-        guard (0...10).contains(batchRest) else {
-            throw ConfigurationError(message: "retention batch rest must be 0-10 (times each batch's duration)")
+        guard Self.batchRests.contains(batchRest) else {
+            let range = "\(Int(Self.batchRests.lowerBound))-\(Int(Self.batchRests.upperBound))"
+            throw ConfigurationError(message: "retention batch rest must be \(range) (times each batch's duration)")
         }
         guard Self.batchSizes.contains(batchSize) else {
             throw ConfigurationError(message: "retention batch size must be \(Self.batchSizes.lowerBound)-\(Self.batchSizes.upperBound) rows")

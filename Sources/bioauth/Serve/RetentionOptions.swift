@@ -15,10 +15,21 @@ struct RetentionOptions: ParsableArguments {
     @Option(help: "Days a webhook event is kept after all its deliveries ended, at least 1 (default 30).")
     var webhookRetentionDays: String?
 
-    @Option(help: "How long a purge rests after each batch, as a multiple of the batch's time, 0-10 (default 2; 0: no rest).")
+    @Option(
+        help: """
+            How long a purge rests after each batch, as a multiple of the batch's time, \
+            \(Int(RetentionPolicy.batchRests.lowerBound))-\(Int(RetentionPolicy.batchRests.upperBound)) \
+            (default 2; 0: no rest).
+            """
+    )
     var retentionBatchRest: String?
 
-    @Option(help: "Rows a purge deletes per batch, 100-10000 (default 250; larger clears a backlog faster, and slows requests more).")
+    @Option(
+        help: """
+            Rows a purge deletes per batch, \(RetentionPolicy.batchSizes.lowerBound)-\(RetentionPolicy.batchSizes.upperBound) \
+            (default 250; larger clears a backlog faster, and slows requests more).
+            """
+    )
     var retentionBatchSize: String?
 
     /// The options given, by setting key (``ServerSettings``).
