@@ -13,7 +13,7 @@
 # from the environment: BIOAUTH (default .build/release/bioauth), RATE (sign-ins per second, default 130), SIZE
 # (--retention-batch-size, default 250), DURATION (seconds, default 24). Prints one line per run: p50 and p99 of the
 # run and its errors (- for none), the median and worst of its 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many,
-# mean ms) and the tables autovacuum vacuumed during the run.
+# mean ms) and the tables autovacuum vacuumed during the run. Needs psql and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 server="$1"
@@ -54,15 +54,23 @@ run() {
         wait "$purge" 2>/dev/null || true
         purge=""
     fi
-    local overall windows postgres batches vacuumed
-    overall=$(grep -E '^biometric_sign_in  ' "$out/bench.log" | head -1 | awk '{print "p50 " $4 " ms, p99 " $6 " ms, errors " $9}')
-    windows=$(grep -A100 'per 2 s' "$out/bench.log" | grep '^biometric_sign_in' | awk '{print $5}' | sort -n \
-        | awk '{a[NR] = $1} END {print "windows p99 median " a[int((NR + 1) / 2)] " ms, worst " a[NR] " ms"}')
-    postgres=$(grep -E '^PostgreSQL' "$out/bench.log" | sed -E 's/.*processes ([0-9.]+) cores.*/postgres \1 cores/')
+    local summary batches vacuumed
+    # From the bench-result.json the bench writes, not its printed table, whose columns may change.
+    summary=$(python3 - "$out/bench-result.json" <<'PY'
+import json, statistics, sys
+result = json.load(open(sys.argv[1]))
+row = next(r for r in result["operations"] if r["operation"] == "biometric_sign_in")
+errors = " ".join(f"{code} {n}" for code, n in sorted(row["errors"].items())) or "-"
+windows = sorted(w["p99Ms"] for w in result["series"]["biometric_sign_in"] if w["ok"] > 0)
+cores = result["postgresCPUSeconds"] / result["durationSeconds"]
+print(f"p50 {row['p50Ms']:.1f} ms, p99 {row['p99Ms']:.1f} ms, errors {errors}; "
+      f"windows p99 median {statistics.median_low(windows):.1f} ms, worst {windows[-1]:.1f} ms; postgres {cores:.2f} cores")
+PY
+)
     batches=$(psql "$copy" -qAt -c "SELECT COALESCE(SUM(calls), 0) || ' sessions batches, mean ' || COALESCE(ROUND(AVG(mean_exec_time)::numeric, 1), 0) || ' ms'
         FROM pg_stat_statements WHERE query LIKE '%DELETE FROM sessions%' AND dbid = (SELECT oid FROM pg_database WHERE datname = 'purgerun')")
     vacuumed=$(psql "$copy" -qAt -c "SELECT COALESCE(string_agg(relname, ' '), 'none') FROM pg_stat_user_tables WHERE last_autovacuum > '$started'")
-    echo "$1: $overall; $windows; $postgres; $batches; autovacuum: $vacuumed"
+    echo "$1: $summary; $batches; autovacuum: $vacuumed"
 }
 
 for r in $(seq 1 "$runs"); do
