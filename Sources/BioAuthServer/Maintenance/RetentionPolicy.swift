@@ -19,7 +19,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var webhookEvents: TimeInterval = 30 * 86_400
     /// How long a purge rests after each full batch, as a multiple of the time the batch took (2: the purge has the
     /// database at most a third of the time). A large backlog then costs the requests served meanwhile less latency, and
-    /// takes longer to clear; `0` purges without resting (0-10). On a database whose expired rows lie scattered among those
+    /// takes longer to clear; `0` purges without resting (within ``batchRests``). On a database whose expired rows lie scattered among those
     /// kept, a rest of 2 kept sign-ins' p99 during a day's purge lower than a rest of 1 in nine of eleven pairs of
     /// runs side by side (docs/PERFORMANCE.md, "Retention at scale").
     public var batchRest: Double = 2
