@@ -1,11 +1,12 @@
+import ArgumentParser
 import BioAuthClient
 import BioAuthCore
-import BioAuthServer
 import BioAuthTesting
 import Foundation
 import Logging
 import Testing
 
+@testable import BioAuthServer
 @testable import bioauth
 
 @Suite("bioauth admin")
@@ -43,6 +44,39 @@ struct AdminCommandTests {
         let purged = try await PurgeCommand.parse(["--database", database]).execute(environment: [:], clock: later)
         #expect(purged.contains("deleted:") && purged.contains("access_tokens      1"), "\(purged)")
         #expect(try await dryRun.execute(environment: [:], clock: later).contains("total              0"))
+    }
+
+    @Test("purge while another instance holds the lease deletes nothing and exits 75, so a scheduler sees it did not run")
+    func purgeWhileBusy() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-busy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("bioauth.sqlite").path
+        let server = try await LoopbackServer.start(configuration: .forTests(database: database), logger: Logger(label: "test"))
+        let api = BioAuthAPI(serverURL: server.url)
+        _ = try await api.createAccount(username: "alice", password: "correct horse")
+        _ = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
+        await server.stop()
+
+        // Another instance holds the purge's lease, now (run() reads the system clock) and 40 days on, when the access
+        // token is due.
+        let later = ManualClock(start: Date().addingTimeInterval(40 * 86_400))
+        let executor = try await openDatabase(database, logger: Logger(label: "test"))
+        let now = Date().millisecondsSince1970
+        let until = later.now.millisecondsSince1970 + 600_000
+        let claimed = try await executor.transaction { db in
+            try await db.maintenanceLeases.claim(Retention.leaseName, holder: "other-instance", now: now, until: until)
+        }
+        try await executor.close()
+        #expect(claimed)
+
+        let due = try await PurgeCommand.parse(["--database", database, "--dry-run"]).execute(environment: [:], clock: later)
+        #expect(due.contains("access_tokens      1"), "a dry run takes no lease: \(due)")
+        let purge = try PurgeCommand.parse(["--database", database])
+        await #expect(throws: PurgeCommand.Busy.self) { try await purge.execute(environment: [:], clock: later) }
+        await #expect(throws: ExitCode(75)) { try await purge.run() }
+        let after = try await PurgeCommand.parse(["--database", database, "--dry-run"]).execute(environment: [:], clock: later)
+        #expect(after == due, "nothing was deleted")
     }
 
     @Test("receipt-key rotate replaces the key file, says which key retired, and a served server publishes both")

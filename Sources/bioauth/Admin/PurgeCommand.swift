@@ -14,7 +14,8 @@ struct PurgeCommand: AsyncParsableCommand {
             abandoned) that long ago and have nothing left that refers to them, console sessions over that long ago, \
             audit events older than the audit retention, rate-limit windows that have passed, and webhook events whose \
             deliveries all ended long enough ago. Nothing live is deleted; accounts, devices, passkeys and payments \
-            never are. Waits for nothing: when a server instance is purging, this says so and does nothing.
+            never are. Waits for nothing: when a server instance is purging, this says so on standard error, does \
+            nothing, and exits with status 75 (try again later), so that a scheduler notices the purge did not run.
             """
     )
 
@@ -25,18 +26,32 @@ struct PurgeCommand: AsyncParsableCommand {
 
     @OptionGroup var admin: AdminOptions
 
-    /// What the command prints, from `environment`'s `BIOAUTH_*` settings where an option is missing.
+    /// The exit status when another instance holds the purge's lease: `EX_TEMPFAIL` of `sysexits.h`, "try again later".
+    static let busyExitStatus: Int32 = 75
+
+    /// Thrown by ``execute(environment:clock:)`` when another instance is purging: nothing was deleted.
+    struct Busy: Error, CustomStringConvertible {
+        var description: String { "another instance is purging now; nothing was deleted" }
+    }
+
+    /// What the command prints, from `environment`'s `BIOAUTH_*` settings where an option is missing; ``Busy`` when
+    /// another instance is purging.
     func execute(environment: [String: String] = ProcessInfo.processInfo.environment, clock: any WallClock = SystemClock()) async throws -> String {
         try await admin.withDatabase(flags: retention.flags, environment: environment) { executor, configuration in
             let purger = Retention(database: executor, configuration: configuration, clock: clock)
             if dryRun { return Self.table(try await purger.dryRun(), heading: "would delete") }
-            guard let report = try await purger.purge() else { return "another instance is purging now; nothing was deleted" }
+            guard let report = try await purger.purge() else { throw Busy() }
             return Self.table(report, heading: "deleted")
         }
     }
 
     func run() async throws {
-        print(try await execute())
+        do {
+            print(try await execute())
+        } catch let busy as Busy {
+            FileHandle.standardError.write(Data("bioauth admin purge: \(busy)\n".utf8))
+            throw ExitCode(Self.busyExitStatus)
+        }
     }
 
     /// One line per kind, then the total.
