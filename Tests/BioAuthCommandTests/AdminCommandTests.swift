@@ -300,10 +300,13 @@ struct AdminCommandTests {
         #expect(try await noRest.execute(environment: [:]).contains("total"), "an operator clearing a backlog may purge without resting")
     }
 
-    @Test("the purge's help gives the ranges its checks enforce")
+    @Test("the purge's help gives the ranges its checks enforce and the policy's defaults")
     func batchRangesInHelp() {
         let help = PurgeCommand.helpMessage(columns: 1000)
         #expect(help.contains("as a multiple of the batch's time, 0-10 (default 2; 0: no rest)"), "\(help)")
         #expect(help.contains("Rows a purge deletes per batch, 100-10000 (default 250;"), "\(help)")
+        for text in ["ended (default 30).", "kept (default 2557, 7 years;", "at least 1 (default 24).", "ended, at least 1 (default 30)."] {
+            #expect(help.contains(text), "the policy's default: \(text)\n\(help)")
+        }
     }
 }

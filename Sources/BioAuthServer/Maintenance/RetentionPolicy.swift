@@ -34,6 +34,10 @@ public struct RetentionPolicy: Sendable, Equatable {
     public static let batchSizes = 100...10_000
     /// The rests ``batchRest`` may take, as multiples of each batch's time.
     public static let batchRests: ClosedRange<Double> = 0...10
+    /// ``batchSizes`` as help and error messages write it: `100-10000`.
+    public static var batchSizesText: String { "\(batchSizes.lowerBound)-\(batchSizes.upperBound)" }
+    /// ``batchRests`` as help and error messages write it: `0-10`.
+    public static var batchRestsText: String { "\(Int(batchRests.lowerBound))-\(Int(batchRests.upperBound))" }
 
     /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days,
     /// batches of 250 rows, a rest twice as long as each batch.
@@ -49,11 +53,10 @@ public struct RetentionPolicy: Sendable, Equatable {
         guard auditEvents >= 86_400, auditEvents.isFinite else { throw ConfigurationError(message: "audit retention must be at least 1 day") }
         guard webhookEvents >= 86_400, webhookEvents.isFinite else { throw ConfigurationError(message: "webhook retention must be at least 1 day") }
         guard Self.batchRests.contains(batchRest) else {
-            let range = "\(Int(Self.batchRests.lowerBound))-\(Int(Self.batchRests.upperBound))"
-            throw ConfigurationError(message: "retention batch rest must be \(range) (times each batch's duration)")
+            throw ConfigurationError(message: "retention batch rest must be \(Self.batchRestsText) (times each batch's duration)")
         }
         guard Self.batchSizes.contains(batchSize) else {
-            throw ConfigurationError(message: "retention batch size must be \(Self.batchSizes.lowerBound)-\(Self.batchSizes.upperBound) rows")
+            throw ConfigurationError(message: "retention batch size must be \(Self.batchSizesText) rows")
         }
     }
 }
