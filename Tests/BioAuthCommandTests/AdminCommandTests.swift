@@ -11,18 +11,24 @@ import Testing
 
 @Suite("bioauth admin")
 struct AdminCommandTests {
-    @Test("purge --dry-run shows what would go and deletes nothing; purge deletes it; retention flags and the environment apply")
-    func purge() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-\(UUID().uuidString)")
+    /// The path of a SQLite database in `folder` (made here) where alice signed in once, with an access and a refresh
+    /// token.
+    static func databaseWithOneSignIn(in folder: URL) async throws -> String {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("bioauth.sqlite").path
-        let configuration = ServerConfiguration.forTests(database: database)
-        let server = try await LoopbackServer.start(configuration: configuration, logger: Logger(label: "test"))
+        let server = try await LoopbackServer.start(configuration: .forTests(database: database), logger: Logger(label: "test"))
         let api = BioAuthAPI(serverURL: server.url)
         _ = try await api.createAccount(username: "alice", password: "correct horse")
         _ = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
         await server.stop()
+        return database
+    }
+
+    @Test("purge --dry-run shows what would go and deletes nothing; purge deletes it; retention flags and the environment apply")
+    func purge() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try await Self.databaseWithOneSignIn(in: folder)
 
         // 40 days on: the access token expired 40 days ago (over the 30 kept); the refresh token only 10 days ago.
         let later = ManualClock(start: Date().addingTimeInterval(40 * 86_400))
@@ -49,14 +55,8 @@ struct AdminCommandTests {
     @Test("purge while another instance holds the lease deletes nothing and exits 75, so a scheduler sees it did not run")
     func purgeWhileBusy() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-busy-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let database = folder.appendingPathComponent("bioauth.sqlite").path
-        let server = try await LoopbackServer.start(configuration: .forTests(database: database), logger: Logger(label: "test"))
-        let api = BioAuthAPI(serverURL: server.url)
-        _ = try await api.createAccount(username: "alice", password: "correct horse")
-        _ = try await api.signIn(username: "alice", password: "correct horse", installationID: "phone-1")
-        await server.stop()
+        let database = try await Self.databaseWithOneSignIn(in: folder)
 
         // Another instance holds the purge's lease, now (run() reads the system clock) and 40 days on, when the access
         // token is due.
