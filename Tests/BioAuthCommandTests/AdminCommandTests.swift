@@ -304,7 +304,7 @@ struct AdminCommandTests {
     func batchRangesInHelp() {
         let help = PurgeCommand.helpMessage(columns: 1000)
         #expect(help.contains("as a multiple of the batch's time, 0-10 (default 2; 0: no rest)"), "\(help)")
-        #expect(help.contains("Rows a purge deletes per batch, 100-10000 (default 250;"), "\(help)")
+        #expect(help.contains("Rows a purge deletes per batch, 100-10000 (default 100;"), "\(help)")
         for text in ["ended (default 30).", "kept (default 2557, 7 years;", "at least 1 (default 24).", "ended, at least 1 (default 30)."] {
             #expect(help.contains(text), "the policy's default: \(text)\n\(help)")
         }

@@ -445,9 +445,9 @@ extension RetentionTests {
         }
     }
 
-    @Test("the batch size is 100-10000 rows, 250 unless set")
+    @Test("the batch size is 100-10000 rows, 100 unless set")
     func batchSizeSetting() throws {
-        #expect(RetentionPolicy().batchSize == 250)
+        #expect(RetentionPolicy().batchSize == 100)
         for bad in [0, 99, 10_001, -1000] {
             var configuration = ServerConfiguration()
             configuration.retention.batchSize = bad
