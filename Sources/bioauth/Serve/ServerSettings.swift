@@ -366,6 +366,13 @@ enum ServerSettings {
         }
     }
 
+    /// The default of the setting `key`, written as `--print-config` writes its value (in the setting's own unit: days,
+    /// hours, rows): what an option's help quotes, so that the help cannot drift from the defaults.
+    static func defaultText(of key: String) -> String {
+        guard let setting = all.first(where: { $0.key == key }) else { preconditionFailure("no setting \(key)") }
+        return setting.show(ServerConfiguration())
+    }
+
     /// What `bioauth serve --print-config` prints: every setting, its value (secrets redacted) and where it came from.
     static func describe(_ configuration: ServerConfiguration, sources: [String: Source]) -> String {
         let width = all.map(\.key.count).max() ?? 0
