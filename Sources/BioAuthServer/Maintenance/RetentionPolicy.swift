@@ -24,8 +24,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// runs side by side (docs/PERFORMANCE.md, "Retention at scale").
     public var batchRest: Double = 2
     /// How many rows a purge deletes per unit of work (100; within ``batchSizes``). Each batch holds its rows' locks, and
-    /// its commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it, so a
-    /// batch's time is roughly what it adds to their p99: on a database whose expired rows lie scattered among those kept,
+    /// its commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it, so what it
+    /// adds to their p99 follows a batch's time: on a database whose expired rows lie scattered among those kept,
     /// batches of 100 (7 ms each) kept sign-ins' p99 during a day's purge within twice the quiet figure where batches of
     /// 250 (17 ms) did not, for a purge a fifth longer (up to half under load); where the expired rows lie together,
     /// larger batches clear a backlog faster (docs/PERFORMANCE.md, "Retention at scale").
