@@ -297,6 +297,56 @@ struct BenchCommandTests {
         #expect(state != "T", "the process was left stopped")
     }
 
+    @Test("on PostgreSQL the report gives commits, rollbacks and statements per operation, and the statements the servers sent")
+    func postgresLine() {
+        var operation = OperationResult()
+        for _ in 0..<1000 { _ = operation.histogram.record(20_000) }
+        var result = BenchResult(
+            options: BenchOptions(),
+            measuredSeconds: 10,
+            operations: ["biometric_sign_in": operation],
+            rawVerifyPerSecond: 17_000,
+            peakResidentBytes: nil,
+            enrollmentSeconds: 1,
+            cores: 2,
+            serverCPUSeconds: 10,
+            benchCPUSeconds: 4,
+            databaseThreadCPUSeconds: nil,
+            postgres: PostgresUse(
+                activity: PostgresActivity(commits: 4_000, rollbacks: 10, statements: 8_100),
+                cpuSeconds: 0.9,
+                statementsSent: 10_000
+            )
+        )
+        #expect(
+            BenchReport(result: result).postgresLine
+                == "PostgreSQL in the measured phase: 4.00 commits and 0.01 rollbacks per operation, 8.1 statements per operation, 10.0 sent per operation (round trips: BEGIN and COMMIT included); postgres processes 0.09 cores, 0.90 ms per operation"
+        )
+        // A server that does not count what it sends (an older binary), and a database without pg_stat_statements.
+        result.postgres?.statementsSent = nil
+        result.postgres?.activity.statements = nil
+        #expect(
+            BenchReport(result: result).postgresLine
+                == "PostgreSQL in the measured phase: 4.00 commits and 0.01 rollbacks per operation, statements not counted (no pg_stat_statements in this database); postgres processes 0.09 cores, 0.90 ms per operation"
+        )
+    }
+
+    @Test("the statements a server sent are read from its metrics' PostgreSQL series, and from no other")
+    func statementsSentSeries() {
+        let exposition = """
+            # HELP bioauth_database_statements_total Statements sent to PostgreSQL, BEGIN and COMMIT included: one round trip each.
+            # TYPE bioauth_database_statements_total counter
+            bioauth_database_statements_total{engine="sqlite"} 7
+            bioauth_database_statements_total{engine="postgres"} 123456
+            bioauth_database_retries_total{engine="postgres"} 3
+
+            """
+        #expect(BenchRunner.postgresStatementsSent(inExposition: exposition) == 123_456)
+        // A server from before the count (or not on PostgreSQL) has no such series: nothing is made up.
+        #expect(BenchRunner.postgresStatementsSent(inExposition: "bioauth_database_retries_total{engine=\"postgres\"} 3\n") == nil)
+        #expect(BenchRunner.postgresStatementsSent(inExposition: "bioauth_database_statements_total{engine=\"postgres\"} NaNx\n") == nil)
+    }
+
     @Test("the database thread's CPU time per operation is reported as the ceiling it puts on one server")
     func databaseThreadLine() {
         var operation = OperationResult()

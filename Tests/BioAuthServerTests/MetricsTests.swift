@@ -175,7 +175,7 @@ struct UnitOfWorkMetricsTests {
         let retries: Int
         var dialect: DatabaseDialect { .postgres }
         func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-            for _ in 0..<retries { UnitOfWorkEvents.retried?() }
+            for _ in 0..<retries { UnitOfWorkEvents.current?.retried() }
             return try await base.transaction(body)
         }
         func close() async throws { try await base.close() }
@@ -209,5 +209,36 @@ struct UnitOfWorkMetricsTests {
         #expect(scrape.value(#"bioauth_database_retries_total{engine="postgres"}"#) == 4, "\(text)")
         #expect(scrape.value(#"bioauth_database_unit_of_work_seconds_count{engine="postgres",outcome="committed"}"#) == 1)
         #expect(scrape.value(#"bioauth_database_unit_of_work_seconds_count{engine="postgres",outcome="failed"}"#) == 1)
+    }
+
+    @Test(
+        "every statement sent to PostgreSQL is counted, BEGIN, COMMIT and ROLLBACK included, in every kind of unit of work",
+        arguments: StorageBackend.available
+    )
+    func statementsCounted(backend: StorageBackend) async throws {
+        let metrics = ServerMetrics.prometheus()
+        try await TestDatabase.withOpened(backend) { base in
+            let measured = MeasuredDatabaseExecutor(base: base, metrics: metrics)
+            // BEGIN, two statements, COMMIT: 4.
+            _ = try await measured.transaction { db in
+                _ = try await db.raw("SELECT 1 AS one").first()
+                return try await db.raw("SELECT 2 AS two").first()
+            }
+            // At READ COMMITTED, another prepared BEGIN: 3.
+            _ = try await measured.transaction(isolation: .readCommitted) { db in try await db.raw("SELECT 1 AS one").first() }
+            // Each statement on its own, no BEGIN or COMMIT: 2.
+            _ = try await measured.standalone { db in
+                _ = try await db.raw("SELECT 1 AS one").first()
+                return try await db.raw("SELECT 2 AS two").first()
+            }
+            // BEGIN, the failing statement, ROLLBACK: 3.
+            await #expect(throws: (any Error).self) { try await measured.transaction { db in try await db.raw("SELECT nope").run() } }
+            // The background executor's connections count too: BEGIN, one statement, COMMIT: 3.
+            _ = try await measured.background.transaction { db in try await db.raw("SELECT 1 AS one").first() }
+        }
+        let text = String(decoding: try #require(metrics.exposition()), as: UTF8.self)
+        let scrape = MetricsTests.Scrape(status: 200, contentType: nil, text: text)
+        // SQLite's executor reports none: a round trip is PostgreSQL's.
+        #expect(scrape.value(#"bioauth_database_statements_total{engine="postgres"}"#) == (backend == .postgres ? 15 : 0), "\(text)")
     }
 }

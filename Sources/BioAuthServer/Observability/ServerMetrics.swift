@@ -39,6 +39,11 @@ public final class ServerMetrics: Sendable {
         openFiles = Meter(label: "process_open_fds", factory: factory)
         cpuTime = FloatingPointCounter(label: "process_cpu_seconds_total", factory: factory)
         startTime = Meter(label: "process_start_time_seconds", factory: factory)
+        postgresStatements = Counter(
+            label: "bioauth_database_statements_total",
+            dimensions: [("engine", DatabaseDialect.postgres.rawValue)],
+            factory: factory
+        )
         if let started = ProcessStats.startTime() { startTime.set(started.timeIntervalSince1970) }
         registerKnownSeries()
     }
@@ -119,6 +124,7 @@ public final class ServerMetrics: Sendable {
         "bioauth_password_hash_wait_seconds": "How long a bcrypt job waited for a thread.",
         "bioauth_database_unit_of_work_seconds": "Units of work (transactions), retries and waits included, by engine and outcome.",
         "bioauth_database_retries_total": "Units of work rolled back by a serialization failure or deadlock and run again.",
+        "bioauth_database_statements_total": "Statements sent to PostgreSQL, BEGIN and COMMIT included: one round trip each.",
         "bioauth_retention_deleted_total": "Rows the retention purge deleted, by kind.",
         "bioauth_retention_runs_total": "Retention purges, by outcome.",
         "bioauth_retention_last_completed_timestamp_seconds": "When this instance last completed a purge (0: never since start).",
@@ -256,6 +262,19 @@ public final class ServerMetrics: Sendable {
     func unitOfWorkRetried(engine: DatabaseDialect) {
         Counter(label: "bioauth_database_retries_total", dimensions: [("engine", engine.rawValue)], factory: factory).increment()
     }
+
+    /// A statement was sent to the database (PostgreSQL's executor reports each one, `BEGIN` and `COMMIT` included: one
+    /// round trip each).
+    func statementSent(engine: DatabaseDialect) {
+        guard engine == .postgres else {
+            return Counter(label: "bioauth_database_statements_total", dimensions: [("engine", engine.rawValue)], factory: factory).increment()
+        }
+        // On every statement PostgreSQL runs: its series is kept, not looked up in the registry each time.
+        postgresStatements.increment()
+    }
+
+    /// `bioauth_database_statements_total{engine="postgres"}`.
+    private let postgresStatements: CoreMetrics.Counter
 
     // MARK: Retention
 

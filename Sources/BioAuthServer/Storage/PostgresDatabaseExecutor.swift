@@ -156,7 +156,7 @@ public final class PostgresDatabaseExecutor: DatabaseExecutor {
                         throw APIError.databaseTooBusy
                     }
                     attempt += 1
-                    UnitOfWorkEvents.retried?()
+                    UnitOfWorkEvents.current?.retried()
                     // Exponential backoff with full jitter, capped at 100 ms.
                     try await Task.sleep(for: .microseconds(Int.random(in: 100...min(100_000, 500 << min(attempt, 10)))))
                 }

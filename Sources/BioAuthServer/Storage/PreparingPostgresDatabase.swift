@@ -7,6 +7,8 @@ import SQLKit
 /// statement: PostgreSQL parses and plans it the first time this connection runs it, and then only binds and executes.
 /// Every other expression (SQLKit's builders, raw SQL) goes through PostgresKit as sent, parsed and planned each time.
 ///
+/// Every statement sent, prepared or not, is reported to ``UnitOfWorkEvents`` (`bioauth_database_statements_total`).
+///
 /// The values are bound as PostgresKit would bind them (the same PostgreSQL types), so a statement means the same
 /// prepared or not. A statement with a value of another type (none of the hot ones) runs unprepared.
 struct PreparingPostgresDatabase: SQLDatabase {
@@ -25,10 +27,12 @@ struct PreparingPostgresDatabase: SQLDatabase {
     var queryLogLevel: Logger.Level? { nil }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        base.execute(sql: query, onRow)
+        UnitOfWorkEvents.current?.statementSent()
+        return base.execute(sql: query, onRow)
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        UnitOfWorkEvents.current?.statementSent()
         guard let statement = query as? FixedStatement, let bindings = statement.postgresBindings() else {
             return try await base.execute(sql: query, onRow)
         }

@@ -194,7 +194,9 @@ struct BenchReport {
     }
 
     /// PostgreSQL's share: transactions rolled back (each a retried serialization failure or deadlock) and statements per
-    /// successful operation, and the CPU time of the `postgres` processes when the database runs on this machine.
+    /// successful operation, the statements the servers sent (their round trips, `BEGIN` and `COMMIT` included, which
+    /// `pg_stat_statements` leaves out once they run prepared), and the CPU time of the `postgres` processes when the
+    /// database runs on this machine.
     var postgresLine: String? {
         guard let postgres = result.postgres, successfulOperations > 0, result.measuredSeconds > 0 else { return nil }
         let operations = Double(successfulOperations)
@@ -207,6 +209,9 @@ struct BenchReport {
             line += String(format: ", %.1f statements per operation", Double(statements) / operations)
         } else {
             line += ", statements not counted (no pg_stat_statements in this database)"
+        }
+        if let sent = postgres.statementsSent {
+            line += String(format: ", %.1f sent per operation (round trips: BEGIN and COMMIT included)", Double(sent) / operations)
         }
         if let cpu = postgres.cpuSeconds, cpu > 0 {
             line += String(format: "; postgres processes %.2f cores, %.2f ms per operation", cpu / result.measuredSeconds, cpu / operations * 1000)
@@ -237,6 +242,7 @@ struct BenchReport {
             var postgresCommits: Int64?
             var postgresRollbacks: Int64?
             var postgresStatements: Int64?
+            var postgresStatementsSent: Int64?
             var postgresCPUSeconds: Double?
             var webhookDeliveries: Int?
             var webhookDeliveriesUnverified: Int?
@@ -275,6 +281,7 @@ struct BenchReport {
             postgresCommits: result.postgres?.activity.commits,
             postgresRollbacks: result.postgres?.activity.rollbacks,
             postgresStatements: result.postgres?.activity.statements,
+            postgresStatementsSent: result.postgres?.statementsSent,
             postgresCPUSeconds: result.postgres?.cpuSeconds,
             webhookDeliveries: result.webhooks?.measured,
             webhookDeliveriesUnverified: result.webhooks?.unverified,

@@ -45,7 +45,10 @@ struct BenchOptions: Sendable {
     /// With ``serverProcess``: the share of the time each server process may run (``CPUCap``) from the warm-up to the
     /// end, so that on a machine with few cores the instances, not the database, limit throughput. `nil`: no cap.
     var serverCPUShare: Double?
+    /// The started server's database (`nil`: a temporary SQLite file).
     var database: String?
+    /// ``database`` when it is a `postgres://` URL.
+    var postgresURL: String? { database.flatMap { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") ? $0 : nil } }
     /// The started server's seconds between retention purges (`nil`: the default, hourly), so that a run can measure
     /// requests served while the server purges a loaded database's backlog.
     var retentionInterval: TimeInterval?
@@ -143,12 +146,15 @@ struct WebhookUse: Sendable {
     var unverified: Int
 }
 
-/// What PostgreSQL did in the measured phase: its transactions and statements (``PostgresActivity``), and the CPU time of
-/// the `postgres` processes when the database runs on this machine.
+/// What PostgreSQL did in the measured phase: its transactions and statements (``PostgresActivity``), the statements the
+/// servers sent, and the CPU time of the `postgres` processes when the database runs on this machine.
 struct PostgresUse: Sendable {
     var activity: PostgresActivity
     /// CPU seconds of every `postgres` process on this machine; `nil` when none runs here.
     var cpuSeconds: Double?
+    /// Statements the servers the bench started sent, `BEGIN` and `COMMIT` included (each one round trip), by their
+    /// own count (`bioauth_database_statements_total`); `nil` when any did not say (an older binary).
+    var statementsSent: Int64? = nil
 }
 
 /// Drives a BioAuth server with simulated devices whose keys are in software: biometric sign-ins
@@ -195,6 +201,9 @@ struct BenchRunner {
         }
         do {
             var urls: [URL] = []
+            // On PostgreSQL, each server the bench starts serves its metrics here, for the statements it sends.
+            let postgres = options.postgresURL != nil
+            var metrics: [URL] = []
             if let external = options.server {
                 urls = [external]
             } else {
@@ -222,10 +231,16 @@ struct BenchRunner {
                 if options.serverProcess {
                     // One after another: the first brings the schema up to date, the others find it so.
                     for instance in 1...max(1, options.instances) {
+                        var settings = ServeCommand.environment(for: configuration)
+                        if postgres {
+                            let port = try await ServerProcess.freeLoopbackPort()
+                            settings["BIOAUTH_METRICS_PORT"] = String(port)
+                            metrics.append(URL(string: "http://127.0.0.1:\(port)/metrics")!)
+                        }
                         children.append(
                             try await ServerProcess.start(
                                 executable: try options.serverExecutable ?? Self.ownExecutable(),
-                                settings: ServeCommand.environment(for: configuration),
+                                settings: settings,
                                 folder: folder,
                                 http: http,
                                 logName: options.instances > 1 ? "server-\(instance).log" : "server.log"
@@ -236,6 +251,11 @@ struct BenchRunner {
                 } else {
                     var logger = Logger(label: "bioauth-bench")
                     logger.logLevel = configuration.logLevel
+                    if postgres {
+                        let port = try await ServerProcess.freeLoopbackPort()
+                        configuration.metricsPort = port
+                        metrics.append(URL(string: "http://127.0.0.1:\(port)/metrics")!)
+                    }
                     server = try await LoopbackServer.start(configuration: configuration, logger: logger)
                     urls = [server!.url]
                 }
@@ -261,6 +281,9 @@ struct BenchRunner {
             let deliveredBefore = receiver?.deliveries.count ?? 0
             var delivered: (@Sendable () -> Int)?
             if let hooks = receiver { delivered = { hooks.deliveries.count } }
+            let metricsURLs = metrics
+            var statementsSent: (@Sendable () async -> Int64?)?
+            if !metricsURLs.isEmpty { statementsSent = { await Self.statementsSent(scraping: metricsURLs, http: http) } }
             let cap = options.serverCPUShare.flatMap { share in children.isEmpty ? nil : CPUCap(pids: children.map(\.pid), share: share) }
             let (operations, measured, use): ([String: OperationResult], Double, MeasuredUse)
             do {
@@ -271,7 +294,8 @@ struct BenchRunner {
                     devices: devices,
                     passwordUsers: passwordUsers,
                     serverPIDs: children.map(\.pid),
-                    deliveries: delivered
+                    deliveries: delivered,
+                    statementsSent: statementsSent
                 )
             }
             let deliveries = receiver.map { Array($0.deliveries.dropFirst(deliveredBefore)) }
@@ -384,7 +408,8 @@ struct BenchRunner {
         devices: [Device],
         passwordUsers: [String],
         serverPIDs: [Int32],
-        deliveries: (@Sendable () -> Int)? = nil
+        deliveries: (@Sendable () -> Int)? = nil,
+        statementsSent: (@Sendable () async -> Int64?)? = nil
     ) async throws
         -> ([String: OperationResult], Double, MeasuredUse)
     {
@@ -417,14 +442,14 @@ struct BenchRunner {
         let serverHere = options.server == nil && serverPIDs.isEmpty
         // SQLite's database thread is one server's: measured when there is one server.
         let serverPID = serverPIDs.count == 1 ? serverPIDs.first : nil
-        let postgresURL = options.database.flatMap { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") ? $0 : nil }
+        let postgresURL = options.postgresURL
         let cpu = Task { () -> (server: Double?, bench: Double?, database: Double?, postgres: PostgresUse?, deliveries: Int?) in
             func database() -> Double? {
                 serverPIDs.count == 1 || serverHere ? ProcessStats.threadCPUSeconds(named: SQLiteDatabaseExecutor.threadName, pid: serverPID) : nil
             }
-            func postgres() async -> (PostgresActivity, Double?)? {
+            func postgres() async -> (PostgresActivity, Double?, Int64?)? {
                 guard let postgresURL, let activity = try? await PostgresActivity.read(url: postgresURL) else { return nil }
-                return (activity, ProcessStats.cpuSeconds(ofProcessesNamed: "postgres"))
+                return (activity, ProcessStats.cpuSeconds(ofProcessesNamed: "postgres"), await statementsSent?())
             }
             try? await Task.sleep(until: measureFrom, clock: .continuous)
             let server = serverPIDs.isEmpty ? nil : Self.total(over: serverPIDs, ProcessStats.cpuSeconds(pid:))
@@ -444,7 +469,13 @@ struct BenchRunner {
             let delivered = deliveredBefore.flatMap { before in deliveries.map { $0() - before } }
             func used(_ before: Double?, _ after: Double?) -> Double? { before.flatMap { b in after.map { $0 - b } } }
             let postgresUse = postgresBefore.flatMap { before in
-                postgresAfter.map { after in PostgresUse(activity: after.0.since(before.0), cpuSeconds: used(before.1, after.1)) }
+                postgresAfter.map { after in
+                    PostgresUse(
+                        activity: after.0.since(before.0),
+                        cpuSeconds: used(before.1, after.1),
+                        statementsSent: before.2.flatMap { sent in after.2.map { $0 - sent } }
+                    )
+                }
             }
             return (used(server, serverAfter), used(bench, benchAfter), used(databaseBefore, databaseAfter), postgresUse, delivered)
         }
@@ -552,6 +583,31 @@ struct BenchRunner {
                 webhookDeliveries: delivered
             )
         )
+    }
+
+    /// The statements the servers whose metrics are at `urls` have sent to PostgreSQL so far, added up
+    /// (`bioauth_database_statements_total{engine="postgres"}`); `nil` when any of them does not answer or has no such
+    /// series.
+    static func statementsSent(scraping urls: [URL], http: HTTPClient) async -> Int64? {
+        var total: Int64 = 0
+        for url in urls {
+            guard let response = try? await http.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(5)),
+                response.status == .ok,
+                let body = try? await response.body.collect(upTo: 4 << 20),
+                let sent = postgresStatementsSent(inExposition: String(buffer: body))
+            else { return nil }
+            total += sent
+        }
+        return total
+    }
+
+    /// The value of `bioauth_database_statements_total{engine="postgres"}` in a Prometheus text exposition.
+    static func postgresStatementsSent(inExposition text: String) -> Int64? {
+        let series = #"bioauth_database_statements_total{engine="postgres"} "#
+        for line in text.split(separator: "\n") where line.hasPrefix(series) {
+            return Double(line.dropFirst(series.count)).flatMap { Int64(exactly: $0.rounded()) }
+        }
+        return nil
     }
 
     /// A reading of each process in `pids` added up (of this process when `pids` is empty); `nil` when any is missing.
