@@ -297,11 +297,11 @@ struct BenchCommandTests {
         #expect(state != "T", "the process was left stopped")
     }
 
-    @Test("on PostgreSQL the report gives commits, rollbacks and statements per operation, and the statements the servers sent")
-    func postgresLine() {
+    /// A run's result for the report's lines: 1 000 biometric sign-ins of 20 ms each in 10 s, the bench's CPU only.
+    static func thousandSignIns() -> BenchResult {
         var operation = OperationResult()
         for _ in 0..<1000 { _ = operation.histogram.record(20_000) }
-        var result = BenchResult(
+        return BenchResult(
             options: BenchOptions(),
             measuredSeconds: 10,
             operations: ["biometric_sign_in": operation],
@@ -309,14 +309,19 @@ struct BenchCommandTests {
             peakResidentBytes: nil,
             enrollmentSeconds: 1,
             cores: 2,
-            serverCPUSeconds: 10,
-            benchCPUSeconds: 4,
-            databaseThreadCPUSeconds: nil,
-            postgres: PostgresUse(
-                activity: PostgresActivity(commits: 4_000, rollbacks: 10, statements: 8_100),
-                cpuSeconds: 0.9,
-                statementsSent: 10_000
-            )
+            serverCPUSeconds: nil,
+            benchCPUSeconds: 9,
+            databaseThreadCPUSeconds: nil
+        )
+    }
+
+    @Test("on PostgreSQL the report gives commits, rollbacks and statements per operation, and the statements the servers sent")
+    func postgresLine() {
+        var result = Self.thousandSignIns()
+        result.postgres = PostgresUse(
+            activity: PostgresActivity(commits: 4_000, rollbacks: 10, statements: 8_100),
+            cpuSeconds: 0.9,
+            statementsSent: 10_000
         )
         #expect(
             BenchReport(result: result).postgresLine
@@ -349,20 +354,8 @@ struct BenchCommandTests {
 
     @Test("the database thread's CPU time per operation is reported as the ceiling it puts on one server")
     func databaseThreadLine() {
-        var operation = OperationResult()
-        for _ in 0..<1000 { _ = operation.histogram.record(20_000) }
-        let result = BenchResult(
-            options: BenchOptions(),
-            measuredSeconds: 10,
-            operations: ["biometric_sign_in": operation],
-            rawVerifyPerSecond: 17_000,
-            peakResidentBytes: nil,
-            enrollmentSeconds: 1,
-            cores: 2,
-            serverCPUSeconds: nil,
-            benchCPUSeconds: 9,
-            databaseThreadCPUSeconds: 2.5
-        )
+        var result = Self.thousandSignIns()
+        result.databaseThreadCPUSeconds = 2.5
         let report = BenchReport(result: result)
         #expect(
             report.databaseThreadLine
