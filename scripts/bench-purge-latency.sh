@@ -11,7 +11,7 @@
 # copies are made on it as database `purgerun` (dropped first; the server must have pg_stat_statements preloaded).
 # TEMPLATE is the loaded database's name. RESTs are --retention-batch-rest values (default: 1 2). Other settings come
 # from the environment: BIOAUTH (default .build/release/bioauth), RATE (sign-ins per second, default 130), SIZE
-# (--retention-batch-size, default 100, the server's own), DURATION (seconds, default 24). Prints one line per run: p50 and p99 of the
+# (--retention-batch-size, default 50, the server's own), DURATION (seconds, default 24). Prints one line per run: p50 and p99 of the
 # run and its errors (- for none), the median and worst of its 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many,
 # mean ms) and the tables autovacuum vacuumed during the run. Needs psql and python3.
 set -euo pipefail
@@ -23,7 +23,7 @@ shift 3
 if [ $# -gt 0 ]; then rests=("$@"); else rests=(1 2); fi
 bioauth="${BIOAUTH:-.build/release/bioauth}"
 rate="${RATE:-130}"
-size="${SIZE:-100}"
+size="${SIZE:-50}"
 duration="${DURATION:-24}"
 # The same URL with the copy's database name.
 copy=$(echo "$server" | sed -E 's#^(postgres(ql)?://[^/]*/)[^?]*#\1purgerun#')

@@ -445,16 +445,16 @@ extension RetentionTests {
         }
     }
 
-    @Test("the batch size is 100-10000 rows, 100 unless set")
+    @Test("the batch size is 50-10000 rows, 50 unless set")
     func batchSizeSetting() throws {
-        #expect(RetentionPolicy().batchSize == 100)
-        for bad in [0, 99, 10_001, -1000] {
+        #expect(RetentionPolicy().batchSize == 50)
+        for bad in [0, 49, 10_001, -1000] {
             var configuration = ServerConfiguration()
             configuration.retention.batchSize = bad
             let error = #expect(throws: ConfigurationError.self) { try configuration.validate() }
-            #expect(error?.message == "retention batch size must be 100-10000 rows")
+            #expect(error?.message == "retention batch size must be 50-10000 rows")
         }
-        for good in [100, 10_000] {
+        for good in [50, 100, 10_000] {
             var configuration = ServerConfiguration()
             configuration.retention.batchSize = good
             try configuration.validate()

@@ -10,7 +10,7 @@ import SQLKit
 /// dropped) long enough ago, with their deliveries and attempts. Used by the server's background job and by
 /// `bioauth admin purge`.
 ///
-/// A purge deletes in batches of ``RetentionPolicy/batchSize`` rows (100 unless set), each batch its own unit of
+/// A purge deletes in batches of ``RetentionPolicy/batchSize`` rows (50 unless set), each batch its own unit of
 /// work, so it never holds the database for long, and rests after each full batch for ``RetentionPolicy/batchRest`` times
 /// as long as the batch took, so that a large backlog leaves the database to the requests served meanwhile most of the
 /// time. Only one instance purges at a time: it holds a lease (a row of `maintenance_leases`, claimed with one

@@ -23,25 +23,26 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// kept, a rest of 2 kept sign-ins' p99 during a day's purge lower than a rest of 1 in nine of eleven pairs of
     /// runs side by side (docs/PERFORMANCE.md, "Retention at scale").
     public var batchRest: Double = 2
-    /// How many rows a purge deletes per unit of work (100; within ``batchSizes``). Each batch holds its rows' locks, and
+    /// How many rows a purge deletes per unit of work (50; within ``batchSizes``). Each batch holds its rows' locks, and
     /// its commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it, so what it
     /// adds to their p99 follows a batch's time: on a database whose expired rows lie scattered among those kept,
-    /// batches of 100 (7 ms each) kept sign-ins' p99 during a day's purge within twice the quiet figure where batches of
-    /// 250 (17 ms) did not, for a purge a fifth longer (up to half under load); where the expired rows lie together,
-    /// larger batches clear a backlog faster (docs/PERFORMANCE.md, "Retention at scale").
-    public var batchSize: Int = 100
+    /// batches of 50 (3–5 ms each) kept sign-ins' p99 during a day's purge at 1.3–1.6 times the quiet figure where
+    /// batches of 100 (6–10 ms) reached 1.7–2.0 and batches of 250 (17 ms) 2.0–2.6, for a purge about a third longer
+    /// than at 100; where the expired rows lie together, larger batches clear a backlog faster (docs/PERFORMANCE.md,
+    /// "Retention at scale").
+    public var batchSize: Int = 50
 
     /// The batch sizes ``batchSize`` may take.
-    public static let batchSizes = 100...10_000
+    public static let batchSizes = 50...10_000
     /// The rests ``batchRest`` may take, as multiples of each batch's time.
     public static let batchRests: ClosedRange<Double> = 0...10
-    /// ``batchSizes`` as help and error messages write it: `100-10000`.
+    /// ``batchSizes`` as help and error messages write it: `50-10000`.
     public static var batchSizesText: String { "\(batchSizes.lowerBound)-\(batchSizes.upperBound)" }
     /// ``batchRests`` as help and error messages write it: `0-10`.
     public static var batchRestsText: String { "\(Int(batchRests.lowerBound))-\(Int(batchRests.upperBound))" }
 
     /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days,
-    /// batches of 100 rows, a rest twice as long as each batch.
+    /// batches of 50 rows, a rest twice as long as each batch.
     public init() {}
 
     /// Checks the values; the message names the setting.
