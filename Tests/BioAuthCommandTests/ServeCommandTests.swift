@@ -137,6 +137,13 @@ struct ServeCommandTests {
         let logged = redactedDatabaseLocation(configuration.databasePath)
         #expect(!logged.contains("s3cret") && logged.contains("db.internal"))
         #expect(redactedDatabaseLocation("./bioauth.sqlite") == "./bioauth.sqlite")
+        #expect(redactedDatabaseLocation("postgresql://u:s3cret@db/x") == "postgresql://u:***@db/x")
+        // One reading of a location's engine, for the server, the redaction and the bench alike.
+        #expect(DatabaseDialect(location: configuration.databasePath) == .postgres)
+        #expect(DatabaseDialect(location: "postgresql://db/x") == .postgres)
+        for sqlite in ["./bioauth.sqlite", ":memory:", "/var/lib/postgres://x.sqlite", "Postgres://db/x"] {
+            #expect(DatabaseDialect(location: sqlite) == .sqlite, "\(sqlite)")
+        }
     }
 }
 

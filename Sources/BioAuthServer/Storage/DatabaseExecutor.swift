@@ -87,12 +87,18 @@ public enum DatabaseDialect: String, Sendable {
     case sqlite
     /// PostgreSQL, shared by several server instances.
     case postgres
+
+    /// The engine a database location (`--database`) names: ``postgres`` for a `postgres://` or `postgresql://` URL,
+    /// else ``sqlite`` (a file path or `:memory:`), as ``openDatabase(_:connections:logger:)`` reads it.
+    public init(location: String) {
+        self = location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") ? .postgres : .sqlite
+    }
 }
 
 /// Opens the database `location` names: a `postgres://` or `postgresql://` URL (with a pool of at most `connections`),
 /// else a SQLite file path (or `:memory:`). The schema is brought up to date.
 public func openDatabase(_ location: String, connections: Int = 16, logger: Logger) async throws -> any DatabaseExecutor {
-    if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
+    if DatabaseDialect(location: location) == .postgres {
         return try await PostgresDatabaseExecutor.open(url: location, maximumConnections: connections, logger: logger)
     }
     return try await SQLiteDatabaseExecutor.open(path: location, logger: logger)
@@ -100,7 +106,7 @@ public func openDatabase(_ location: String, connections: Int = 16, logger: Logg
 
 /// `location` fit for logs: a `postgres://` URL's password replaced by `***`.
 public func redactedDatabaseLocation(_ location: String) -> String {
-    guard location.hasPrefix("postgres://") || location.hasPrefix("postgresql://"),
+    guard DatabaseDialect(location: location) == .postgres,
         var components = URLComponents(string: location), components.password != nil
     else { return location }
     components.password = "***"

@@ -99,7 +99,7 @@ struct BenchCommand: AsyncParsableCommand {
         if let server, URL(string: server)?.scheme?.hasPrefix("http") != true { throw ValidationError("--server must be an http(s) URL") }
         guard (1...8).contains(instances) else { throw ValidationError("instances must be 1-8") }
         if instances > 1 {
-            guard serverProcess, let database, database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") else {
+            guard serverProcess, let database, DatabaseDialect(location: database) == .postgres else {
                 throw ValidationError("--instances above 1 needs --server-process and a postgres:// --database: instances share one database")
             }
         }

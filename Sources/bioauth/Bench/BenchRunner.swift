@@ -48,7 +48,7 @@ struct BenchOptions: Sendable {
     /// The started server's database (`nil`: a temporary SQLite file).
     var database: String?
     /// ``database`` when it is a `postgres://` URL.
-    var postgresURL: String? { database.flatMap { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") ? $0 : nil } }
+    var postgresURL: String? { database.flatMap { DatabaseDialect(location: $0) == .postgres ? $0 : nil } }
     /// The started server's seconds between retention purges (`nil`: the default, hourly), so that a run can measure
     /// requests served while the server purges a loaded database's backlog.
     var retentionInterval: TimeInterval?
