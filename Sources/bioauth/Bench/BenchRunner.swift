@@ -204,6 +204,12 @@ struct BenchRunner {
             // On PostgreSQL, each server the bench starts serves its metrics here, for the statements it sends.
             let postgres = options.postgresURL != nil
             var metrics: [URL] = []
+            /// A free loopback port for one more server's metrics listener, whose address joins `metrics`.
+            func metricsListener() async throws -> Int {
+                let port = try await ServerProcess.freeLoopbackPort()
+                metrics.append(URL(string: "http://127.0.0.1:\(port)/metrics")!)
+                return port
+            }
             if let external = options.server {
                 urls = [external]
             } else {
@@ -232,11 +238,7 @@ struct BenchRunner {
                     // One after another: the first brings the schema up to date, the others find it so.
                     for instance in 1...max(1, options.instances) {
                         var settings = ServeCommand.environment(for: configuration)
-                        if postgres {
-                            let port = try await ServerProcess.freeLoopbackPort()
-                            settings["BIOAUTH_METRICS_PORT"] = String(port)
-                            metrics.append(URL(string: "http://127.0.0.1:\(port)/metrics")!)
-                        }
+                        if postgres { settings["BIOAUTH_METRICS_PORT"] = String(try await metricsListener()) }
                         children.append(
                             try await ServerProcess.start(
                                 executable: try options.serverExecutable ?? Self.ownExecutable(),
@@ -251,11 +253,7 @@ struct BenchRunner {
                 } else {
                     var logger = Logger(label: "bioauth-bench")
                     logger.logLevel = configuration.logLevel
-                    if postgres {
-                        let port = try await ServerProcess.freeLoopbackPort()
-                        configuration.metricsPort = port
-                        metrics.append(URL(string: "http://127.0.0.1:\(port)/metrics")!)
-                    }
+                    if postgres { configuration.metricsPort = try await metricsListener() }
                     server = try await LoopbackServer.start(configuration: configuration, logger: logger)
                     urls = [server!.url]
                 }
