@@ -137,6 +137,25 @@ struct MetricsTests {
         #expect(range?.message == "metrics port must be 0-65535")
     }
 
+    @Test("a sample is read by its exact name and labels, a timestamp after it ignored, and a missing or garbled one is nil")
+    func sampleReading() {
+        let text = """
+            # TYPE bioauth_x_total counter
+            bioauth_x_total{engine="sqlite"} 7
+            bioauth_x_total{engine="postgres"} 12 1700000000000
+            bioauth_x_total_more{engine="postgres"} 99
+            bioauth_y_total garbled
+
+            """
+        #expect(ServerMetrics.sample(#"bioauth_x_total{engine="postgres"}"#, inExposition: text) == 12)
+        #expect(ServerMetrics.sample(#"bioauth_x_total{engine="sqlite"}"#, inExposition: text) == 7)
+        // Neither the bare name nor a name it begins is the series.
+        #expect(ServerMetrics.sample("bioauth_x_total", inExposition: text) == nil)
+        #expect(ServerMetrics.sample(#"bioauth_x_total_more{engine="sqlite"}"#, inExposition: text) == nil)
+        #expect(ServerMetrics.sample("bioauth_y_total", inExposition: text) == nil)
+        #expect(ServerMetrics.sample("bioauth_z_total", inExposition: "") == nil)
+    }
+
     // MARK: Scraping
 
     struct Scrape {
@@ -145,12 +164,7 @@ struct MetricsTests {
         let text: String
 
         /// The sample named exactly `series` (name and labels as exposed), if present.
-        func value(_ series: String) -> Double? {
-            for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
-                return Double(line.dropFirst(series.count + 1))
-            }
-            return nil
-        }
+        func value(_ series: String) -> Double? { ServerMetrics.sample(series, inExposition: text) }
     }
 
     /// `GET /metrics` over a real socket.

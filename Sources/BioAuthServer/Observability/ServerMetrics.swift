@@ -108,6 +108,19 @@ public final class ServerMetrics: Sendable {
         return Self.withHelp(registry.emitToBuffer())
     }
 
+    /// The value of the sample named exactly `series` in a Prometheus text exposition: the metric's name with its labels
+    /// as exposed, e.g. `bioauth_database_statements_total{engine="postgres"}`; nil when no line carries it or its value
+    /// is not a number. A timestamp after the value is allowed and ignored. What `bioauth bench` and the tests read from a
+    /// scrape.
+    public static func sample(_ series: String, inExposition text: String) -> Double? {
+        let prefix = series + " "
+        for line in text.split(separator: "\n") where line.hasPrefix(prefix) {
+            let value = line.dropFirst(prefix.count).prefix { $0 != " " }
+            return Double(value)
+        }
+        return nil
+    }
+
     /// What each metric means, exported as its `# HELP` line (swift-metrics, through which the server records, has no
     /// place for it; docs/OPERATIONS.md says the same at more length).
     static let help: [String: String] = [

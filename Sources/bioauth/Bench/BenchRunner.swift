@@ -601,11 +601,8 @@ struct BenchRunner {
 
     /// The value of `bioauth_database_statements_total{engine="postgres"}` in a Prometheus text exposition.
     static func postgresStatementsSent(inExposition text: String) -> Int64? {
-        let series = #"bioauth_database_statements_total{engine="postgres"} "#
-        for line in text.split(separator: "\n") where line.hasPrefix(series) {
-            return Double(line.dropFirst(series.count)).flatMap { Int64(exactly: $0.rounded()) }
-        }
-        return nil
+        ServerMetrics.sample(#"bioauth_database_statements_total{engine="postgres"}"#, inExposition: text)
+            .flatMap { $0.isFinite ? Int64(exactly: $0.rounded()) : nil }
     }
 
     /// A reading of each process in `pids` added up (of this process when `pids` is empty); `nil` when any is missing.
