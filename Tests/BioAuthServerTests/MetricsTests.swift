@@ -149,7 +149,7 @@ struct MetricsTests {
             """
         #expect(ServerMetrics.sample(#"bioauth_x_total{engine="postgres"}"#, inExposition: text) == 12)
         #expect(ServerMetrics.sample(#"bioauth_x_total{engine="sqlite"}"#, inExposition: text) == 7)
-        // Neither the bare name nor a name it begins is the series.
+        // The bare name matches neither its labelled samples nor the longer name it begins; an absent series is nil.
         #expect(ServerMetrics.sample("bioauth_x_total", inExposition: text) == nil)
         #expect(ServerMetrics.sample(#"bioauth_x_total_more{engine="sqlite"}"#, inExposition: text) == nil)
         #expect(ServerMetrics.sample("bioauth_y_total", inExposition: text) == nil)
