@@ -11,7 +11,8 @@
 # copies are made on it as database `purgerun` (dropped first; the server must have pg_stat_statements preloaded).
 # TEMPLATE is the loaded database's name. RESTs are --retention-batch-rest values (default: 1 2). Other settings come
 # from the environment: BIOAUTH (default .build/release/bioauth), RATE (sign-ins per second, default 130), SIZE
-# (--retention-batch-size, default 50, the server's own), DURATION (seconds, default 24). Prints one line per run: p50 and p99 of the
+# (--retention-batch-size, default 50, the server's own), DURATION (seconds, default 24), KEEP (a directory: each run's
+# bench-result.json, its 2-second windows included, is kept there as <n>-<label>.json, with the purge's output beside it). Prints one line per run: p50 and p99 of the
 # run and its errors (- for none), the median and worst of its 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many,
 # mean ms) and the tables autovacuum vacuumed during the run. Needs psql and python3.
 set -euo pipefail
@@ -71,7 +72,15 @@ PY
         FROM pg_stat_statements WHERE query LIKE '%DELETE FROM sessions%' AND dbid = (SELECT oid FROM pg_database WHERE datname = 'purgerun')")
     vacuumed=$(psql "$copy" -qAt -c "SELECT COALESCE(string_agg(relname, ' '), 'none') FROM pg_stat_user_tables WHERE last_autovacuum > '$started'")
     echo "$1: $summary; $batches; autovacuum: $vacuumed"
+    if [ -n "${KEEP:-}" ]; then
+        kept=$((kept + 1))
+        local name="$kept-${1//[^a-z0-9]/-}"
+        cp "$out/bench-result.json" "$KEEP/$name.json"
+        if [ -f "$out/purge.log" ]; then mv "$out/purge.log" "$KEEP/$name.purge.log"; fi
+    fi
 }
+kept=0
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; kept=$(find "$KEEP" -name '*.json' | wc -l); fi
 
 for r in $(seq 1 "$runs"); do
     run "no purge, run $r" none

@@ -27,7 +27,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// its commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it, so what it
     /// adds to their p99 follows a batch's time: on a database whose expired rows lie scattered among those kept,
     /// batches of 50 (3–5 ms each) kept sign-ins' p99 during a day's purge at 1.3–1.6 times the quiet figure where
-    /// batches of 100 (6–10 ms) reached 1.6–2.0 and batches of 250 (17 ms) 2.0–2.6 (in twenty-four more runs at 50, a
+    /// batches of 100 (6–10 ms) reached 1.6–2.0 and batches of 250 (17 ms) 2.0–2.6 (in thirty-one more runs at 50, a
     /// median of 1.4, four past 2), for a purge about 1.3 times as long as at 100; where the expired rows lie together,
     /// larger batches clear a backlog faster (docs/PERFORMANCE.md, "Retention at scale"). Batches of 25 were lower still
     /// but cleared a third as many rows under load, and one run of ten stalled: not allowed until that is understood.
