@@ -12,9 +12,11 @@
 # TEMPLATE is the loaded database's name. RESTs are --retention-batch-rest values (default: 1 2). Other settings come
 # from the environment: BIOAUTH (default .build/release/bioauth), RATE (sign-ins per second, default 130), SIZE
 # (--retention-batch-size, default 50, the server's own), DURATION (seconds, default 24), KEEP (a directory: each run's
-# bench-result.json, its 2-second windows included, is kept there as <n>-<label>.json, with the purge's output beside it). Prints one line per run: p50 and p99 of the
-# run and its errors (- for none), the median and worst of its 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many,
-# mean ms) and the tables autovacuum vacuumed during the run. Needs psql and python3.
+# bench-result.json, its 2-second windows included, is kept there as <n>-<label>.json, with the purge's output beside
+# it: empty unless the purge failed or finished within the run, since it reports at the end and is stopped when the
+# bench ends). Prints one line per run: p50 and p99 of the run and its errors (- for none), the median and worst of its
+# 2-second windows' p99, PostgreSQL's CPU, the purge's sessions batches (how many, mean ms) and the tables autovacuum
+# vacuumed during the run. Needs psql and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 server="$1"
