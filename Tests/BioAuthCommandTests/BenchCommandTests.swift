@@ -350,6 +350,9 @@ struct BenchCommandTests {
         // A server from before the count (or not on PostgreSQL) has no such series: nothing is made up.
         #expect(BenchRunner.postgresStatementsSent(inExposition: "bioauth_database_retries_total{engine=\"postgres\"} 3\n") == nil)
         #expect(BenchRunner.postgresStatementsSent(inExposition: "bioauth_database_statements_total{engine=\"postgres\"} NaNx\n") == nil)
+        // A value that is a number but no count (NaN, infinity) gives nothing either.
+        #expect(BenchRunner.postgresStatementsSent(inExposition: "bioauth_database_statements_total{engine=\"postgres\"} NaN\n") == nil)
+        #expect(BenchRunner.postgresStatementsSent(inExposition: "bioauth_database_statements_total{engine=\"postgres\"} +Inf\n") == nil)
     }
 
     @Test("the database thread's CPU time per operation is reported as the ceiling it puts on one server")

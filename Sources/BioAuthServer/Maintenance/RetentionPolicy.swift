@@ -30,7 +30,7 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// batches of 100 (6–10 ms) reached 1.6–2.0 and batches of 250 (17 ms) 2.0–2.6 (in thirty-one more runs at 50, a
     /// median of 1.4, four past 2), for a purge about 1.3 times as long as at 100; where the expired rows lie together,
     /// larger batches clear a backlog faster (docs/PERFORMANCE.md, "Retention at scale"). Batches of 25 were lower still
-    /// but cleared a third as many rows under load, and one run of ten stalled: not allowed until that is understood.
+    /// but cleared a third as many rows under load, and one run of seventeen stalled: not allowed until that is understood.
     public var batchSize: Int = 50
 
     /// The batch sizes ``batchSize`` may take.

@@ -602,7 +602,7 @@ struct BenchRunner {
     /// The value of `bioauth_database_statements_total{engine="postgres"}` in a Prometheus text exposition.
     static func postgresStatementsSent(inExposition text: String) -> Int64? {
         ServerMetrics.sample(#"bioauth_database_statements_total{engine="postgres"}"#, inExposition: text)
-            .flatMap { $0.isFinite ? Int64(exactly: $0.rounded()) : nil }
+            .flatMap { Int64(exactly: $0.rounded()) }
     }
 
     /// A reading of each process in `pids` added up (of this process when `pids` is empty); `nil` when any is missing.
