@@ -284,11 +284,11 @@ struct AdminCommandTests {
         } throws: { error in
             "\(error)".contains("retention batch rest must be 0-10")
         }
-        let size = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-size", "49"])
+        let size = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-size", "9"])
         await #expect {
             try await size.execute(environment: [:])
         } throws: { error in
-            "\(error)".contains("retention batch size must be 50-10000 rows")
+            "\(error)".contains("retention batch size must be 10-10000 rows")
         }
         let words = try PurgeCommand.parse(["--database", ":memory:", "--retention-batch-size", "many"])
         await #expect {
@@ -304,7 +304,7 @@ struct AdminCommandTests {
     func batchRangesInHelp() {
         let help = PurgeCommand.helpMessage(columns: 1000)
         #expect(help.contains("as a multiple of the batch's time, 0-10 (default 2; 0: no rest)"), "\(help)")
-        #expect(help.contains("Rows a purge deletes per batch, 50-10000 (default 50;"), "\(help)")
+        #expect(help.contains("Rows a purge deletes per batch, 10-10000 (default 50 on PostgreSQL, 10 on SQLite;"), "\(help)")
         for text in ["ended (default 30).", "kept (default 2557, 7 years;", "at least 1 (default 24).", "ended, at least 1 (default 30)."] {
             #expect(help.contains(text), "the policy's default: \(text)\n\(help)")
         }

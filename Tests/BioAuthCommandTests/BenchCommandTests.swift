@@ -137,6 +137,10 @@ struct BenchCommandTests {
             ["--instances", "2"], ["--instances", "2", "--server-process"], ["--instances", "2", "--server-process", "--database", "x.sqlite"],
             ["--instances", "0", "--server-process"], ["--instances", "9", "--server-process", "--database", "postgres://db/x"],
             ["--retention-interval", "0"], ["--server", "http://127.0.0.1:8080", "--retention-interval", "5"],
+            ["--retention-batch-size", "9"], ["--retention-batch-size", "10001"], ["--retention-batch-rest", "-1"],
+            ["--retention-batch-rest", "11"], ["--retention-batch-rest", "nan"],
+            ["--server", "http://127.0.0.1:8080", "--retention-batch-size", "100"],
+            ["--server", "http://127.0.0.1:8080", "--retention-batch-rest", "1"],
             ["--server-cpu-share", "0.5"], ["--server-cpu-share", "0", "--server-process"], ["--server-cpu-share", "1.5", "--server-process"],
             ["--server", "http://127.0.0.1:8080", "--webhooks"], ["--series", "0"], ["--series", "-1"], ["--series", "inf"],
         ]

@@ -73,6 +73,8 @@ struct ServeCommandTests {
         configuration.signInChallengesPerClient = 2_000_000
         configuration.logLevel = .error
         configuration.retention.interval = 2.5
+        configuration.retention.batchSize = 75
+        configuration.retention.batchRest = 3.5
         configuration.outbound.allowed = ["127.0.0.1", "hooks.bank.internal"]
         let read = try ServeCommand.parse([]).serverConfiguration(environment: ServeCommand.environment(for: configuration))
         #expect(read.databasePath == configuration.databasePath && read.receiptKeyPath == configuration.receiptKeyPath)
@@ -80,6 +82,7 @@ struct ServeCommandTests {
         #expect(read.bcryptCost == 5 && read.relyingPartyID == "bench.example")
         #expect(read.signInChallengesPerWindow == 1_000_000 && read.signInChallengesPerClient == 2_000_000 && read.logLevel == .error)
         #expect(read.retention.interval == 2.5)
+        #expect(read.retention.batchSize == 75 && read.retention.batchRest == 3.5)
         #expect(read.outbound.allowed == ["127.0.0.1", "hooks.bank.internal"])
     }
 

@@ -104,6 +104,15 @@ struct ServerSettingsTests {
         #expect(lines.contains { $0.hasPrefix("port ") && $0.contains("9000") && $0.hasSuffix("(--port)") })
         #expect(lines.contains { $0.hasPrefix("rpId ") && $0.contains("bank.example") })
         #expect(lines.contains { $0.hasPrefix("accessTokenLifetime ") && $0.contains("900") && $0.hasSuffix("(default)") })
+        // Unset, the purge's batch size is the configured engine's.
+        #expect(lines.contains { $0.hasPrefix("retentionBatchSize ") && $0.contains(" 50 ") && $0.hasSuffix("(default)") })
+        let (sqlite, sqliteSources) = try ServerSettings.resolve(
+            flags: [:],
+            configFile: nil,
+            environment: ["BIOAUTH_DATABASE": "/var/lib/bioauth.sqlite"]
+        )
+        let sqliteLines = ServerSettings.describe(sqlite, sources: sqliteSources).split(separator: "\n")
+        #expect(sqliteLines.contains { $0.hasPrefix("retentionBatchSize ") && $0.contains(" 10 ") && $0.hasSuffix("(default)") })
     }
 
     @Test("--print-config shows the passkey origin and rp id the web page brings, and says where they come from")

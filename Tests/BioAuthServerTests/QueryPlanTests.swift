@@ -139,10 +139,11 @@ struct QueryPlanTests {
         )
         let (plans, old) = try await Self.afterPurge { database in
             let old = try await database.transaction { db in
-                try await db.raw("EXPLAIN \(before.deleteStatement(limit: RetentionPolicy().batchSize, engine: .postgres))").all()
+                try await db.raw("EXPLAIN \(before.deleteStatement(limit: RetentionPolicy.defaultBatchSize(for: .postgres), engine: .postgres))")
+                    .all()
                     .map { try $0.decode(column: "QUERY PLAN", as: String.self) }
             }
-            return (try await Self.purgePlans(database), old)
+            return (try await Self.purgePlans(database, limit: RetentionPolicy.defaultBatchSize(for: .postgres)), old)
         }
         #expect(plans.contains { $0.kind == .sessions })
         for (kind, lines) in plans where kind != .challenges {
@@ -237,7 +238,7 @@ extension QueryPlanTests {
     /// for a rule with dependents, the statement that picks the batch and the deletes by its keys that follow.
     static func purgePlans(
         _ database: any DatabaseExecutor,
-        limit: Int = RetentionPolicy().batchSize
+        limit: Int
     ) async throws -> [(kind: Retention.Kind, plan: [String])] {
         let engine = database.dialect
         var plans: [(kind: Retention.Kind, plan: [String])] = []
@@ -267,9 +268,12 @@ extension QueryPlanTests {
     /// since few are found; a batch's own keys (SQLite's `VALUES` list).
     static let purgeScansAllowed = ["operator_sessions", "sessions_live_by_account_installation", "VALUES CLAUSE"]
 
-    /// The batch sizes whose plans are checked: the smallest and largest allowed, and the default (once, when it is one
-    /// of them).
-    static let batchSizes = Set([RetentionPolicy.batchSizes.lowerBound, RetentionPolicy().batchSize, RetentionPolicy.batchSizes.upperBound]).sorted()
+    /// The batch sizes whose plans are checked: the smallest and largest allowed, and each engine's default (once, when it is
+    /// one of them).
+    static let batchSizes = Set(
+        [RetentionPolicy.batchSizes.lowerBound, RetentionPolicy.batchSizes.upperBound]
+            + [DatabaseDialect.sqlite, .postgres].map(RetentionPolicy.defaultBatchSize(for:))
+    ).sorted()
 
     @Test(
         "every retention rule finds its batch through an index on SQLite, at every batch size: none reads a table from its start until it has a batch"

@@ -445,19 +445,44 @@ extension RetentionTests {
         }
     }
 
-    @Test("the batch size is 50-10000 rows, 50 unless set")
+    @Test("the batch size is 10-10000 rows; unless set, the engine's: 50 on PostgreSQL, 10 on SQLite")
     func batchSizeSetting() throws {
-        #expect(RetentionPolicy().batchSize == 50)
-        for bad in [0, 49, 10_001, -1000] {
+        #expect(RetentionPolicy().batchSize == nil)
+        #expect(RetentionPolicy().batchSize(on: .postgres) == 50 && RetentionPolicy().batchSize(on: .sqlite) == 10)
+        var set = RetentionPolicy()
+        set.batchSize = 200
+        #expect(set.batchSize(on: .postgres) == 200 && set.batchSize(on: .sqlite) == 200, "a size set is used on both engines")
+        for bad in [0, 9, 10_001, -1000] {
             var configuration = ServerConfiguration()
             configuration.retention.batchSize = bad
             let error = #expect(throws: ConfigurationError.self) { try configuration.validate() }
-            #expect(error?.message == "retention batch size must be 50-10000 rows")
+            #expect(error?.message == "retention batch size must be 10-10000 rows")
         }
-        for good in [50, 100, 10_000] {
+        for good in [10, 50, 100, 10_000] {
             var configuration = ServerConfiguration()
             configuration.retention.batchSize = good
             try configuration.validate()
+        }
+    }
+
+    @Test(
+        "unless its batch size is set, a purge deletes in batches of its engine's size: 50 on PostgreSQL, 10 on SQLite",
+        arguments: StorageBackend.available
+    )
+    func engineBatchSize(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend, configure: Self.policy) { api in
+            try await Self.fillPassedWindows(120, api: api)
+            var configuration = api.service.configuration
+            configuration.retention.batchRest = 0.001
+            #expect(configuration.retention.batchSize == nil)
+            let left = NIOLockedValueBox<[Int?]>([])
+            let purger = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
+                let count = try? await api.count("rate_limits")
+                left.withLockedValue { $0.append(count) }
+            }
+            #expect(try await purger.purge()?.counts[.rateLimits] == 120)
+            let expected: [Int?] = backend == .sqlite ? Array(stride(from: 110, through: 0, by: -10)) : [70, 20]
+            #expect(left.withLockedValue { $0 } == expected, "the rows left after each full batch")
         }
     }
 

@@ -10,12 +10,12 @@ import SQLKit
 /// dropped) long enough ago, with their deliveries and attempts. Used by the server's background job and by
 /// `bioauth admin purge`.
 ///
-/// A purge deletes in batches of ``RetentionPolicy/batchSize`` rows (50 unless set), each batch its own unit of
-/// work, so it never holds the database for long, and rests after each full batch for ``RetentionPolicy/batchRest`` times
-/// as long as the batch took, so that a large backlog leaves the database to the requests served meanwhile most of the
-/// time. Only one instance purges at a time: it holds a lease (a row of `maintenance_leases`, claimed with one
-/// conditional upsert) that it renews between batches once a minute and releases at the end; a lease left by an instance
-/// that died runs out after 10 minutes.
+/// A purge deletes in batches of ``RetentionPolicy/batchSize`` rows (unless set, 50 on PostgreSQL and 10 on SQLite:
+/// ``RetentionPolicy/defaultBatchSize(for:)``), each batch its own unit of work, so it never holds the database for
+/// long, and rests after each full batch for ``RetentionPolicy/batchRest`` times as long as the batch took, so that a
+/// large backlog leaves the database to the requests served meanwhile most of the time. Only one instance purges at a
+/// time: it holds a lease (a row of `maintenance_leases`, claimed with one conditional upsert) that it renews between
+/// batches once a minute and releases at the end; a lease left by an instance that died runs out after 10 minutes.
 public struct Retention: Sendable {
     /// What is purged, in this order; a session's tokens, and a webhook delivery's attempts, also go with it.
     public enum Kind: String, Sendable, CaseIterable {
@@ -64,6 +64,8 @@ public struct Retention: Sendable {
     let database: any DatabaseExecutor
     let clock: any WallClock
     let policy: RetentionPolicy
+    /// Rows per batch on this database's engine (``RetentionPolicy/batchSize(on:)``).
+    let batchSize: Int
     let rateLimitWindow: TimeInterval
     /// The console sessions' limits: a session is over once it has sat idle, or run, this long.
     let consoleIdleTimeout: TimeInterval
@@ -106,6 +108,7 @@ public struct Retention: Sendable {
         self.database = database
         self.clock = clock
         self.policy = configuration.retention
+        self.batchSize = configuration.retention.batchSize(on: database.dialect)
         self.rateLimitWindow = configuration.rateLimitWindow
         self.consoleIdleTimeout = configuration.consoleIdleTimeout
         self.consoleSessionLifetime = configuration.consoleSessionLifetime
@@ -142,11 +145,11 @@ public struct Retention: Sendable {
                     // database with millions to purge, sign-ins' p99 during the purge was up to five times what it is with
                     // this (docs/PERFORMANCE.md, "Retention at scale").
                     let deleted = try await database.transaction(isolation: .readCommitted) {
-                        [engine = database.dialect, size = policy.batchSize] db in
+                        [engine = database.dialect, size = batchSize] db in
                         try await db.deletePurgeable(rule.purge, limit: size, engine: engine)
                     }
                     for (kind, count) in report.add(deleted, as: rule.kind) { metrics?.retentionDeleted(kind.rawValue, count: count) }
-                    guard deleted.rows == policy.batchSize else { break }
+                    guard deleted.rows == batchSize else { break }
                     await restAfter(batchTook: ContinuousClock.now - started, while: proceed)
                     // Renewed before the next batch once a tenth of the lease has gone since it was claimed, so that it
                     // always has most of its time left; lost only if this instance stalled past the lease (and so past

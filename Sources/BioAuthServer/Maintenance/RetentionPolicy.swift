@@ -23,27 +23,45 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// kept, a rest of 2 kept sign-ins' p99 during a day's purge lower than a rest of 1 in nine of eleven pairs of
     /// runs side by side (docs/PERFORMANCE.md, "Retention at scale").
     public var batchRest: Double = 2
-    /// How many rows a purge deletes per unit of work (50; within ``batchSizes``). Each batch holds its rows' locks, and
-    /// its commit flushes its share of the write-ahead log, while the requests served meanwhile wait behind it, so what it
-    /// adds to their p99 follows a batch's time: on a database whose expired rows lie scattered among those kept,
-    /// batches of 50 (3–5 ms each) kept sign-ins' p99 during a day's purge at 1.3–1.6 times the quiet figure where
-    /// batches of 100 (6–10 ms) reached 1.6–2.0 and batches of 250 (17 ms) 2.0–2.6 (in thirty-one more runs at 50, a
-    /// median of 1.4, four past 2), for a purge about 1.3 times as long as at 100; where the expired rows lie together,
-    /// larger batches clear a backlog faster (docs/PERFORMANCE.md, "Retention at scale"). Batches of 25 were lower still
-    /// but cleared a third as many rows under load, and one run of seventeen stalled: not allowed until that is understood.
-    public var batchSize: Int = 50
+    /// How many rows a purge deletes per unit of work, within ``batchSizes``; `nil` (the default) leaves it to the engine:
+    /// ``defaultBatchSize(for:)``, 50 on PostgreSQL and 10 on SQLite. Each batch holds its rows' locks (on SQLite, the one
+    /// database thread), and its commit flushes its share of the write-ahead log, while the requests served meanwhile
+    /// wait behind it, so what it adds to their p99 follows a batch's time, and a rest between batches does not shorten
+    /// that wait (docs/PERFORMANCE.md, "Retention at scale"). Larger batches clear a backlog faster where the expired rows
+    /// lie together.
+    public var batchSize: Int? = nil
 
-    /// The batch sizes ``batchSize`` may take.
-    public static let batchSizes = 50...10_000
+    /// The batch size a purge uses on `engine` unless ``batchSize`` is set: 50 rows on PostgreSQL, 10 on SQLite.
+    ///
+    /// On a database whose expired rows lie scattered among those kept, PostgreSQL's batches of 50 (3–5 ms each) kept
+    /// sign-ins' p99 during a day's purge at 1.3–1.6 times the quiet figure where batches of 100 (6–10 ms) reached 1.6–2.0
+    /// and batches of 250 (17 ms) 2.0–2.6 (in thirty-one more runs at 50, a median of 1.4, four past 2); batches of 25 were
+    /// lower still but cleared a third as many rows under load, and one run of seventeen stalled. SQLite runs every unit of
+    /// work on one thread, where each request arriving during a batch waits for all of it: batches of 50 raised p99 2.5
+    /// times at the median of twelve runs (a rest of 10 instead of 2: 1.9–2.2), batches of 25 1.9–2.0 times, batches of 10
+    /// 1.3–1.9 times in all six runs at 1 000 sign-ins/s, clearing half as many rows under load (idle, as fast as 50).
+    public static func defaultBatchSize(for engine: DatabaseDialect) -> Int {
+        switch engine {
+        case .postgres: 50
+        case .sqlite: 10
+        }
+    }
+
+    /// The batch size a purge uses on `engine`: ``batchSize`` if set, else ``defaultBatchSize(for:)``.
+    public func batchSize(on engine: DatabaseDialect) -> Int { batchSize ?? Self.defaultBatchSize(for: engine) }
+
+    /// The batch sizes ``batchSize`` may take, on either engine (on PostgreSQL, below 50 measured lower p99 but a slower
+    /// purge, and one unexplained stall: ``defaultBatchSize(for:)``).
+    public static let batchSizes = 10...10_000
     /// The rests ``batchRest`` may take, as multiples of each batch's time.
     public static let batchRests: ClosedRange<Double> = 0...10
-    /// ``batchSizes`` as help and error messages write it: `50-10000`.
+    /// ``batchSizes`` as help and error messages write it: `10-10000`.
     public static var batchSizesText: String { "\(batchSizes.lowerBound)-\(batchSizes.upperBound)" }
     /// ``batchRests`` as help and error messages write it: `0-10`.
     public static var batchRestsText: String { "\(Int(batchRests.lowerBound))-\(Int(batchRests.upperBound))" }
 
     /// The defaults: hourly, tokens 30 days, idempotency keys 24 hours, audit events 7 years, webhook events 30 days,
-    /// batches of 50 rows, a rest twice as long as each batch.
+    /// the engine's batch size (``defaultBatchSize(for:)``), a rest twice as long as each batch.
     public init() {}
 
     /// Checks the values; the message names the setting.
@@ -58,7 +76,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         guard Self.batchRests.contains(batchRest) else {
             throw ConfigurationError(message: "retention batch rest must be \(Self.batchRestsText) (times each batch's duration)")
         }
-        guard Self.batchSizes.contains(batchSize) else {
+        if let batchSize, !Self.batchSizes.contains(batchSize) {
             throw ConfigurationError(message: "retention batch size must be \(Self.batchSizesText) rows")
         }
     }

@@ -62,6 +62,16 @@ struct BenchCommand: AsyncParsableCommand {
             "The started server's seconds between retention purges (default 3600): a short one makes it purge a loaded database's backlog during the run."
     )
     var retentionInterval: Double?
+    @Option(
+        help:
+            "The started server's rows per purge batch (its --retention-batch-size, \(RetentionPolicy.batchSizesText); default the engine's: \(RetentionPolicy.defaultBatchSize(for: .postgres)) on PostgreSQL, \(RetentionPolicy.defaultBatchSize(for: .sqlite)) on SQLite)."
+    )
+    var retentionBatchSize: Int?
+    @Option(
+        help:
+            "The started server's rest after each full purge batch, as a multiple of the batch's time (its --retention-batch-rest, \(RetentionPolicy.batchRestsText); default \(RetentionPolicy().batchRest.formatted()))."
+    )
+    var retentionBatchRest: Double?
     @Flag(
         help:
             "Subscribe a webhook endpoint to payment.authorized and device.registered, as a bank's backend would (a receiver in this process, on loopback, that checks each delivery's signature), so the payments write to the outbox and the server delivers what they write."
@@ -114,9 +124,16 @@ struct BenchCommand: AsyncParsableCommand {
         if let retentionInterval, !(retentionInterval > 0 && retentionInterval.isFinite) {
             throw ValidationError("retention interval must be a positive number of seconds")
         }
-        if server != nil, serverProcess || database != nil || retentionInterval != nil || webhooks {
+        if let retentionBatchSize, !RetentionPolicy.batchSizes.contains(retentionBatchSize) {
+            throw ValidationError("retention batch size must be \(RetentionPolicy.batchSizesText) rows")
+        }
+        if let retentionBatchRest, !RetentionPolicy.batchRests.contains(retentionBatchRest) {
+            throw ValidationError("retention batch rest must be \(RetentionPolicy.batchRestsText) (times each batch's duration)")
+        }
+        let startedServerOnly = serverProcess || database != nil || retentionInterval != nil || retentionBatchSize != nil
+        if server != nil, startedServerOnly || retentionBatchRest != nil || webhooks {
             throw ValidationError(
-                "--server drives a running server: --server-process, --database, --retention-interval and --webhooks are for the server the bench starts"
+                "--server drives a running server: --server-process, --database, --retention-* and --webhooks are for the server the bench starts"
             )
         }
     }
@@ -139,6 +156,8 @@ struct BenchCommand: AsyncParsableCommand {
         options.database = database
         options.databaseConnections = databaseConnections
         options.retentionInterval = retentionInterval
+        options.retentionBatchSize = retentionBatchSize
+        options.retentionBatchRest = retentionBatchRest
         options.webhooks = webhooks
         options.seriesSeconds = series
         options.progress = !quiet

@@ -52,6 +52,10 @@ struct BenchOptions: Sendable {
     /// The started server's seconds between retention purges (`nil`: the default, hourly), so that a run can measure
     /// requests served while the server purges a loaded database's backlog.
     var retentionInterval: TimeInterval?
+    /// The started server's rows per purge batch and rest after each (`nil`: the server's defaults), to measure what
+    /// other settings do to the requests served during a purge.
+    var retentionBatchSize: Int?
+    var retentionBatchRest: Double?
     /// Subscribe a webhook endpoint (a receiver in this process) to the payment and device events.
     var webhooks = false
     /// Also report each operation window by window, windows of this many seconds (``LatencySeries``); `nil`: the whole
@@ -228,6 +232,8 @@ struct BenchRunner {
                 configuration.signInChallengesPerClient = 1_000_000
                 configuration.logLevel = .error
                 if let interval = options.retentionInterval { configuration.retention.interval = interval }
+                if let size = options.retentionBatchSize { configuration.retention.batchSize = size }
+                if let rest = options.retentionBatchRest { configuration.retention.batchRest = rest }
                 if options.webhooks {
                     receiver = try await LoopbackWebhookReceiver.start()
                     // The bank's receiver listens on this machine: a destination the server refuses unless it is allowed.

@@ -40,7 +40,8 @@ struct RetentionOptions: ParsableArguments {
     @Option(
         help: """
             Rows a purge deletes per batch, \(RetentionPolicy.batchSizesText) \
-            (default \(ServerSettings.defaultText(of: "retentionBatchSize")); larger clears a backlog faster, and slows requests more).
+            (default \(RetentionPolicy.defaultBatchSize(for: .postgres)) on PostgreSQL, \(RetentionPolicy.defaultBatchSize(for: .sqlite)) \
+            on SQLite; larger clears a backlog faster, and slows requests more).
             """
     )
     var retentionBatchSize: String?

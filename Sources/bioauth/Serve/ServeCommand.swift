@@ -195,8 +195,9 @@ struct ServeCommand: AsyncParsableCommand {
     var appAttestAllowPIN = false
 
     /// The `BIOAUTH_*` variables under which `bioauth serve` runs with `configuration`'s database (and pool size), receipt key,
-    /// bcrypt cost, relying party, sign-in challenge limits, log level, retention interval and allowed outbound destinations (what
-    /// `bioauth bench --server-process` sets); ``serverConfiguration(environment:)`` reads them back.
+    /// bcrypt cost, relying party, sign-in challenge limits, log level, retention interval and batches (the batch size only
+    /// when set), and allowed outbound destinations (what `bioauth bench --server-process` sets);
+    /// ``serverConfiguration(environment:)`` reads them back.
     static func environment(for configuration: ServerConfiguration) -> [String: String] {
         var environment = [
             "BIOAUTH_DATABASE": configuration.databasePath, "BIOAUTH_RECEIPT_KEY": configuration.receiptKeyPath,
@@ -207,7 +208,9 @@ struct ServeCommand: AsyncParsableCommand {
             "BIOAUTH_SIGNIN_CLIENT_LIMIT": String(configuration.signInChallengesPerClient),
             "BIOAUTH_LOG_LEVEL": configuration.logLevel.rawValue,
             "BIOAUTH_RETENTION_INTERVAL": String(configuration.retention.interval),
+            "BIOAUTH_RETENTION_BATCH_REST": String(configuration.retention.batchRest),
         ]
+        if let size = configuration.retention.batchSize { environment["BIOAUTH_RETENTION_BATCH_SIZE"] = String(size) }
         if !configuration.outbound.allowed.isEmpty { environment["BIOAUTH_OUTBOUND_ALLOW"] = configuration.outbound.allowed.joined(separator: ",") }
         return environment
     }

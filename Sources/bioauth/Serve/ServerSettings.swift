@@ -191,7 +191,16 @@ enum ServerSettings {
             seconds("idempotencyKeyRetentionHours", \.retention.idempotencyKeys, scale: 3600),
             seconds("webhookRetentionDays", \.retention.webhookEvents, scale: 86_400),
             seconds("retentionBatchRest", \.retention.batchRest),
-            integer("retentionBatchSize", \.retention.batchSize),
+            // Unset, the batch size is the engine's (RetentionPolicy.defaultBatchSize(for:)): shown as the one the configured
+            // database gets.
+            Setting(
+                key: "retentionBatchSize",
+                apply: { configuration, text throws(Reason) in
+                    guard let value = Int(text) else { throw Reason(text: "must be a whole number") }
+                    configuration.retention.batchSize = value
+                },
+                show: { String($0.retention.batchSize(on: DatabaseDialect(location: $0.databasePath))) }
+            ),
             seconds("webhookPollInterval", \.webhooks.pollInterval),
             seconds("webhookTimeout", \.webhooks.timeout),
             seconds("webhookRetryBase", \.webhooks.retryBase),
