@@ -364,13 +364,25 @@ extension RetentionTests {
         return try #require(try await purge.value)
     }
 
-    /// The server's configuration with batches of `size` rows and a rest so short that each full batch is followed by
-    /// exactly one call of the purger's rest.
-    static func oneRestPerBatch(_ api: API, size: Int) -> ServerConfiguration {
+    /// The server's configuration with batches of `size` rows (`nil`: the engine's) and a rest so short that each full batch
+    /// is followed by exactly one call of the purger's rest.
+    static func oneRestPerBatch(_ api: API, size: Int?) -> ServerConfiguration {
         var configuration = api.service.configuration
         configuration.retention.batchRest = 0.001
         configuration.retention.batchSize = size
         return configuration
+    }
+
+    /// Purges `api`'s database under `configuration`, counting the rate-limit windows left at each of the purger's rests
+    /// (with ``oneRestPerBatch(_:size:)``, after each full batch).
+    static func purgeCountingWindowsLeft(_ api: API, _ configuration: ServerConfiguration) async throws -> (Retention.Report, [Int?]) {
+        let left = NIOLockedValueBox<[Int?]>([])
+        let purger = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
+            let count = try? await api.count("rate_limits")
+            left.withLockedValue { $0.append(count) }
+        }
+        let purged = try #require(try await purger.purge())
+        return (purged, left.withLockedValue { $0 })
     }
 
     /// `count` rate-limit windows that passed long ago, for a purge to delete.
@@ -426,22 +438,23 @@ extension RetentionTests {
     }
 
     @Test(
-        "a purge deletes as many rows per batch as its batch size says: 250 rows in batches of 100 leave 150, then 50",
+        "a purge deletes as many rows per batch as its batch size says (250 rows in batches of 100 leave 150, then 50), and unless set, its engine's: 50 on PostgreSQL, 10 on SQLite",
         arguments: StorageBackend.available
     )
     func batchSize(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend, configure: Self.policy) { api in
             try await Self.fillPassedWindows(250, api: api)
-            let left = NIOLockedValueBox<[Int?]>([])
-            let configuration = Self.oneRestPerBatch(api, size: 100)
-            let purger = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
-                let count = try? await api.count("rate_limits")
-                left.withLockedValue { $0.append(count) }
-            }
-            let purged = try #require(try await purger.purge())
+            var (purged, left) = try await Self.purgeCountingWindowsLeft(api, Self.oneRestPerBatch(api, size: 100))
             #expect(purged.counts[.rateLimits] == 250, "\(purged)")
-            #expect(left.withLockedValue { $0 } == [150, 50], "the rows left after each full batch")
+            #expect(left == [150, 50], "the rows left after each full batch")
             #expect(try await api.count("rate_limits") == 0)
+
+            try await Self.fillPassedWindows(120, api: api)
+            #expect(api.service.configuration.retention.batchSize == nil)
+            (purged, left) = try await Self.purgeCountingWindowsLeft(api, Self.oneRestPerBatch(api, size: nil))
+            #expect(purged.counts[.rateLimits] == 120, "\(purged)")
+            let expected: [Int?] = backend == .sqlite ? Array(stride(from: 110, through: 0, by: -10)) : [70, 20]
+            #expect(left == expected, "the rows left after each full batch of the engine's size")
         }
     }
 
@@ -462,27 +475,6 @@ extension RetentionTests {
             var configuration = ServerConfiguration()
             configuration.retention.batchSize = good
             try configuration.validate()
-        }
-    }
-
-    @Test(
-        "unless its batch size is set, a purge deletes in batches of its engine's size: 50 on PostgreSQL, 10 on SQLite",
-        arguments: StorageBackend.available
-    )
-    func engineBatchSize(backend: StorageBackend) async throws {
-        try await TestServer.run(backend: backend, configure: Self.policy) { api in
-            try await Self.fillPassedWindows(120, api: api)
-            var configuration = api.service.configuration
-            configuration.retention.batchRest = 0.001
-            #expect(configuration.retention.batchSize == nil)
-            let left = NIOLockedValueBox<[Int?]>([])
-            let purger = Retention(database: api.database, configuration: configuration, clock: api.clock, metrics: nil) { _ in
-                let count = try? await api.count("rate_limits")
-                left.withLockedValue { $0.append(count) }
-            }
-            #expect(try await purger.purge()?.counts[.rateLimits] == 120)
-            let expected: [Int?] = backend == .sqlite ? Array(stride(from: 110, through: 0, by: -10)) : [70, 20]
-            #expect(left.withLockedValue { $0 } == expected, "the rows left after each full batch")
         }
     }
 
