@@ -38,8 +38,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// and batches of 250 (17 ms) 2.0–2.6 (in thirty-one more runs at 50, a median of 1.4, four past 2); batches of 25 were
     /// lower still but cleared a third as many rows under load, and one run of seventeen stalled. SQLite runs every unit of
     /// work on one thread, where each request arriving during a batch waits for all of it: batches of 50 raised p99 2.5
-    /// times at the median of twelve runs (a rest of 10 instead of 2: 1.9–2.2), batches of 25 1.9–2.0 times, batches of 10
-    /// 1.3–1.9 times in all six runs at 1 000 sign-ins/s, clearing half as many rows under load (idle, as fast as 50).
+    /// times at the median of sixteen runs (a rest of 10 instead of 2: 1.9–2.2), batches of 25 1.9–2.0 times, batches of
+    /// 10 1.3–1.9 times in all ten runs at 1 000 sign-ins/s, clearing half as many rows under load (idle, as fast as 50).
     public static func defaultBatchSize(for engine: DatabaseDialect) -> Int {
         switch engine {
         case .postgres: 50
