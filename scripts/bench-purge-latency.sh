@@ -63,7 +63,8 @@ query() {
 }
 
 # The loaded rows that had aged out and are still there: loaded sessions ended, and their tokens expired, more than 7
-# days ago (the kept ones 5 days ago, or not yet), where the bench's own rows are new.
+# days ago (the kept ones 5 days before the load, or not yet), where the bench's own rows are new. So the count holds for
+# a database loaded within the last two days; after that the kept sessions count too.
 aged_left() {
     local week_ago=$((($(date +%s) - 7 * 86400) * 1000))
     query "SELECT (SELECT COUNT(*) FROM sessions WHERE ended_at < $week_ago)

@@ -149,6 +149,15 @@ struct BenchCommandTests {
         #expect(throws: (any Error).self) { try BenchCommand.parse(arguments) }
     }
 
+    @Test("the started server's purge batches are checked as the server checks them: its message, the edges of its ranges accepted")
+    func purgeBatchOptions() throws {
+        let error = #expect(throws: (any Error).self) { try BenchCommand.parse(["--retention-batch-size", "9"]) }
+        #expect(error.map { BenchCommand.message(for: $0) } == "retention batch size must be 10-10000 rows")
+        let edges = try BenchCommand.parse(["--retention-batch-size", "10", "--retention-batch-rest", "0"])
+        #expect(edges.retentionBatchSize == 10 && edges.retentionBatchRest == 0)
+        #expect(try BenchCommand.parse(["--retention-batch-size", "10000", "--retention-batch-rest", "10"]).retentionBatchSize == 10_000)
+    }
+
     /// A run of two devices, two at a time, enrolled at bcrypt cost 4, printing nothing.
     static func shortRun(_ mix: BenchOptions.Mix, duration: TimeInterval, warmup: TimeInterval) -> BenchOptions {
         var options = BenchOptions()

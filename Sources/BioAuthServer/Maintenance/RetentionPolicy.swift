@@ -57,6 +57,10 @@ public struct RetentionPolicy: Sendable, Equatable {
     public static let batchRests: ClosedRange<Double> = 0...10
     /// ``batchSizes`` as help and error messages write it: `10-10000`.
     public static var batchSizesText: String { "\(batchSizes.lowerBound)-\(batchSizes.upperBound)" }
+    /// ``defaultBatchSize(for:)`` as help texts write it: `50 on PostgreSQL, 10 on SQLite`.
+    public static var defaultBatchSizesText: String {
+        "\(defaultBatchSize(for: .postgres)) on PostgreSQL, \(defaultBatchSize(for: .sqlite)) on SQLite"
+    }
     /// ``batchRests`` as help and error messages write it: `0-10`.
     public static var batchRestsText: String { "\(Int(batchRests.lowerBound))-\(Int(batchRests.upperBound))" }
 

@@ -64,12 +64,12 @@ struct BenchCommand: AsyncParsableCommand {
     var retentionInterval: Double?
     @Option(
         help:
-            "The started server's rows per purge batch (its --retention-batch-size, \(RetentionPolicy.batchSizesText); default the engine's: \(RetentionPolicy.defaultBatchSize(for: .postgres)) on PostgreSQL, \(RetentionPolicy.defaultBatchSize(for: .sqlite)) on SQLite)."
+            "The started server's rows per purge batch (its --retention-batch-size, \(RetentionPolicy.batchSizesText); default \(RetentionPolicy.defaultBatchSizesText))."
     )
     var retentionBatchSize: Int?
     @Option(
         help:
-            "The started server's rest after each full purge batch, as a multiple of the batch's time (its --retention-batch-rest, \(RetentionPolicy.batchRestsText); default \(RetentionPolicy().batchRest.formatted()))."
+            "The started server's rest after each full purge batch, as a multiple of the batch's time (its --retention-batch-rest, \(RetentionPolicy.batchRestsText); default \(ServerSettings.defaultText(of: "retentionBatchRest")))."
     )
     var retentionBatchRest: Double?
     @Flag(
@@ -124,14 +124,13 @@ struct BenchCommand: AsyncParsableCommand {
         if let retentionInterval, !(retentionInterval > 0 && retentionInterval.isFinite) {
             throw ValidationError("retention interval must be a positive number of seconds")
         }
-        if let retentionBatchSize, !RetentionPolicy.batchSizes.contains(retentionBatchSize) {
-            throw ValidationError("retention batch size must be \(RetentionPolicy.batchSizesText) rows")
-        }
-        if let retentionBatchRest, !RetentionPolicy.batchRests.contains(retentionBatchRest) {
-            throw ValidationError("retention batch rest must be \(RetentionPolicy.batchRestsText) (times each batch's duration)")
-        }
-        let startedServerOnly = serverProcess || database != nil || retentionInterval != nil || retentionBatchSize != nil
-        if server != nil, startedServerOnly || retentionBatchRest != nil || webhooks {
+        // The purge's batches are checked as the server checks them, with its messages.
+        var purging = ServerConfiguration()
+        purging.retention.batchSize = retentionBatchSize
+        if let retentionBatchRest { purging.retention.batchRest = retentionBatchRest }
+        do { try purging.validate() } catch let error as ConfigurationError { throw ValidationError(error.message) }
+        let retentionSet = retentionInterval != nil || retentionBatchSize != nil || retentionBatchRest != nil
+        if server != nil, serverProcess || database != nil || retentionSet || webhooks {
             throw ValidationError(
                 "--server drives a running server: --server-process, --database, --retention-* and --webhooks are for the server the bench starts"
             )

@@ -40,8 +40,7 @@ struct RetentionOptions: ParsableArguments {
     @Option(
         help: """
             Rows a purge deletes per batch, \(RetentionPolicy.batchSizesText) \
-            (default \(RetentionPolicy.defaultBatchSize(for: .postgres)) on PostgreSQL, \(RetentionPolicy.defaultBatchSize(for: .sqlite)) \
-            on SQLite; larger clears a backlog faster, and slows requests more).
+            (default \(RetentionPolicy.defaultBatchSizesText); larger clears a backlog faster, and slows requests more).
             """
     )
     var retentionBatchSize: String?
