@@ -166,6 +166,7 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: server),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
                 .product(name: "Logging", package: "swift-log", condition: server),
+                .product(name: "SQLKit", package: "sql-kit", condition: server),
             ]
         ),
         .testTarget(

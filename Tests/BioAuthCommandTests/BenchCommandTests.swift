@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
+import SQLKit
 import Testing
 
 @testable import BioAuthServer
@@ -42,6 +44,52 @@ struct BenchCommandTests {
         #expect(baseline.errors.isEmpty && baseline.histogram.totalCount == 10, "exactly the 10 operations asked for")
         #expect(result.measuredSeconds > 0)
         #expect(BenchReport(result: result).text.contains("mix baseline"))
+    }
+
+    @Test("the challenge mix asks for one sign-in challenge per operation and signs nothing in")
+    func challengeOnly() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bench-challenge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("bioauth.sqlite").path
+        var logger = Logger(label: "bench-challenge-test")
+        logger.logLevel = .error
+        let server = try await LoopbackServer.start(configuration: .forTests(database: path), logger: logger)
+        let result: BenchResult
+        do {
+            var options = Self.countedRun(.challenge, operations: 10)
+            options.server = server.url
+            result = try await BenchRunner(options: options, log: { _ in }).run()
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+        #expect(Set(result.operations.keys) == ["sign_in_challenge"])
+        let challenges = try #require(result.operations["sign_in_challenge"])
+        #expect(challenges.errors.isEmpty && challenges.histogram.totalCount == 10, "exactly the 10 operations asked for")
+        #expect(BenchReport(result: result).text.contains("mix challenge"))
+
+        let executor = try await openDatabase(path, logger: logger)
+        func count(_ sql: SQLQueryString) async throws -> Int {
+            try await executor.transaction { try await $0.raw(sql).first()?.decode(column: "n", as: Int.self) ?? -1 }
+        }
+        let login = try await count("SELECT COUNT(*) AS n FROM challenges WHERE purpose = 'login'")
+        let sessions = try await count("SELECT COUNT(*) AS n FROM sessions")
+        try await executor.close()
+        #expect(login == 10, "one login challenge an operation")
+        #expect(sessions == 2, "only the two enrolment sign-ins (by password): no challenge was used to sign in")
+    }
+
+    @Test("an unknown mix is refused with a message that names every mix")
+    func unknownMix() {
+        #expect(BenchOptions.Mix.names == "signin, payment, both, baseline, challenge")
+        do {
+            _ = try BenchCommand.parse(["--mix", "everything"])
+            Issue.record("--mix everything was accepted")
+        } catch {
+            #expect(BenchCommand.message(for: error).contains("mix must be one of signin, payment, both, baseline, challenge"))
+        }
     }
 
     @Test("open loop: every operation due in the window is measured from when it was due, so an overloaded server's queue shows")

@@ -32,7 +32,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Warm-up seconds, not measured.") var warmup: Double = 2
     @Option(
         help:
-            "signin, payment, both, or baseline (two readiness checks, each a database round trip, per operation: what the HTTP stack costs without a sign-in's work)."
+            "signin, payment, both, baseline (two readiness checks, each a database round trip, per operation: what the HTTP stack costs without a sign-in's work), or challenge (a sign-in challenge alone per operation: the first of a sign-in's two requests)."
     )
     var mix = "both"
     @Option(help: "Concurrent password sign-in workers beside the biometric ones (bcrypt at --bcrypt-cost).") var passwordWorkers = 0
@@ -99,7 +99,7 @@ struct BenchCommand: AsyncParsableCommand {
         if let rate, !(rate > 0 && rate.isFinite) { throw ValidationError("rate must be a positive number of operations per second") }
         if let operations, operations < 1 { throw ValidationError("operations must be at least 1") }
         if operations != nil, rate != nil { throw ValidationError("--operations counts a closed-loop run; --rate runs open loop for --duration") }
-        guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be signin, payment, both or baseline") }
+        guard BenchOptions.Mix(rawValue: mix) != nil else { throw ValidationError("mix must be one of \(BenchOptions.Mix.names)") }
         let costs = ServerConfiguration.bcryptCostRange
         guard costs.contains(bcryptCost) else { throw ValidationError("bcrypt cost must be \(costs.lowerBound)-\(costs.upperBound)") }
         let pools = ServerConfiguration.databaseConnectionsRange

@@ -8,6 +8,18 @@ import Histogram
 import Logging
 import OpenAPIAsyncHTTPClient
 
+/// One measured operation, by the name the report and `bench-result.json` give it.
+enum BenchOperation: String, Sendable {
+    /// Challenge, then the signed login payload: a new session.
+    case signIn = "biometric_sign_in"
+    /// Create, challenge, authorize.
+    case payment
+    /// Two readiness checks.
+    case baseline
+    /// A sign-in challenge alone.
+    case challenge = "sign_in_challenge"
+}
+
 /// What `bioauth bench` measures and how.
 struct BenchOptions: Sendable {
     enum Mix: String, Sendable, CaseIterable {
@@ -17,6 +29,24 @@ struct BenchOptions: Sendable {
         /// Two `GET /readyz` (each a database round trip) per operation: as many HTTP exchanges as a sign-in, through the same client, server and
         /// database thread, with none of a sign-in's work. What the stack alone costs: the floor under a sign-in.
         case baseline
+        /// One sign-in challenge per operation (`POST /v1/sessions/biometric/challenges` for an enrolled key, nothing signed, the challenge
+        /// left to expire): the first of a sign-in's two requests alone. What the one endpoint a caller needs no session for
+        /// costs under a flood, and what a sign-in would save without it.
+        case challenge
+
+        /// The mixes as `--mix` takes them, for help and messages.
+        static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+        /// What a worker's `turn`-th operation is: `both` alternates sign-ins and payments.
+        func operation(turn: Int) -> BenchOperation {
+            switch self {
+            case .signIn: .signIn
+            case .payment: .payment
+            case .both: turn % 2 == 1 ? .payment : .signIn
+            case .baseline: .baseline
+            case .challenge: .challenge
+            }
+        }
     }
 
     var devices = 64
@@ -511,16 +541,15 @@ struct BenchRunner {
                         }
                         let device = owned[done % owned.count]
                         done += 1
-                        let payment = options.mix == .payment || (options.mix == .both && turn % 2 == 1)
+                        let operation = options.mix.operation(turn: turn)
                         turn += 1
-                        let name = options.mix == .baseline ? "baseline" : payment ? "payment" : "biometric_sign_in"
+                        let name = operation.rawValue
                         let outcome = await Self.attempt {
-                            if options.mix == .baseline {
-                                try await baseline(api)
-                            } else if payment {
-                                try await pay(api, device)
-                            } else {
-                                try await signIn(api, device)
+                            switch operation {
+                            case .signIn: try await signIn(api, device)
+                            case .payment: try await pay(api, device)
+                            case .baseline: try await baseline(api)
+                            case .challenge: _ = try await api.signInChallenge(keyID: device.keyID)
                             }
                         }
                         let micros = UInt64(max(1, (ContinuousClock.now - began).seconds * 1_000_000))
