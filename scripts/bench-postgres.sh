@@ -13,6 +13,8 @@ runs="$1"; shift
 binaries=("$@")
 args=(${BENCH_ARGS:---devices 64 --concurrency 64 --duration 10 --warmup 2 --bcrypt-cost 4})
 mixes=(${MIXES:-signin payment})
+# The report's lines to keep: each operation's row (its name, then its rate), then the CPU and database lines.
+rows='^[a-z_]+ +[0-9]|^CPU'
 export PGTEST_DIR=/tmp/bioauth-pgbench PGTEST_PORT=54331 PGTEST_FSYNC=on
 url="$(scripts/test-postgres.sh start)"
 trap 'scripts/test-postgres.sh stop' EXIT
@@ -24,14 +26,14 @@ for mix in "${mixes[@]}"; do
             psql "${url/\/postgres\?/\/bench?}" -qAt -c "CREATE EXTENSION pg_stat_statements"
             echo "== postgres $mix run $run: $binary"
             "$binary" bench --server-process --database "${url/\/postgres\?/\/bench?}" --mix "$mix" "${args[@]}" --quiet \
-                --output "$out" | grep -E '^(biometric_sign_in|payment|sign_in_challenge|baseline) |^CPU|^PostgreSQL'
+                --output "$out" | grep -E "$rows|^PostgreSQL"
         done
     done
 done
 for mix in "${mixes[@]}"; do
     for binary in "${binaries[@]}"; do
         echo "== sqlite $mix: $binary"
-        "$binary" bench --server-process --mix "$mix" "${args[@]}" --quiet --output "$out" | grep -E '^(biometric_sign_in|payment|sign_in_challenge|baseline) |^CPU|^database thread'
+        "$binary" bench --server-process --mix "$mix" "${args[@]}" --quiet --output "$out" | grep -E "$rows|^database thread"
     done
 done
 rm -rf "$out"

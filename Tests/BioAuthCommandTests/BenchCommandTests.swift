@@ -52,33 +52,31 @@ struct BenchCommandTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("bioauth.sqlite").path
-        var logger = Logger(label: "bench-challenge-test")
-        logger.logLevel = .error
-        let server = try await LoopbackServer.start(configuration: .forTests(database: path), logger: logger)
-        let result: BenchResult
-        do {
+        var result: BenchResult?
+        try await LoopbackTestServer.with(database: path) { url in
             var options = Self.countedRun(.challenge, operations: 10)
-            options.server = server.url
+            options.server = url
             result = try await BenchRunner(options: options, log: { _ in }).run()
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
-        #expect(Set(result.operations.keys) == ["sign_in_challenge"])
-        let challenges = try #require(result.operations["sign_in_challenge"])
+        let run = try #require(result)
+        #expect(Set(run.operations.keys) == ["sign_in_challenge"])
+        let challenges = try #require(run.operations["sign_in_challenge"])
         #expect(challenges.errors.isEmpty && challenges.histogram.totalCount == 10, "exactly the 10 operations asked for")
-        #expect(BenchReport(result: result).text.contains("mix challenge"))
+        #expect(BenchReport(result: run).text.contains("mix challenge"))
 
-        let executor = try await openDatabase(path, logger: logger)
-        func count(_ sql: SQLQueryString) async throws -> Int {
-            try await executor.transaction { try await $0.raw(sql).first()?.decode(column: "n", as: Int.self) ?? -1 }
+        let executor = try await openDatabase(path, logger: Logger(label: "test"))
+        let counts = try await executor.transaction { db in
+            func count(_ sql: SQLQueryString) async throws -> Int {
+                try await db.raw(sql).first()?.decode(column: "n", as: Int.self) ?? -1
+            }
+            return (
+                login: try await count("SELECT COUNT(*) AS n FROM challenges WHERE purpose = 'login'"),
+                sessions: try await count("SELECT COUNT(*) AS n FROM sessions")
+            )
         }
-        let login = try await count("SELECT COUNT(*) AS n FROM challenges WHERE purpose = 'login'")
-        let sessions = try await count("SELECT COUNT(*) AS n FROM sessions")
         try await executor.close()
-        #expect(login == 10, "one login challenge an operation")
-        #expect(sessions == 2, "only the two enrolment sign-ins (by password): no challenge was used to sign in")
+        #expect(counts.login == 10, "one login challenge an operation")
+        #expect(counts.sessions == 2, "only the two enrolment sign-ins (by password): no challenge was used to sign in")
     }
 
     @Test("an unknown mix is refused with a message that names every mix")
@@ -177,7 +175,7 @@ struct BenchCommandTests {
     @Test(
         "bad options are refused before anything starts",
         arguments: [
-            ["--concurrency", "0"], ["--mix", "everything"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"],
+            ["--concurrency", "0"], ["--duration", "0"], ["--server", "ftp://x"], ["--bcrypt-cost", "2"],
             ["--bcrypt-cost", "31"], ["--bcrypt-cost", "17"],
             ["--server", "http://127.0.0.1:8080", "--server-process"], ["--rate", "0"], ["--rate", "-5"],
             ["--server", "http://127.0.0.1:8080", "--database", "x.sqlite"], ["--operations", "0"], ["--operations", "5", "--rate", "100"],

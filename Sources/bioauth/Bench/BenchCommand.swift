@@ -39,7 +39,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "bcrypt cost of the server the bench starts (12 as in production).") var bcryptCost = 12
     @Option(
         help:
-            "Drive this running server instead (its rate limits apply: start it with --signin-challenge-limit 1000000 --signin-client-limit 1000000 to measure sign-ins; for --mix payment, register merchant-coffee-042 with bioauth admin payee register)."
+            "Drive this running server instead (its rate limits apply: start it with --signin-challenge-limit 1000000 --signin-client-limit 1000000 to measure sign-ins or challenges; for --mix payment, register merchant-coffee-042 with bioauth admin payee register)."
     ) var server: String?
     @Flag(
         help:

@@ -89,7 +89,7 @@ struct BenchReport {
         if let postgres = postgresLine { lines.append(postgres) }
         if let webhooks = result.webhooks, result.measuredSeconds > 0 {
             let perSecond = Double(webhooks.measured) / result.measuredSeconds
-            let payments = result.operations["payment"].map { Double($0.histogram.totalCount) / result.measuredSeconds }
+            let payments = result.operations[BenchOperation.payment.rawValue].map { Double($0.histogram.totalCount) / result.measuredSeconds }
             lines.append(
                 String(format: "webhooks: %.1f deliveries/s received in the measured phase", perSecond)
                     + (payments.map { String(format: " (%.2f per payment authorized)", $0 > 0 ? perSecond / $0 : 0) } ?? "")

@@ -8,7 +8,8 @@ import Histogram
 import Logging
 import OpenAPIAsyncHTTPClient
 
-/// One measured operation, by the name the report and `bench-result.json` give it.
+/// One operation a mix measures, by the name the report and `bench-result.json` give it. The password workers, which run
+/// beside any mix, report theirs as `password_sign_in`.
 enum BenchOperation: String, Sendable {
     /// Challenge, then the signed login payload: a new session.
     case signIn = "biometric_sign_in"
