@@ -264,22 +264,30 @@ extension BioAuthService {
     /// over the `approval` payload with the request's challenge, and the counter must increase. Exactly once.
     func approve(
         _ id: String,
-        keyID rawKeyID: String,
-        counter rawCounter: Int64,
+        keyID: String,
+        counter: Int64,
         number: Int?,
         approvalHash rawHash: String,
-        signature rawSignature: String,
+        signature: String,
         appAttestAssertion: String? = nil,
         session: AuthenticatedSession
     ) async throws -> ApprovalInfo {
-        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        let counter = try Validation.counter(rawCounter)
+        let proof = try DeviceProof(keyID: keyID, counter: counter, signature: signature, appAttestAssertion: appAttestAssertion)
         let signedHash = try Validation.bytes(rawHash, field: "approvalHash", length: 32)
-        let signature = try Validation.bytes(rawSignature, field: "signature")
-        let assertion = try Validation.appAttestAssertion(appAttestAssertion)
         return try await commit { db in
             let approval = try await pendingApproval(id, account: session.accountID, on: db)
-            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
+            let ceremony = ProofCeremony(
+                purpose: .approval,
+                account: session.accountID,
+                challenge: .held(approval.challenge),
+                binds: .init(
+                    expected: try approval.canonical().hash,
+                    signed: signedHash,
+                    mismatch: APIError(.approvalMismatch, "The device signed another request, message, channel or number than this one.")
+                ),
+                refusals: ProofRefusals(kind: .approvalApproved, session: session.sessionID, client: approval.clientID)
+            )
+            let device = try await usableDevice(keyID: proof.keyID, account: session.accountID, refusals: ceremony.refusals, on: db)
             if approval.kind == .signIn {
                 guard let number else {
                     throw Refusal(APIError(.malformedRequest, "number (the one the user picked) is required to approve a sign-in."))
@@ -297,52 +305,12 @@ extension BioAuthService {
             } else if number != nil {
                 throw Refusal(APIError(.malformedRequest, "number is only for sign-ins."))
             }
-            let approvalHash = try approval.canonical().hash
-            /// A refused answer, audited with its code; the request stays as it was.
-            func refuse(_ error: APIError) async throws -> Refusal {
-                try await recorder.audit(
-                    .approvalApproved,
-                    succeeded: false,
-                    account: approval.accountID,
-                    device: device.id,
-                    session: session.sessionID,
-                    client: approval.clientID,
-                    code: error.code.rawValue,
-                    on: db
-                )
-                return Refusal(error)
-            }
-            guard signedHash == approvalHash else {
-                throw try await refuse(APIError(.approvalMismatch, "The device signed another request, message, channel or number than this one."))
-            }
-            if let error = try checkSignature(
-                signature,
-                by: device.publicKey,
-                purpose: .approval,
-                challenge: approval.challenge,
-                counter: counter,
-                transactionHash: approvalHash
-            ) {
-                throw try await refuse(error)
-            }
-            try await verifyAssertion(
-                assertion,
-                payload: try signedPayload(
-                    .approval,
-                    by: device.publicKey,
-                    challenge: approval.challenge,
-                    counter: counter,
-                    transactionHash: approvalHash
-                ),
-                device: device,
-                on: db
-            )
-            if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
+            _ = try await verifyProof(proof, ceremony, by: device, on: db)
             let signed = try receipts.sign(
                 SignedApproval(
                     try approval.canonical(),
                     accountId: approval.accountID,
-                    deviceKeyID: keyID,
+                    deviceKeyID: proof.keyID,
                     amr: Self.methods(of: device.biometryKind),
                     approvedAtMs: now.millisecondsSince1970
                 )

@@ -23,8 +23,8 @@ struct DeviceRegistration: Sendable {
     var publicKey: DevicePublicKey
     var biometryKind: BiometryKind
     var name: String
-    var counter: UInt64
-    var signature: Data
+    /// The new key's proof of possession: its signature over the register payload.
+    var proof: DeviceProof
     var appAttest: AppAttestSubmission?
 
     /// Decodes and checks every field; throws before anything is read or written.
@@ -50,8 +50,11 @@ struct DeviceRegistration: Sendable {
         self.challengeID = challengeID
         self.biometryKind = biometryKind
         self.name = try Validation.deviceName(name)
-        self.counter = try Validation.counter(counter)
-        self.signature = try Validation.bytes(signature, field: "signature")
+        self.proof = DeviceProof(
+            keyID: self.publicKey.keyID,
+            counter: try Validation.counter(counter),
+            signature: try Validation.bytes(signature, field: "signature")
+        )
         self.appAttest = try appAttest.map { try AppAttestSubmission(keyID: $0.keyID, attestation: $0.attestation) }
     }
 }
@@ -73,39 +76,28 @@ extension BioAuthService {
     /// register payload.
     func registerDevice(session: AuthenticatedSession, _ registration: DeviceRegistration) async throws -> DeviceInfo {
         try await commit { db in
-            let binding = ChallengeBinding(purpose: .register, account: session.accountID, session: session.sessionID, device: nil)
-            let challenge = try await consumeChallenge(registration.challengeID, for: binding, on: db)
-            if let error = try checkSignature(
-                registration.signature,
-                by: registration.publicKey,
+            let refusals = ProofRefusals(kind: .deviceRegistered, session: session.sessionID)
+            let ceremony = ProofCeremony(
                 purpose: .register,
-                challenge: challenge,
-                counter: registration.counter
-            ) {
-                try await recorder.audit(
-                    .deviceRegistered,
-                    succeeded: false,
-                    account: session.accountID,
-                    session: session.sessionID,
-                    code: error.code.rawValue,
-                    on: db
-                )
-                throw Refusal(error)
-            }
+                account: session.accountID,
+                challenge: .issued(id: registration.challengeID, session: session.sessionID),
+                refusals: refusals
+            )
+            let payload = try await verifyPresentedKey(registration.proof, key: registration.publicKey, ceremony, on: db)
             if try await db.devices.isRegistered(keyID: registration.publicKey.keyID) {
-                try await recorder.audit(
-                    .deviceRegistered,
-                    succeeded: false,
-                    account: session.accountID,
-                    session: session.sessionID,
-                    code: "key_already_registered",
-                    on: db
+                throw Refusal(
+                    try await record(
+                        APIError(.keyAlreadyRegistered, "This key is registered already."),
+                        device: nil,
+                        account: session.accountID,
+                        refusals,
+                        on: db
+                    )
                 )
-                throw Refusal(APIError(.keyAlreadyRegistered, "This key is registered already."))
             }
             let attested = try await verifyRegistrationAttestation(
                 registration.appAttest,
-                payload: try signedPayload(.register, by: registration.publicKey, challenge: challenge, counter: registration.counter),
+                payload: payload,
                 account: session.accountID,
                 session: session.sessionID,
                 on: db
@@ -117,7 +109,7 @@ extension BioAuthService {
                 biometryKind: registration.biometryKind,
                 name: registration.name,
                 installationID: session.installationID,
-                counter: Int64(registration.counter),
+                counter: Int64(registration.proof.counter),
                 attestation: attested == nil ? "none" : "apple-appattest",
                 createdAt: now
             )
@@ -178,7 +170,7 @@ extension BioAuthService {
                 window: configuration.rateLimitWindow,
                 on: db
             )
-            let device = try await usableDevice(keyID: keyID, on: db)
+            let device = try await usableDevice(keyID: keyID, account: nil, refusals: ProofRefusals(kind: .biometricSignIn), on: db)
             return try await issueChallenge(
                 ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id),
                 lifetime: configuration.loginChallengeLifetime,
@@ -188,28 +180,30 @@ extension BioAuthService {
         }
     }
 
-    /// Biometric sign-in: the challenge, then the key's signature over the login payload, then a counter
-    /// that must increase. Starts a session on the device's installation.
+    /// Biometric sign-in: the key's proof over a login challenge (``verifyProof(_:_:early:on:)``). Starts a session on the
+    /// device's installation.
     func signInWithBiometrics(
         challengeID: String,
-        keyID rawKeyID: String,
-        counter rawCounter: Int64,
-        signature rawSignature: String,
+        keyID: String,
+        counter: Int64,
+        signature: String,
         appAttestAssertion: String? = nil
     ) async throws -> IssuedTokens {
-        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        let counter = try Validation.counter(rawCounter)
-        let signature = try Validation.bytes(rawSignature, field: "signature")
-        let assertion = try Validation.appAttestAssertion(appAttestAssertion)
-        let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .login, counter: counter)
-        if let tokens = try await signInAdvancingFirst(
-            challengeID: challengeID,
-            keyID: keyID,
-            counter: counter,
-            signature: signature,
-            assertion: assertion,
-            early: early
-        ) {
+        let proof = try DeviceProof(keyID: keyID, counter: counter, signature: signature, appAttestAssertion: appAttestAssertion)
+        let ceremony = ProofCeremony(
+            purpose: .login,
+            account: nil,
+            challenge: .issued(id: challengeID),
+            refusals: ProofRefusals(kind: .biometricSignIn)
+        )
+        let early = earlyCheck(proof, purpose: .login, challengeID: challengeID)
+        // As most are, in one round trip fewer: the counter advances in the statement that finds the device; nothing of it
+        // is kept when a check fails.
+        if Validation.isIssuedID(challengeID),
+            let tokens = try await writingFirst({ db in
+                try await startBiometricSession(device: try await verifyProofWritingFirst(proof, ceremony, early: early, on: db).device, on: db)
+            })
+        {
             return tokens
         }
         // Every check before its write, and every refusal recorded.
@@ -217,65 +211,11 @@ extension BioAuthService {
         // is checked; the counter's update locks the device's row (refusing a revoked device), then starting the session
         // locks the account's row, the order every unit that revokes a device or ends sessions takes them in.
         return try await commit(isolation: .readCommitted) { db in
-            let device = try await usableDevice(keyID: keyID, on: db)
-            let binding = ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id)
-            let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
-            if let error = try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early)
-            {
-                try await recorder.audit(
-                    .biometricSignIn,
-                    succeeded: false,
-                    account: device.accountID,
-                    device: device.id,
-                    code: error.code.rawValue,
-                    on: db
-                )
-                throw Refusal(error)
-            }
-            try await verifyAssertion(
-                assertion,
-                payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
-                device: device,
-                on: db
-            )
-            if let error = try await advanceCounter(of: device, to: counter, on: db) { throw Refusal(error) }
-            return try await startBiometricSession(device: device, on: db)
+            try await startBiometricSession(device: try await verifyProof(proof, ceremony, early: early, on: db).device, on: db)
         }
     }
 
     // MARK: Internals
-
-    /// A biometric sign-in as most are, in one round trip fewer: the device's counter advances in the statement that finds
-    /// the device, before the signature over it is checked (``writingFirst(_:)``). Nil when any check fails, with nothing of
-    /// it kept.
-    private func signInAdvancingFirst(
-        challengeID: String,
-        keyID: Data,
-        counter: UInt64,
-        signature: Data,
-        assertion: Data?,
-        early: EarlySignatureCheck?
-    ) async throws -> IssuedTokens? {
-        guard Validation.isIssuedID(challengeID) else { return nil }
-        // The challenge's row taken before the device's, as below.
-        return try await writingFirst { db in
-            let at = now.millisecondsSince1970
-            guard let taken = try await db.challenges.take(challengeID, at: at),
-                let device = try await devices(on: db).advanceCounter(keyID: keyID, to: Int64(counter), at: at),
-                ChallengeBinding(purpose: .login, account: device.accountID, session: nil, device: device.id).matches(taken),
-                let challenge = taken.challenge,
-                try checkSignature(signature, by: device.publicKey, purpose: .login, challenge: challenge, counter: counter, early: early) == nil
-            else { throw CheckBeforeWriting() }
-            signatureInputs.forget(challenge: challengeID)
-            try await verifyAssertion(
-                assertion,
-                payload: try signedPayload(.login, by: device.publicKey, challenge: challenge, counter: counter),
-                device: device,
-                on: db
-            )
-            return try await startBiometricSession(device: device, on: db)
-        }
-    }
 
     /// The session of a biometric sign-in that passed every check, audited.
     private func startBiometricSession(device: DeviceInfo, on db: any SQLDatabase) async throws -> IssuedTokens {
@@ -296,18 +236,4 @@ extension BioAuthService {
         )
         return tokens
     }
-
-    /// The device of `keyID` when it exists and is not revoked; an attempt with a revoked key is audited.
-    func usableDevice(keyID: Data, on db: any SQLDatabase) async throws -> DeviceInfo {
-        guard let device = try await devices(on: db).find(keyID: keyID)
-        else { throw Refusal(APIError(.deviceNotFound, "No device is registered with this key.")) }
-        guard device.revokedAt == nil else {
-            try await recorder.audit(.biometricSignIn, succeeded: false, account: device.accountID, device: device.id, code: "device_revoked", on: db)
-            throw Refusal(APIError(.deviceRevoked, "This device was revoked. Sign in with your password."))
-        }
-        return device
-    }
-
-    /// The devices table, its keys parsed once per server (``SignatureInputs``), not on every request.
-    func devices(on db: any SQLDatabase) -> DevicesTable { db.devices.parsingKeys(with: signatureInputs) }
 }

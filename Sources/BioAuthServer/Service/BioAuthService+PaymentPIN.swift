@@ -2,18 +2,15 @@ import BioAuthCore
 import Foundation
 import SQLKit
 
-/// Proof of a fresh biometric for setting the PIN without the password, decoded.
+/// Proof of a fresh biometric for setting the PIN without the password, decoded: the device key's proof over a
+/// `payment_pin` challenge.
 struct BiometricProof: Sendable {
     var challengeID: String
-    var keyID: Data
-    var counter: UInt64
-    var signature: Data
+    var proof: DeviceProof
 
     init(challengeID: String, keyID: String, counter: Int64, signature: String) throws {
         self.challengeID = challengeID
-        self.keyID = try Validation.bytes(keyID, field: "keyId", length: 32)
-        self.counter = try Validation.counter(counter)
-        self.signature = try Validation.bytes(signature, field: "signature")
+        self.proof = try DeviceProof(keyID: keyID, counter: counter, signature: signature)
     }
 }
 
@@ -34,7 +31,12 @@ extension BioAuthService {
     func createPaymentPINChallenge(keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
         return try await commit { db in
-            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
+            let device = try await usableDevice(
+                keyID: keyID,
+                account: session.accountID,
+                refusals: ProofRefusals(kind: .paymentPINSet),
+                on: db
+            )
             return try await issueChallenge(
                 ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id),
                 lifetime: configuration.loginChallengeLifetime,
@@ -55,27 +57,14 @@ extension BioAuthService {
         let hash = try pins.seal(try await passwords.hash(pin), for: session.accountID)
         try await commit { db -> Void in
             if let biometric {
-                let device = try await accountDevice(keyID: biometric.keyID, account: session.accountID, on: db)
-                let binding = ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id)
-                let challenge = try await consumeChallenge(biometric.challengeID, for: binding, on: db)
-                if let error = try checkSignature(
-                    biometric.signature,
-                    by: device.publicKey,
+                let ceremony = ProofCeremony(
                     purpose: .paymentPIN,
-                    challenge: challenge,
-                    counter: biometric.counter
-                ) {
-                    try await recorder.audit(
-                        .paymentPINSet,
-                        succeeded: false,
-                        account: session.accountID,
-                        device: device.id,
-                        code: error.code.rawValue,
-                        on: db
-                    )
-                    throw Refusal(error)
-                }
-                if let error = try await advanceCounter(of: device, to: biometric.counter, on: db) { throw Refusal(error) }
+                    account: session.accountID,
+                    challenge: .issued(id: biometric.challengeID, session: session.sessionID),
+                    checksAppAttest: false,
+                    refusals: ProofRefusals(kind: .paymentPINSet)
+                )
+                _ = try await verifyProof(biometric.proof, ceremony, on: db)
             }
             try await db.paymentPINs.replace(account: session.accountID, hash: hash, at: now.millisecondsSince1970)
             try await recorder.audit(.paymentPINSet, succeeded: true, account: session.accountID, session: session.sessionID, on: db)

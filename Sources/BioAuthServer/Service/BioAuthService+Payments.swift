@@ -236,7 +236,12 @@ extension BioAuthService {
     ) async throws
         -> IssuedChallenge
     {
-        let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
+        let device = try await usableDevice(
+            keyID: keyID,
+            account: session.accountID,
+            refusals: ProofRefusals(kind: .paymentAuthorized, payment: nil),
+            on: db
+        )
         return try await issueChallenge(
             ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id),
             lifetime: min(configuration.paymentLifetime, payment.expiresAt.timeIntervalSince(now)),
@@ -245,35 +250,41 @@ extension BioAuthService {
         )
     }
 
-    /// Authorizes with the device key: the transaction hash the device signed must be the server's own, the
-    /// signature must verify over the payment payload, and the counter must increase.
+    /// Authorizes with the device key: the key's proof over a payment challenge, binding the transaction hash of the
+    /// server's own record (``verifyProof(_:_:early:on:)``). Every refused proof counts toward the payment's lock.
     func authorizeWithBiometrics(
         _ paymentID: String,
         challengeID: String,
-        keyID rawKeyID: String,
-        counter rawCounter: Int64,
+        keyID: String,
+        counter: Int64,
         transactionHash rawHash: String,
-        signature rawSignature: String,
+        signature: String,
         appAttestAssertion: String? = nil,
         session: AuthenticatedSession
     ) async throws -> PaymentInfo {
-        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        let counter = try Validation.counter(rawCounter)
+        let proof = try DeviceProof(keyID: keyID, counter: counter, signature: signature, appAttestAssertion: appAttestAssertion)
         let signedHash = try Validation.bytes(rawHash, field: "transactionHash", length: 32)
-        let signature = try Validation.bytes(rawSignature, field: "signature")
-        let assertion = try Validation.appAttestAssertion(appAttestAssertion)
-        let early = earlyCheck(signature, keyID: keyID, challengeID: challengeID, purpose: .payment, counter: counter, transactionHash: signedHash)
-        if let authorized = try await authorizeAdvancingFirst(
-            paymentID,
-            challengeID: challengeID,
-            keyID: keyID,
-            counter: counter,
-            signedHash: signedHash,
-            signature: signature,
-            assertion: assertion,
-            early: early,
-            session: session
-        ) {
+        let early = earlyCheck(proof, purpose: .payment, challengeID: challengeID, transactionHash: signedHash)
+        /// What the proof must be for `payment`, read in the unit of work.
+        @Sendable func ceremony(_ payment: PaymentInfo) throws -> ProofCeremony {
+            ProofCeremony(
+                purpose: .payment,
+                account: session.accountID,
+                challenge: .issued(id: challengeID, payment: payment.id),
+                binds: .init(expected: try payment.transaction().hash, signed: signedHash, mismatch: Self.transactionMismatch),
+                refusals: ProofRefusals(kind: .paymentAuthorized, payment: payment)
+            )
+        }
+        // As most are, in one round trip fewer: the counter advances in the statement that finds the device (the rows taken
+        // in this order: the challenge's, the device's, the payment's). A payment that cannot be authorized, or any failed
+        // check, is for the way below to refuse, record and count (and, past its expiry, to mark expired).
+        if Validation.isIssuedID(challengeID),
+            let authorized = try await writingFirst({ db in
+                guard let payment = try await payablePayment(paymentID, account: session.accountID, on: db) else { throw CheckBeforeWriting() }
+                let proven = try await verifyProofWritingFirst(proof, try ceremony(payment), early: early, on: db)
+                return try await authorize(payment, method: "biometric", device: proven.device.id, session: session, on: db)
+            })
+        {
             return authorized
         }
         // Every check before its write, and every refusal recorded (a failed one counts toward the payment's lock).
@@ -281,51 +292,15 @@ extension BioAuthService {
         // are conditional updates or increments whose result is checked; the device's row is locked before the payment's.
         return try await commit(isolation: .readCommitted) { db in
             let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
-            let device = try await accountDevice(keyID: keyID, account: session.accountID, on: db)
-            let binding = ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id)
-            let challenge = try await consumeChallenge(challengeID, for: binding, on: db)
-            let transactionHash = try payment.transaction().hash
-            guard signedHash == transactionHash else {
-                throw Refusal(
-                    try await recordFailedAuthorization(
-                        payment,
-                        APIError(.transactionMismatch, "The device signed a different amount, currency, payee or payment than this one."),
-                        device: device.id,
-                        on: db
-                    )
-                )
-            }
-            if let error = try checkSignature(
-                signature,
-                by: device.publicKey,
-                purpose: .payment,
-                challenge: challenge,
-                counter: counter,
-                transactionHash: transactionHash,
-                early: early
-            ) {
-                throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
-            }
-            do {
-                try await verifyPaymentAssertion(
-                    assertion,
-                    device: device,
-                    challenge: challenge,
-                    counter: counter,
-                    transactionHash: transactionHash,
-                    on: db
-                )
-            } catch let refusal as Refusal {
-                // A failed secure environment check is a failed authorization like a bad signature: it counts
-                // toward the payment's lock, so an attacker cannot try assertions without limit.
-                throw Refusal(try await recordFailedAuthorization(payment, refusal.error, device: device.id, on: db))
-            }
-            if let error = try await advanceCounter(of: device, to: counter, on: db) {
-                throw Refusal(try await recordFailedAuthorization(payment, error, device: device.id, on: db))
-            }
-            return try await authorize(payment, method: "biometric", device: device.id, session: session, on: db)
+            let proven = try await verifyProof(proof, try ceremony(payment), early: early, on: db)
+            return try await authorize(payment, method: "biometric", device: proven.device.id, session: session, on: db)
         }
     }
+
+    static let transactionMismatch = APIError(
+        .transactionMismatch,
+        "The device signed a different amount, currency, payee or payment than this one."
+    )
 
     /// Cancels a pending payment.
     func cancelPayment(_ paymentID: String, session: AuthenticatedSession) async throws -> PaymentInfo {
@@ -335,69 +310,6 @@ extension BioAuthService {
     }
 
     // MARK: Internals
-
-    /// A biometric authorization as most are, in one round trip fewer: the device's counter advances in the statement that
-    /// finds the device, before the signature over it is checked (``writingFirst(_:)``). Nil when any check fails, with
-    /// nothing of it kept: the caller then refuses, records the refusal and counts it toward the payment's lock.
-    private func authorizeAdvancingFirst(
-        _ paymentID: String,
-        challengeID: String,
-        keyID: Data,
-        counter: UInt64,
-        signedHash: Data,
-        signature: Data,
-        assertion: Data?,
-        early: EarlySignatureCheck?,
-        session: AuthenticatedSession
-    ) async throws -> PaymentInfo? {
-        guard Validation.isIssuedID(challengeID) else { return nil }
-        // The rows taken in this order: the challenge's, the device's, the payment's.
-        return try await writingFirst { db in
-            // A payment that cannot be authorized is for the way below to refuse (and, past its expiry, to mark expired).
-            guard let payment = try await payablePayment(paymentID, account: session.accountID, on: db) else { throw CheckBeforeWriting() }
-            let at = now.millisecondsSince1970
-            let transactionHash = try payment.transaction().hash
-            guard signedHash == transactionHash, let taken = try await db.challenges.take(challengeID, at: at),
-                let device = try await devices(on: db).advanceCounter(keyID: keyID, to: Int64(counter), at: at),
-                device.accountID == session.accountID,
-                ChallengeBinding(purpose: .payment, account: session.accountID, session: nil, device: device.id, payment: payment.id)
-                    .matches(taken),
-                let challenge = taken.challenge,
-                try checkSignature(
-                    signature,
-                    by: device.publicKey,
-                    purpose: .payment,
-                    challenge: challenge,
-                    counter: counter,
-                    transactionHash: transactionHash,
-                    early: early
-                ) == nil
-            else { throw CheckBeforeWriting() }
-            signatureInputs.forget(challenge: challengeID)
-            try await verifyPaymentAssertion(
-                assertion,
-                device: device,
-                challenge: challenge,
-                counter: counter,
-                transactionHash: transactionHash,
-                on: db
-            )
-            return try await authorize(payment, method: "biometric", device: device.id, session: session, on: db)
-        }
-    }
-
-    /// The secure environment check of a biometric authorization: the App Attest assertion over the payment payload.
-    private func verifyPaymentAssertion(
-        _ assertion: Data?,
-        device: DeviceInfo,
-        challenge: Data,
-        counter: UInt64,
-        transactionHash: Data,
-        on db: any SQLDatabase
-    ) async throws {
-        let payload = try signedPayload(.payment, by: device.publicKey, challenge: challenge, counter: counter, transactionHash: transactionHash)
-        try await verifyAssertion(assertion, payload: payload, device: device, on: db)
-    }
 
     /// The account's payment `id` if it can be authorized now (pending and unexpired), read and nothing else; nil for any
     /// other, for ``pendingPayment(_:account:on:)`` to refuse.
@@ -474,22 +386,19 @@ extension BioAuthService {
         return authorized
     }
 
-    /// Counts a failed authorization; the configured number locks the payment. Returns the error to report.
+    /// Records a failed authorization of `payment` (a device's refused proof, a wrong PIN): audited, and counted toward
+    /// the payment's lock. Returns the error to report.
+    func recordFailedAuthorization(_ payment: PaymentInfo, _ error: APIError, device: String?, on db: any SQLDatabase) async throws -> APIError {
+        try await record(error, device: device, account: payment.accountID, ProofRefusals(kind: .paymentAuthorized, payment: payment), on: db)
+    }
+
+    /// Counts a failed authorization; the configured number locks the payment.
     ///
     /// The count is incremented in the database, so failures that arrive together (below SERIALIZABLE) all count; the
     /// one whose count reaches the limit locks the payment, and only that one reports the lock.
-    func recordFailedAuthorization(_ payment: PaymentInfo, _ error: APIError, device: String?, on db: any SQLDatabase) async throws -> APIError {
-        try await recorder.audit(
-            .paymentAuthorized,
-            succeeded: false,
-            account: payment.accountID,
-            device: device,
-            code: error.code.rawValue,
-            payment: payment.id,
-            on: db
-        )
+    func countFailedAttempt(_ payment: PaymentInfo, device: String?, on db: any SQLDatabase) async throws {
         let limit = configuration.maxFailedPaymentAttempts
-        guard let counted = try await db.payments.recordFailedAttempt(payment.id, lockAt: limit) else { return error }
+        guard let counted = try await db.payments.recordFailedAttempt(payment.id, lockAt: limit) else { return }
         if counted.status == .locked, counted.failures == limit {
             try await recorder.audit(.paymentLocked, succeeded: true, account: payment.accountID, device: device, payment: payment.id, on: db)
             var locked = payment
@@ -497,6 +406,5 @@ extension BioAuthService {
             locked.failedAttempts = counted.failures
             try await recorder.emit(.paymentLocked, .init(payment: locked), on: db)
         }
-        return error
     }
 }
