@@ -8,35 +8,9 @@ import Testing
 /// contract the server serves is walked, so a new protected operation is checked without a new test.
 @Suite("Credentials before bodies")
 struct CredentialMiddlewareTests {
-    /// One operation of the contract: its method, path template, id and whether it needs a bearer token.
-    struct Operation: CustomStringConvertible {
-        var method: HTTPRequest.Method
-        var path: String
-        var id: String
-        var bearer: Bool
-        var description: String { "\(method) \(path) (\(id))" }
-    }
-
-    /// The operations of the contract's `paths`, read line by line (paths at two spaces, methods at four, their own
-    /// fields at six; deeper `operationId`s are links to other operations).
-    static func operations(in document: String) -> [Operation] {
-        var operations: [Operation] = []
-        var path: String?
-        for line in document.split(separator: "\n").prefix(while: { !$0.hasPrefix("components:") }) {
-            if line.hasPrefix("  /"), line.hasSuffix(":"), !line.hasPrefix("   ") {
-                path = String(line.dropFirst(2).dropLast())
-            } else if line.hasPrefix("    "), !line.hasPrefix("     "),
-                let method = HTTPRequest.Method(String(line.dropFirst(4).dropLast()).uppercased()),
-                line.hasSuffix(":"), let path
-            {
-                operations.append(Operation(method: method, path: path, id: "", bearer: false))
-            } else if line.hasPrefix("      operationId:"), !operations.isEmpty, operations[operations.count - 1].id.isEmpty {
-                operations[operations.count - 1].id = String(line.dropFirst("      operationId:".count)).trimmingCharacters(in: .whitespaces)
-            } else if line.hasPrefix("      security:"), line.contains("bearerAuth"), !operations.isEmpty {
-                operations[operations.count - 1].bearer = true
-            }
-        }
-        return operations
+    /// HTTP Basic of a client's id and secret.
+    static func basic(_ credentials: ServiceClients.Credentials) -> String {
+        "Basic " + Data("\(credentials.clientID):\(credentials.secret)".utf8).base64EncodedString()
     }
 
     /// `template` with every `{parameter}` replaced by an id no object has.
@@ -45,16 +19,14 @@ struct CredentialMiddlewareTests {
     }
 
     @Test(
-        "every protected operation of the contract refuses a missing, a wrong-kind or an under-scoped credential before reading a malformed body",
+        "every protected operation of the contract refuses a missing, a wrong-kind or an under-scoped credential before reading a malformed body (HTTP Basic included)",
         arguments: StorageBackend.available
     )
     func everyOperation(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in
-            let contract = try await api.call(.get, "/openapi.yaml", headers: [.accept: "application/yaml"])
-            let operations = Self.operations(in: contract.raw)
-            #expect(operations.count > 30, "the contract's operations were found")
-            let protected = operations.filter(\.bearer)
-            #expect(Set(protected.map(\.id)) == Set(CredentialMiddleware.required.keys), "every bearer operation, and only those, is in the table")
+            let protected = try await ContractOperation.served(by: api).filter {
+                OperationPolicy.of($0.id)?.credential != OperationPolicy.Credential.none
+            }
 
             try await api.createAccount()
             let user = try await api.signIn()
@@ -62,6 +34,7 @@ struct CredentialMiddlewareTests {
             // A client holding every scope but the one asked for, per scope.
             let allScopes = Array(ServiceClients.scopes)
             var tokensWithout: [String: String] = [:]
+            var clientsWithout: [String: ServiceClients.Credentials] = [:]
             for scope in allScopes {
                 let client = try await clients.create(
                     name: "without-\(scope.replacingOccurrences(of: ":", with: "-"))",
@@ -69,16 +42,20 @@ struct CredentialMiddlewareTests {
                 )
                 let token = try #require(try await api.serviceToken(client)["access_token"])
                 tokensWithout[scope] = token
+                clientsWithout[scope] = client
             }
+            let wrong = ServiceClients.Credentials(clientID: try #require(clientsWithout.values.first).clientID, secret: "not-the-secret")
             let anyService = try #require(tokensWithout.values.first)
             let snapshot = try await api.snapshot()
 
             for operation in protected {
                 let path = Self.concrete(operation.path)
-                let required = try #require(CredentialMiddleware.required[operation.id])
+                let required = try #require(OperationPolicy.of(operation.id)).credential
                 // No credential at all, and a body that is not JSON.
                 let bare = try await api.call(operation.method, path, body: "{not json")
                 switch required {
+                case .none:
+                    Issue.record("\(operation) was filtered as protected")
                 case .session:
                     #expect(bare.status == 401 && bare.code == "unauthenticated", "\(operation): \(bare.raw)")
                     let wrongKind = try await api.call(operation.method, path, body: "{not json", token: anyService)
@@ -93,9 +70,43 @@ struct CredentialMiddlewareTests {
                         underScoped.status == 403 && underScoped.code == "insufficient_scope",
                         "\(operation) without \(scope): \(underScoped.raw)"
                     )
+                case .client(let scope):
+                    // Client credentials first, whatever the body: JSON (even `{}`), a form with bad %-escapes, none.
+                    #expect(bare.status == 401 && bare.code == "invalid_client", "\(operation): \(bare.raw)")
+                    let json = try await api.call(operation.method, path, body: "{}")
+                    #expect(json.status == 401 && json.code == "invalid_client", "\(operation) with {}: \(json.raw)")
+                    for (name, authorization) in [
+                        ("a bearer token", "Bearer \(user.access)"), ("a wrong secret", Self.basic(wrong)), ("garbage", "Basic %%%"),
+                    ] {
+                        let refused = try await api.call(
+                            operation.method,
+                            path,
+                            body: "grant_type=%zz&scope=%",
+                            headers: [.contentType: "application/x-www-form-urlencoded", .authorization: authorization]
+                        )
+                        #expect(refused.status == 401 && refused.code == "invalid_client", "\(operation) with \(name): \(refused.raw)")
+                        #expect(refused["error"] == "invalid_client", "OAuth's member too: \(refused.raw)")
+                    }
+                    if let scope {
+                        let unscoped = try await api.call(
+                            operation.method,
+                            path,
+                            body: "{not a form",
+                            headers: [
+                                .contentType: "application/x-www-form-urlencoded", .authorization: Self.basic(try #require(clientsWithout[scope])),
+                            ]
+                        )
+                        #expect(unscoped.status == 400 && unscoped.code == "unauthorized_client", "\(operation) without \(scope): \(unscoped.raw)")
+                    }
                 }
             }
-            #expect(try await api.snapshot() == snapshot, "no refused request wrote anything")
+            // A refused client's id and secret count toward its address's limit, and a known client's refusal is audited.
+            var after = try await api.snapshot()
+            var before = snapshot
+            for table in ["rate_limits", "audit_events"] { (after[table], before[table]) = (nil, nil) }
+            #expect(after == before, "no refused request wrote anything else")
+            let kinds = Set(try await api.auditKinds().dropFirst(snapshot["audit_events"]?.count ?? 0))
+            #expect(kinds == ["service_token_issued:failure"], "\(kinds)")
         }
     }
 }

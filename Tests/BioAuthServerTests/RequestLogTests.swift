@@ -72,7 +72,7 @@ struct RequestLogTests {
             JSONLogHandler(label: label, metadataProvider: .bioAuthRequest) { line in lines.withLockedValue { $0.append(line) } }
         }
         logger.logLevel = .info
-        RequestTrace.$current.withValue(RequestTrace(requestIDHeader: "r-1", traceparent: nil)) {
+        RequestScope.$current.withValue(RequestScope(trace: RequestTrace(requestIDHeader: "r-1", traceparent: nil))) {
             logger.info(
                 "a \"quoted\"\nline\u{01}",
                 metadata: ["route": "/v1/sessions", "status": .stringConvertible(201), "duration_ms": .stringConvertible(3.5)]

@@ -151,8 +151,8 @@ public enum BioAuthServerApplication {
             on: router,
             configuration: .init(dateTranscoder: WireDateTranscoder(), jsonEncodingOptions: [.sortedKeys]),
             middlewares: [
-                ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), BearerTokenMiddleware(), CookieMiddleware(),
-                CredentialMiddleware(service: service), StrictJSONMiddleware(maxBodySize: configuration.maxRequestBodySize),
+                ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), AuthorizationMiddleware(), CookieMiddleware(),
+                CredentialMiddleware(service: service, logger: logger), StrictJSONMiddleware(maxBodySize: configuration.maxRequestBodySize),
             ]
         )
 

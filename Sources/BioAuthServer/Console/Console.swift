@@ -18,8 +18,10 @@ struct Console: Sendable {
     let templates: MustacheLibrary
     let stylesheet: ByteBuffer
 
-    private var sessions: ConsoleSessions { ConsoleSessions(service: service) }
-    private var desk: SupportDesk { SupportDesk(service: service) }
+    /// The service working for the request being served: what a page's action audits records its caller.
+    private var serving: BioAuthService { service.serving(RequestScope.current.caller) }
+    private var sessions: ConsoleSessions { ConsoleSessions(service: serving) }
+    private var desk: SupportDesk { SupportDesk(service: serving) }
 
     /// Loads the templates bundled with the server.
     static func load(service: BioAuthService) async throws -> Console {
@@ -237,7 +239,7 @@ struct Console: Sendable {
             guard (try? Operators.checkPassword(new)) != nil else {
                 return try await passwordPage(request, error: "error.passwordRule", status: .unprocessableContent)
             }
-            let operators = Operators(service: service)
+            let operators = Operators(service: serving)
             let token = request.cookies[ConsoleSessions.cookieName]?.value
             do {
                 guard session.operator.mustChangePassword else {
@@ -246,7 +248,7 @@ struct Console: Sendable {
                         current: form["current"] ?? "",
                         code: form["code"] ?? "",
                         newPassword: new,
-                        address: ClientAddress.current,
+                        address: RequestScope.current.caller.address,
                         keepingSession: token.map(BioAuthService.tokenHash)
                     )
                     return Self.redirect("/console/overview?done=password-changed")
@@ -301,7 +303,7 @@ struct Console: Sendable {
             let service = self.service
             try await service.commit { db -> Void in
                 try await service.rateLimit(
-                    "console-sign-in:" + (ClientAddress.current ?? "unknown"),
+                    "console-sign-in:" + (RequestScope.current.caller.address ?? "unknown"),
                     name: .consoleSignIn,
                     limit: Self.signInAttemptsPerAddress,
                     window: service.configuration.rateLimitWindow,
@@ -312,9 +314,9 @@ struct Console: Sendable {
             return signInPage(request, name: name, enroll: nil, error: "error.rateLimited", status: .tooManyRequests)
         }
         let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
-        let operators = Operators(service: service)
+        let operators = Operators(service: serving)
         do {
-            switch try await operators.signIn(name: name, password: password, code: code, address: ClientAddress.current) {
+            switch try await operators.signIn(name: name, password: password, code: code, address: RequestScope.current.caller.address) {
             case .enrollTOTP(let secret, let uri, let afterWrongCode):
                 return signInPage(
                     request,

@@ -13,21 +13,10 @@ import OpenAPIRuntime
 /// into the operation's input, which no handler reads, and once to check the response) — about a sixth of the
 /// server's CPU for a request that does little else (docs/PERFORMANCE.md).
 ///
-/// Problem documents (`application/problem+json`) are sent whatever `Accept` says, as RFC 9110 allows for error
+/// What an operation answers with is its ``OperationPolicy/produces`` (none for an operation that answers 204 No
+/// Content). Problem documents (`application/problem+json`) are sent whatever `Accept` says, as RFC 9110 allows for error
 /// responses: a client always learns why it was refused.
 struct AcceptMiddleware: ServerMiddleware {
-    /// The media type of `operationID`'s successful response as the contract has it: JSON, YAML for the contract
-    /// itself, and none for the operations that answer 204 No Content (a test holds this to `openapi.yaml`).
-    static func responseType(of operationID: String) -> AcceptHeader.MediaType? {
-        switch operationID {
-        case Operations.OpenAPIDocument.id: .init(type: "application", subtype: "yaml")
-        case Operations.SignOut.id, Operations.ChangePassword.id, Operations.RevokeDevice.id, Operations.SetPaymentPIN.id,
-            Operations.DeleteWebhookEndpoint.id, Operations.RevokePasskey.id:
-            nil
-        default: .json
-        }
-    }
-
     func intercept(
         _ request: HTTPRequest,
         body: HTTPBody?,
@@ -39,7 +28,7 @@ struct AcceptMiddleware: ServerMiddleware {
         var request = request
         request.headerFields[.accept] = nil
         // An operation that answers with no content has nothing for Accept to choose; the header is ignored.
-        guard let produced = Self.responseType(of: operationID) else { return try await next(request, body, metadata) }
+        guard let produced = OperationPolicy.of(operationID)?.produces else { return try await next(request, body, metadata) }
         switch AcceptHeader.accepts(accept, produced) {
         case .yes:
             return try await next(request, body, metadata)

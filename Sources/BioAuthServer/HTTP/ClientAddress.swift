@@ -9,31 +9,14 @@ import NIOCore
 /// IPv4 addresses count one by one; IPv6 addresses by their /64 prefix, the block one customer is given (counting
 /// single IPv6 addresses would let one client have 2^64 buckets).
 enum ClientAddress {
-    /// What the current request says about its client, set by ``ClientAddressMiddleware``; resolved only by the
-    /// operations that count clients, not on every request.
+    /// What a request says about its client, kept in its ``RequestScope`` by ``ClientAddressMiddleware``; resolved
+    /// (``Caller/address``) only when a rule counts or records the client, not on every request.
     struct Origin: Sendable {
         let peer: SocketAddress?
         let forwardedFor: [String]
         let trustedProxies: Set<String>
         /// The request's `User-Agent`, as sent.
         var userAgent: String? = nil
-    }
-
-    /// The current request's origin, `nil` outside a request.
-    @TaskLocal static var origin: Origin?
-
-    /// The current request's client; `nil` when unknown (a request that did not arrive over a socket, as in
-    /// in-process tests).
-    static var current: String? {
-        origin.flatMap { resolve(peer: $0.peer, forwardedFor: $0.forwardedFor, trustedProxies: $0.trustedProxies) }
-    }
-
-    /// The current request's `User-Agent` as the audit log keeps it: at most 200 characters, control characters
-    /// dropped; nil outside a request or without one.
-    static var userAgent: String? {
-        guard let sent = origin?.userAgent else { return nil }
-        let kept = String(String.UnicodeScalarView(sent.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(200))
-        return kept.isEmpty ? nil : kept
     }
 
     /// The bucket key of `address`: dotted IPv4, or `v6:` and the hex of the first 8 bytes.
@@ -83,8 +66,8 @@ struct BioAuthRequestContext: RequestContext, RemoteAddressRequestContext {
     }
 }
 
-/// Sets ``ClientAddress/origin`` for the rest of the request: a header read, no parsing (that waits for
-/// ``ClientAddress/current``).
+/// Puts the request's ``ClientAddress/Origin`` into its ``RequestScope`` for the rest of the request: a header read, no
+/// parsing (that waits for ``Caller/address``).
 struct ClientAddressMiddleware<Context: RemoteAddressRequestContext>: RouterMiddleware {
     /// Bucket keys of the proxies whose `X-Forwarded-For` is believed.
     let trustedProxies: Set<String>
@@ -102,7 +85,7 @@ struct ClientAddressMiddleware<Context: RemoteAddressRequestContext>: RouterMidd
             trustedProxies: trustedProxies,
             userAgent: request.headers[.userAgent]
         )
-        return try await ClientAddress.$origin.withValue(origin) { try await next(request, context) }
+        return try await RequestScope.with(\.origin, origin) { try await next(request, context) }
     }
 }
 

@@ -1,46 +1,18 @@
 import HTTPTypes
+import Logging
 import OpenAPIRuntime
 
-/// Decides who is asking before an operation's body is read: a customer's session for the customer's operations, a
-/// service client holding the operation's scope for the bank's. A request without the credential its operation needs
-/// is refused (`unauthenticated`, `invalid_service_token`, `insufficient_scope`) whatever its body holds, so a malformed
-/// body tells nothing to someone who may not call the operation, and no body is parsed for them.
+/// Decides who is asking before an operation's body is read, by the operation's ``OperationPolicy/credential``: a
+/// customer's session for the customer's operations, a service token holding the operation's scope for the bank's, a
+/// service client's id and secret (HTTP Basic) at the OAuth endpoints. A request without the credential its operation
+/// needs is refused (`unauthenticated`, `invalid_service_token`, `insufficient_scope`, `invalid_client`,
+/// `unauthorized_client`) whatever its body holds, so a malformed body tells nothing to someone who may not call the
+/// operation, and no body is parsed for them. Whom it authenticated goes into the request's ``RequestScope``.
 ///
-/// The table covers every operation the contract protects; `CredentialMiddlewareTests` fails when an operation of the
-/// contract with `bearerAuth` is missing from it, so a new protected operation cannot ship without its credential.
+/// An operation the policy table lacks is refused as a server error: never served without a credential.
 struct CredentialMiddleware: ServerMiddleware {
-    /// The credential an operation needs.
-    enum Required: Sendable, Equatable {
-        /// A customer's access token.
-        case session
-        /// A service token holding `scope`.
-        case service(scope: String)
-    }
-
     let service: BioAuthService
-
-    /// Every operation the contract protects with `bearerAuth`, by operation id.
-    static let required: [String: Required] = [
-        "signOut": .session, "getMe": .session, "changePassword": .session,
-        "createPasskeyRegistrationOptions": .session, "registerPasskey": .session, "listPasskeys": .session, "revokePasskey": .session,
-        "createRegistrationChallenge": .session, "registerDevice": .session, "listDevices": .session, "revokeDevice": .session,
-        "createPaymentPINChallenge": .session, "setPaymentPIN": .session,
-        "createPayment": .session, "listPayments": .session, "getPayment": .session, "createPaymentChallenge": .session,
-        "authorizePaymentWithBiometrics": .session, "authorizePaymentWithPIN": .session, "cancelPayment": .session,
-        "listAuditEvents": .session,
-        "listApprovals": .session, "getApproval": .session, "approveApproval": .session, "denyApproval": .session,
-        "scanQRSignIn": .session,
-        "introspectToken": .service(scope: "sessions:introspect"), "registerPayee": .service(scope: "payees:write"),
-        "createServicePayment": .service(scope: "payments:write"),
-        "createWebhookEndpoint": .service(scope: "webhooks:write"), "listWebhookEndpoints": .service(scope: "webhooks:write"),
-        "deleteWebhookEndpoint": .service(scope: "webhooks:write"), "rotateWebhookSecret": .service(scope: "webhooks:write"),
-        "listWebhookDeliveries": .service(scope: "webhooks:write"),
-    ]
-
-    /// The session this request was authenticated with (operations that need `.session`).
-    @TaskLocal static var session: AuthenticatedSession?
-    /// The service client this request was authenticated with (operations that need `.service`).
-    @TaskLocal static var client: AuthenticatedService?
+    let logger: Logger
 
     func intercept(
         _ request: HTTPRequest,
@@ -49,15 +21,26 @@ struct CredentialMiddleware: ServerMiddleware {
         operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        switch Self.required[operationID] {
-        case nil:
+        let scope = RequestScope.current
+        guard let policy = OperationPolicy.of(operationID) else {
+            logger.error("an operation has no row in the policy table", metadata: ["operation": "\(operationID)"])
+            throw APIError.internalError
+        }
+        switch policy.credential {
+        case .none:
             return try await next(request, body, metadata)
         case .session:
-            let session = try await service.authenticate(bearer: BearerTokenMiddleware.token)
-            return try await Self.$session.withValue(session) { try await next(request, body, metadata) }
-        case .service(let scope):
-            let client = try await service.authenticateService(bearer: BearerTokenMiddleware.token, scope: scope)
-            return try await Self.$client.withValue(client) { try await next(request, body, metadata) }
+            let session = try await service.authenticate(bearer: scope.bearerToken)
+            return try await RequestScope.with(\.session, session) { try await next(request, body, metadata) }
+        case .service(let required):
+            let client = try await service.authenticateService(bearer: scope.bearerToken, scope: required)
+            return try await RequestScope.with(\.service, client) { try await next(request, body, metadata) }
+        case .client(let required):
+            var id: String?
+            var secret: String?
+            if case .basic(let sentID, let sentSecret) = scope.authorization { (id, secret) = (sentID, sentSecret) }
+            let client = try await service.serving(scope.caller).authenticateClient(id, secret: secret, scope: required)
+            return try await RequestScope.with(\.client, client) { try await next(request, body, metadata) }
         }
     }
 }

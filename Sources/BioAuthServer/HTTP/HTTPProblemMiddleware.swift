@@ -22,7 +22,7 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         // request would be a second one, which no log reader could match with the X-Request-Id header.
         var context = context
         context.logger[metadataKey: "hb.request.id"] = nil
-        return try await RequestTrace.$current.withValue(trace) {
+        return try await RequestScope.$current.withValue(RequestScope(trace: trace)) {
             metrics.requestsInFlight(1)
             defer { metrics.requestsInFlight(-1) }
             let start = ContinuousClock.now

@@ -26,7 +26,7 @@ struct ProblemMiddleware: ServerMiddleware {
         } catch let error as ServerError {
             if let apiError = error.underlyingError as? APIError { return response(apiError, operationID: operationID) }
             if error.operationInput == nil {
-                if Self.idempotentOperations.contains(operationID), request.headerFields[Self.idempotencyKey] == nil {
+                if OperationPolicy.of(operationID)?.idempotencyKey == true, request.headerFields[Self.idempotencyKey] == nil {
                     // The contract requires the header, so the generated code refuses its absence before the handler
                     // would: answer with the code the docs give for a missing or unfit key, not a generic one.
                     return response(
@@ -46,19 +46,15 @@ struct ProblemMiddleware: ServerMiddleware {
         }
     }
 
-    /// The operations whose contract requires an `Idempotency-Key` header.
-    static let idempotentOperations: Set<String> = ["createPayment", "createServicePayment"]
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
-    /// The problem document for `error`, counted; at the OAuth endpoints with OAuth's `error` and `error_description`.
+    /// The problem document for `error`, counted; at the OAuth endpoints (``OperationPolicy/oauthProblems``) with OAuth's
+    /// `error` and `error_description`.
     private func response(_ error: APIError, operationID: String) -> (HTTPResponse, HTTPBody?) {
         metrics.problem(error.code)
-        let body = HTTPBody(error.jsonBody(oauth: Self.oauthOperations.contains(operationID)))
+        let body = HTTPBody(error.jsonBody(oauth: OperationPolicy.of(operationID)?.oauthProblems == true))
         return (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), body)
     }
-
-    /// The operations OAuth clients call (RFC 6749 §5.2, OpenID CIBA §13): their problems also carry `error`.
-    static let oauthOperations: Set<String> = ["issueServiceToken", "backchannelAuthorize"]
 
     /// What was wrong with the request, in words that name fields but never echo values.
     private static func describe(_ error: ServerError) -> String {

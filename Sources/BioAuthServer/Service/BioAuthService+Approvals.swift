@@ -147,26 +147,12 @@ struct RedeemedApproval: Sendable {
 extension BioAuthService {
     /// `POST /bc-authorize`: the client (authenticated as at the token endpoint, holding `approvals:write`) asks the
     /// customer of `request.loginHint` to approve a sign-in (number matching) or the operation in its binding message.
-    func requestApproval(
-        clientID: String?,
-        secret: String?,
-        _ parse: @escaping @Sendable () throws -> ApprovalRequest,
-        from address: String? = ClientAddress.current
-    ) async throws -> IssuedApprovalRequest {
+    func requestApproval(client: AuthenticatedClient, _ request: ApprovalRequest) async throws -> IssuedApprovalRequest {
         let policy = configuration.approvals
-        try await rateLimitShared(
-            "oauth-token:" + (address ?? "unknown"),
-            name: .oauthToken,
-            limit: configuration.serviceTokenRequestsPerClient,
-            window: configuration.rateLimitWindow
-        )
         let authRequestID = newSecret()
         let signInNumber = randomNumber(in: 10...99)
         let signInChoices = numberChoices(around: signInNumber)
         return try await commit { db in
-            // The client first: a request without its credentials is invalid_client, whatever its parameters.
-            let client = try await authenticatedClient(clientID, secret: secret, scope: "approvals:write", on: db)
-            let request = try parse()
             let lifetime = request.requestedExpiry ?? Int(policy.lifetime)
             guard lifetime <= Int(policy.maxLifetime) else {
                 throw APIError(.malformedRequest, "requested_expiry is at most \(Int(policy.maxLifetime)) seconds.")
@@ -351,22 +337,11 @@ extension BioAuthService {
     /// The token endpoint's CIBA grant (`urn:openid:params:grant-type:ciba`): the outcome of the client's request
     /// `authRequestID`, once. Pending answers `authorization_pending` (or `slow_down` to a client that polls sooner than
     /// its interval), denied `access_denied`, expired `expired_token`.
-    func redeemApproval(
-        clientID: String?,
-        secret: String?,
-        authRequestID: String?,
-        from address: String? = ClientAddress.current
-    ) async throws
-        -> RedeemedApproval
-    {
-        try await rateLimitShared(
-            "oauth-token:" + (address ?? "unknown"),
-            name: .oauthToken,
-            limit: configuration.serviceTokenRequestsPerClient,
-            window: configuration.rateLimitWindow
-        )
+    func redeemApproval(client: AuthenticatedClient, authRequestID: String?) async throws -> RedeemedApproval {
+        guard client.scopes.contains("approvals:write") else {
+            throw APIError(.unauthorizedClient, "The client does not hold approvals:write.")
+        }
         return try await commit { db in
-            let client = try await authenticatedClient(clientID, secret: secret, scope: "approvals:write", on: db)
             guard let authRequestID, (1...256).contains(authRequestID.utf8.count) else {
                 throw Refusal(APIError(.malformedRequest, "auth_req_id is required with the CIBA grant."))
             }
@@ -485,22 +460,6 @@ extension BioAuthService {
         return denied
     }
 
-    /// The service client of `clientID` and `secret` (HTTP Basic, as at the token endpoint) holding `scope`; refusals are
-    /// audited as a token request's are.
-    func authenticatedClient(_ clientID: String?, secret: String?, scope: String, on db: any SQLDatabase) async throws -> AuthenticatedClient {
-        let (clientID, secret) = try Self.clientCredentials(clientID, secret)
-        let client = try await verifiedClient(id: clientID, secret: secret, on: db)
-        guard client.scopes.contains(scope) else {
-            throw Refusal(APIError(.unauthorizedClient, "The client does not hold \(scope)."))
-        }
-        return AuthenticatedClient(
-            id: clientID,
-            name: client.name,
-            displayName: client.displayName,
-            notificationEndpoint: client.notificationEndpoint
-        )
-    }
-
     /// A uniformly random number in `range`.
     func randomNumber(in range: ClosedRange<Int>) -> Int {
         let span = UInt32(range.count)
@@ -532,6 +491,8 @@ struct AuthenticatedClient: Sendable {
     var displayName: String?
     /// Where CIBA's ping mode notifies it; nil for a client that polls.
     var notificationEndpoint: String?
+    /// The scopes it holds.
+    var scopes: Set<String>
 }
 
 /// What a CIBA ping carries back to its client, kept sealed until it is sent.

@@ -150,12 +150,12 @@ extension BioAuthService {
 
     /// A sign-in challenge for a registered, unrevoked key.
     ///
-    /// The endpoint needs no session, so its limits are counted per client address (`client`, from
-    /// ``ClientAddress``): per address, and per key from that address. A flood from one address is bounded and
-    /// cannot use up what the key's owner, at another address, may ask for.
-    func createSignInChallenge(keyID rawKeyID: String, client: String? = ClientAddress.current) async throws -> IssuedChallenge {
+    /// The endpoint needs no session, so its limits are counted per client address (the ``caller``'s): per address, and
+    /// per key from that address. A flood from one address is bounded and cannot use up what the key's owner, at
+    /// another address, may ask for.
+    func createSignInChallenge(keyID rawKeyID: String) async throws -> IssuedChallenge {
         let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        let client = client ?? "unknown"
+        let client = caller.address ?? "unknown"
         // Each statement on its own (TransactionIsolation.eachStatement), so the address's shared row is held no longer than
         // its own statement: the hits (the address's, then, while it is within its limit, the key's from that address), a
         // read, then writes that each stand alone (the audit of a revoked key, or the challenge).

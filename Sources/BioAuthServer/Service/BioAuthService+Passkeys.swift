@@ -222,12 +222,12 @@ extension BioAuthService {
     /// Counted per client address like the biometric challenge. An unknown username gets a challenge bound to no
     /// account and an empty list, exactly like the discoverable case, so the answer does not say whether the
     /// username exists.
-    func passkeySignInOptions(username rawUsername: String?, client: String? = ClientAddress.current) async throws -> PasskeyRequestOptions {
+    func passkeySignInOptions(username rawUsername: String?) async throws -> PasskeyRequestOptions {
         try requirePasskeys()
         let username = try rawUsername.map(Validation.username)
         let policy = configuration.passkeys
         try await rateLimitShared(
-            "passkey-options-client:" + (client ?? "unknown"),
+            "passkey-options-client:" + (caller.address ?? "unknown"),
             name: .passkeyClient,
             limit: configuration.signInChallengesPerClient,
             window: configuration.rateLimitWindow

@@ -42,11 +42,10 @@ extension BioAuthService {
     static let qrCodeUsed = APIError(.qrCodeUsed, "This code was scanned already. Scan the one the page shows now.")
 
     /// A new QR code for the web page, bound to this browser by a cookie, carrying where it was opened (the browser and
-    /// platform from `userAgent`, the client address) for the phone to show.
-    func createQRSignIn(
-        userAgent: String? = ClientAddress.userAgent,
-        from address: String? = ClientAddress.current
-    ) async throws -> IssuedQRSignIn {
+    /// platform from the caller's `User-Agent`, the caller's address) for the phone to show.
+    func createQRSignIn() async throws -> IssuedQRSignIn {
+        let address = caller.address
+        let userAgent = caller.userAgent
         guard configuration.passkeys.webPageEnabled, let origin = configuration.passkeys.origins.first else {
             throw APIError(.qrSignInDisabled, "Scan to sign in needs the web sign-in page (bioauth serve --passkey-web).")
         }

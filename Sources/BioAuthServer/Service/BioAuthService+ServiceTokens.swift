@@ -8,6 +8,12 @@ struct AuthenticatedService: Sendable {
     var scopes: Set<String>
 }
 
+/// What the token endpoint grants: a service token, or an approval request's outcome.
+enum TokenGrant: Sendable {
+    case service(IssuedServiceToken)
+    case approval(RedeemedApproval)
+}
+
 /// A service token as issued (the token itself exists only here and in the response).
 struct IssuedServiceToken: Sendable {
     var accessToken: String
@@ -37,32 +43,31 @@ struct TokenIntrospection: Sendable, Equatable {
 }
 
 extension BioAuthService {
-    /// `POST /oauth/token`: client credentials (HTTP Basic, RFC 6749 §2.3.1) for a short-lived service token holding
-    /// `scope` (space-separated; all the client's scopes when absent). Every issue and every refusal of a known client
-    /// is audited with its client id.
-    func issueServiceToken(
-        clientID: String?,
-        secret: String?,
-        grantType: String,
-        scope: String?,
-        from address: String? = ClientAddress.current
-    ) async throws -> IssuedServiceToken {
-        let (clientID, secret) = try Self.clientCredentials(clientID, secret)
-        guard grantType == "client_credentials" else {
-            throw APIError(.unsupportedGrantType, "grant_type must be client_credentials.")
+    /// The grant types of the token endpoint.
+    static let clientCredentialsGrant = "client_credentials"
+    /// OpenID CIBA's grant type at the token endpoint.
+    static let cibaGrant = "urn:openid:params:grant-type:ciba"
+
+    /// `POST /oauth/token` for `client` (authenticated already, HTTP Basic): by its grant type, a service token
+    /// (``issueServiceToken(client:scope:)``) or the outcome of an approval request (``redeemApproval(client:authRequestID:)``).
+    func grantToken(client: AuthenticatedClient, grantType: String, scope: String?, authRequestID: String?) async throws -> TokenGrant {
+        switch grantType {
+        case Self.clientCredentialsGrant:
+            return .service(try await issueServiceToken(client: client, scope: scope))
+        case Self.cibaGrant:
+            return .approval(try await redeemApproval(client: client, authRequestID: authRequestID))
+        default:
+            throw APIError(.unsupportedGrantType, "grant_type must be \(Self.clientCredentialsGrant) or \(Self.cibaGrant).")
         }
+    }
+
+    /// A short-lived service token for `client` holding `scope` (space-separated; all the client's scopes when absent).
+    /// Every issue and every refusal is audited with the client's id.
+    func issueServiceToken(client: AuthenticatedClient, scope: String?) async throws -> IssuedServiceToken {
         let asked = scope.map { $0.split(separator: " ").map(String.init) }
         let token = newSecret()
         let lifetime = configuration.serviceTokenLifetime
-        // Counted whatever the outcome, per client address (as the sign-in challenges are).
-        try await rateLimitShared(
-            "oauth-token:" + (address ?? "unknown"),
-            name: .oauthToken,
-            limit: configuration.serviceTokenRequestsPerClient,
-            window: configuration.rateLimitWindow
-        )
         return try await commit { db in
-            let client = try await verifiedClient(id: clientID, secret: secret, on: db)
             let held = client.scopes
             let granted = asked.map(Set.init) ?? held
             guard !granted.isEmpty, granted.isSubset(of: held) else {
@@ -70,7 +75,7 @@ extension BioAuthService {
                     .serviceTokenIssued,
                     succeeded: false,
                     account: nil,
-                    client: clientID,
+                    client: client.id,
                     code: ProblemCode.invalidScope.rawValue,
                     on: db
                 )
@@ -79,13 +84,39 @@ extension BioAuthService {
             let scopes = granted.sorted()
             try await db.serviceClients.insertToken(
                 hash: Self.tokenHash(token),
-                client: clientID,
+                client: client.id,
                 scopes: scopes,
                 issuedAt: now.millisecondsSince1970,
                 expiresAt: now.addingTimeInterval(lifetime).millisecondsSince1970
             )
-            try await recorder.audit(.serviceTokenIssued, succeeded: true, account: nil, client: clientID, on: db)
+            try await recorder.audit(.serviceTokenIssued, succeeded: true, account: nil, client: client.id, on: db)
             return IssuedServiceToken(accessToken: token, expiresIn: Int(lifetime), scopes: scopes)
+        }
+    }
+
+    /// The service client whose id and secret these are (HTTP Basic, RFC 6749 §2.3.1), holding `scope` when one is given,
+    /// before the request's body is read. Counted per client address whatever the outcome (as the sign-in challenges
+    /// are), so that secrets cannot be tried without limit; refusals of a known client are audited.
+    func authenticateClient(_ clientID: String?, secret: String?, scope: String?) async throws -> AuthenticatedClient {
+        try await rateLimitShared(
+            "oauth-token:" + (caller.address ?? "unknown"),
+            name: .oauthToken,
+            limit: configuration.serviceTokenRequestsPerClient,
+            window: configuration.rateLimitWindow
+        )
+        let (clientID, secret) = try Self.clientCredentials(clientID, secret)
+        return try await commit { db in
+            let client = try await verifiedClient(id: clientID, secret: secret, on: db)
+            if let scope, !client.scopes.contains(scope) {
+                throw Refusal(APIError(.unauthorizedClient, "The client does not hold \(scope)."))
+            }
+            return AuthenticatedClient(
+                id: clientID,
+                name: client.name,
+                displayName: client.displayName,
+                notificationEndpoint: client.notificationEndpoint,
+                scopes: client.scopes
+            )
         }
     }
 

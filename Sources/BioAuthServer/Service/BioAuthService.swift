@@ -33,7 +33,19 @@ struct BioAuthService: Sendable {
 
     /// Writes audit and outbox events, and the changes the customer and the support desk share. Made once: a unit of
     /// work on the sign-in path audits several times.
-    let recorder: ChangeRecorder
+    private(set) var recorder: ChangeRecorder
+
+    /// Who asked for the work this service value does (``serving(_:)``): rate limits count its address, audit events
+    /// record it. ``Caller/none`` for work no request asked for.
+    var caller: Caller { recorder.caller }
+
+    /// This service, working for `caller`: what it audits records the caller, what it limits per address counts the
+    /// caller's. The HTTP layer hands each request's caller over this way; nothing else in the rules reads the request.
+    func serving(_ caller: Caller) -> BioAuthService {
+        var serving = self
+        serving.recorder.caller = caller
+        return serving
+    }
 
     init(
         configuration: ServerConfiguration,

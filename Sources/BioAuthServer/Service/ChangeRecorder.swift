@@ -16,6 +16,8 @@ struct ChangeRecorder: Sendable {
     /// How long a webhook event is tried before it is given up.
     let webhookRetryWindow: TimeInterval
     let logger: Logger
+    /// Who asked for the changes recorded: their address and `User-Agent` go into each audit event.
+    var caller = Caller.none
 
     var now: Date { clock.now }
 
@@ -60,8 +62,8 @@ struct ChangeRecorder: Sendable {
                 reason: `operator`?.reason,
                 passkeyID: passkey,
                 paymentID: payment,
-                clientAddress: ClientAddress.current,
-                userAgent: ClientAddress.userAgent
+                clientAddress: caller.address,
+                userAgent: caller.userAgent
             ),
             clientID: client,
             engine: dialect
