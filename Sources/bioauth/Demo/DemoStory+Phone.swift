@@ -1,0 +1,183 @@
+import BioAuthClient
+import BioAuthCore
+import BioAuthServer
+import BioAuthTesting
+import Foundation
+
+/// The phone's own steps: enabling Face ID, the app lock, sign-in, and what turns it off.
+extension DemoStory {
+    /// Account, password sign-in, and the offer to turn Face ID on.
+    func registerAndOffer(_ stage: DemoStage) async throws -> String {
+        let (face, password) = (stage.face, stage.password)
+        try await face.launch()
+        _ = try await face.flows.createAccount(username: "alice", password: password)
+        let offer = try await face.flows.signIn(username: "alice", password: password)
+        try expect(offer != nil, "no offer after the password sign-in")
+        print("  💬 \(offer!.title)  [\(offer!.enableButton)] [\(offer!.laterButton)]")
+        return t("signed in, offer shown", "已登录，已提示开启")
+
+    }
+
+    /// A key behind Face ID, registered with the server.
+    func enableFaceID(_ stage: DemoStage) async throws -> String {
+        let face = stage.face
+        await face.sensor.script(.match)
+        try await face.flows.enableBiometricSignIn()
+        let binding = try await face.flows.snapshot.biometricSignIn.binding.orThrow("no binding")
+        say(
+            "P-256 key \(binding.publicKey.keyID.hex.prefix(16))… registered as device \(binding.deviceID.map(Self.short) ?? "?"); the server checked its signature.",
+            "P-256 密钥 \(binding.publicKey.keyID.hex.prefix(16))… 已登记为设备 \(binding.deviceID.map(Self.short) ?? "?")；服务器已验证其签名。"
+        )
+        let flags = await face.flows.snapshot.legacyFlags.description
+        try expect(flags == "YES | YES | YES", "flags \(flags)")
+        return t("Face ID sign-in on", "面容 ID 登录已开启")
+
+    }
+
+    /// A relaunch locks the app; Face ID waits for it to be active; 45 s away locks it again.
+    func relaunchLocked(_ stage: DemoStage) async throws -> String {
+        let face = stage.face
+        await face.sensor.setAppActive(false)
+        try await face.launch(active: false)
+        let locked = await face.flows.snapshot.state
+        try expect(locked == .locked, "state after relaunch: \(locked)")
+        let before = await face.sensor.presentedPrompts.count
+        let flows = face.flows!
+        let unlocking = Task { try await flows.unlock() }
+        for _ in 0..<50 { await Task.yield() }
+        let early = await face.sensor.presentedPrompts.count
+        say("Locked. Unlock requested while the app is still launching: no prompt yet (no -1004).", "已锁定。应用仍在启动时请求解锁：暂不弹出验证（避免 -1004）。")
+        await face.sensor.setAppActive(true)
+        await face.flows.appLock.didBecomeActive()
+        while !(await face.sensor.isPromptVisible) { await Task.yield() }
+        await face.sensor.perform(.match)
+        let state = try await unlocking.value
+        try expect(early == before, "a prompt was shown while the app was inactive")
+        try expect(state == .unlocked, "state \(state)")
+        await face.flows.appLock.didEnterBackground()
+        face.clock.advance(by: 45)
+        let away = try await face.flows.appLock.willEnterForeground()
+        await face.flows.appLock.didBecomeActive()
+        await face.sensor.script(.match)
+        let again = try await face.flows.unlock()
+        try expect(away == .locked && again == .unlocked, "after 45 s away: \(away), then \(again)")
+        say("Unlocked by a key signature; 45 s in the background locked it again (grace 30 s).", "凭密钥签名解锁；在后台 45 秒后再次锁定（宽限期 30 秒）。")
+        return t("locked → unlocked", "锁定 → 解锁")
+
+    }
+
+    /// Signed out, then signed in with Face ID over a server challenge.
+    func signOutThenFaceID(_ stage: DemoStage) async throws -> String {
+        let face = stage.face
+        try await face.flows.signOut()
+        let offered = await face.flows.snapshot.canSignInWithBiometrics
+        try expect(offered, "Sign in with Face ID is not offered after signing out")
+        say("Signed out; “Sign in with Face ID” is still offered.", "已退出；仍提供“使用面容 ID 登录”。")
+        await face.sensor.script(.match)
+        try await face.flows.signInWithBiometrics()
+        let state = await face.flows.snapshot.state
+        try expect(state == .unlocked, "state \(state)")
+        say("The server verified the login signature and counter, and opened a session.", "服务器验证了登录签名与计数器，并建立了会话。")
+        return t("signed in with a server challenge", "凭服务器挑战登录")
+
+    }
+
+    /// The last signature sent again is refused.
+    func replayRefused(_ stage: DemoStage) async throws -> String {
+        let face = stage.face
+        let captured = try face.signed.latest.orThrow("no signature to replay")
+        do {
+            _ = try await face.api.signInWithBiometrics(
+                challengeID: captured.challengeID,
+                keyID: captured.payload.keyID,
+                counter: captured.payload.counter,
+                signature: captured.signature
+            )
+            throw Deviation(detail: "the replay was accepted")
+        } catch let problem as APIProblem {
+            say(
+                "Sent the same signed login again: \(problem.code) (\(problem.status ?? 0)).",
+                "再次发送同一签名：\(problem.code)（\(problem.status ?? 0)）。"
+            )
+            try expect(problem.code == .challengeUsed, "refused with \(problem.code)")
+        }
+        return "challenge_used"
+
+    }
+
+    /// Five non-matches lock Face ID; the passcode recovers it.
+    func lockoutAndPasscode(_ stage: DemoStage) async throws -> String {
+        let face = stage.face
+        try await face.launch()
+        await face.sensor.script(.nonMatch, .nonMatch, .nonMatch)
+        do { _ = try await face.flows.unlock() } catch let error as BiometricError {
+            failure(error, .faceID)
+            try expect(error.code == .authenticationFailed, "first prompt: \(error.code)")
+        }
+        await face.sensor.script(.nonMatch, .nonMatch)
+        do { _ = try await face.flows.unlock() } catch let error as BiometricError {
+            failure(error, .faceID)
+            try expect(error.code == .biometryLockout, "second prompt: \(error.code)")
+        }
+        await face.sensor.script(.passcode)
+        try await face.flows.recoverFromLockout()
+        await face.sensor.script(.match)
+        let state = try await face.flows.unlock()
+        try expect(state == .unlocked, "state \(state)")
+        say("Passcode accepted; Face ID matched again.", "设备密码正确；面容 ID 再次匹配。")
+        return t("-1, -8, passcode, unlocked", "-1、-8、设备密码、已解锁")
+
+    }
+
+    /// A changed enrollment turns Face ID sign-in off; the password and a new key turn it on.
+    func enrollmentChanged(_ stage: DemoStage) async throws -> String {
+        let (face, password) = (stage.face, stage.password)
+        try await face.flows.signOut()
+        await face.sensor.changeEnrollment()
+        do {
+            try await face.flows.signInWithBiometrics()
+            throw Deviation(detail: "the old key still signed in")
+        } catch let error as BiometricError {
+            failure(error, .faceID)
+            try expect(error.code == .keyInvalidated, "error \(error.code)")
+        }
+        let status = await face.flows.snapshot.biometricSignIn
+        try expect(status == .turnedOff(reason: .enrollmentChanged), "status \(status)")
+        print("  ℹ︎ \(BiometricSignInOffReason.enrollmentChanged.message(in: language, biometry: .faceID))")
+        let offer = try await face.flows.signIn(username: "alice", password: password)
+        try expect(offer != nil, "no offer after the password")
+        await face.sensor.script(.match)
+        try await face.flows.enableBiometricSignIn()
+        say("Signed in with the password and turned Face ID sign-in on again with a new key.", "已用密码登录，并用新密钥重新开启面容 ID 登录。")
+        return t("off with its reason, then on again", "显示原因后关闭，再重新开启")
+
+    }
+
+    /// The iPad revoked from the iPhone: its key is refused and its sign-in turns off.
+    func revokeIPad(_ stage: DemoStage) async throws -> String {
+        let (face, touch, password) = (stage.face, stage.touch, stage.password)
+        try await touch.launch()
+        let offer = try await touch.flows.signIn(username: "alice", password: password)
+        try expect(offer?.title == (zh ? "启用触控 ID 登录？" : "Sign in with Touch ID?"), "offer \(offer?.title ?? "none")")
+        await touch.sensor.script(.match)
+        try await touch.flows.enableBiometricSignIn()
+        try await touch.flows.signOut()
+        let token = try await face.flows.accessToken()
+        let devices = try await face.api.devices(accessToken: token)
+        let ipad = try devices.first { $0.biometryKind == .touchID && $0.revokedAt == nil }.orThrow("the iPad is not listed")
+        try await face.api.revokeDevice(ipad.id, accessToken: token)
+        say("The iPhone lists \(devices.count) devices and revokes “\(ipad.name)”.", "iPhone 列出 \(devices.count) 台设备并撤销“\(ipad.name)”。")
+        do {
+            try await touch.flows.signInWithBiometrics()
+            throw Deviation(detail: "the revoked iPad signed in")
+        } catch let problem as APIProblem {
+            print("  ⚠︎ \(problem.message(in: language)) (\(problem.code))")
+            try expect(problem.code == .deviceRevoked, "refused with \(problem.code)")
+        }
+        let status = await touch.flows.snapshot.biometricSignIn
+        try expect(status == .turnedOff(reason: .deviceRevoked), "iPad status \(status)")
+        print("  ℹ︎ \(BiometricSignInOffReason.deviceRevoked.message(in: language, biometry: .touchID))")
+        return t("device_revoked; turned off on the iPad", "device_revoked；iPad 上已关闭")
+
+    }
+}
