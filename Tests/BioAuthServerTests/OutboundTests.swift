@@ -256,16 +256,12 @@ struct OutboundTests {
 
     @Test("only the outbound guard makes an HTTP client in the server: every request of the server's own goes through it")
     func oneDoor() throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/BioAuthServer")
-        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)).compactMap { $0 as? URL }
-            .filter { $0.pathExtension == "swift" }
+        let files = try SourceTree.swiftFiles()
         #expect(files.count > 50)
         var makers: [String] = []
         for file in files {
-            let text = try String(contentsOf: file, encoding: .utf8)
-            for needle in ["HTTPClient(", "HTTPClient.shared", "URLSession", "ClientBootstrap("] where text.contains(needle) {
-                makers.append("\(file.lastPathComponent): \(needle)")
+            for needle in ["HTTPClient(", "HTTPClient.shared", "URLSession", "ClientBootstrap("] where file.text.contains(needle) {
+                makers.append("\((file.path as NSString).lastPathComponent): \(needle)")
             }
         }
         #expect(makers == ["OutboundHTTP.swift: HTTPClient("], "\(makers)")

@@ -198,3 +198,12 @@ extension ApprovalInfo {
         )
     }
 }
+
+// MARK: Retention
+
+extension ApprovalsTable {
+    /// Approval requests whose time to be answered ended before `cutoff`, whatever their outcome.
+    static func purge(expiredBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "approvals", key: "id", condition: "expires_at < \(bind: cutoff)")
+    }
+}

@@ -168,3 +168,10 @@ struct AuditEventsTable: Table {
     /// PostgreSQL's form of the same insert, with the same sample values.
     static var postgresHotStatements: [FixedStatement] { hotStatements.map { FixedStatement(sql: insertPostgres, binds: $0.binds) } }
 }
+
+// MARK: Retention
+
+extension AuditEventsTable {
+    /// Events that occurred before `cutoff`.
+    static func purge(before cutoff: Int64) -> PurgeRule { PurgeRule(table: "audit_events", key: "id", condition: "occurred_at < \(bind: cutoff)") }
+}

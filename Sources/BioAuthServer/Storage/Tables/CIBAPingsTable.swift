@@ -77,3 +77,12 @@ struct CIBAPingsTable: Table {
         try await db.update("ciba_pings").set("next_attempt_at", to: next).set("last_error", to: error).where("approval_id", .equal, approval).run()
     }
 }
+
+// MARK: Retention
+
+extension CIBAPingsTable {
+    /// CIBA pings whose time to be tried (delivered or not) ended before `cutoff`.
+    static func purge(givenUpBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "ciba_pings", key: "approval_id", condition: "give_up_at < \(bind: cutoff)")
+    }
+}

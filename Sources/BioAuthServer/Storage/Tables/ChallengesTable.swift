@@ -194,3 +194,15 @@ struct ChallengesTable: Table {
     /// Run on every sign-in and payment: `QueryPlanTests` checks each finds its row through an index.
     static let hotStatements: [FixedStatement] = [take(Int64(1), "c", Int64(1)), byID("c"), consume(Int64(1), "c")]
 }
+
+// MARK: Retention
+
+extension ChallengesTable {
+    /// Device-key challenges that expired before `now`.
+    static func purgeExpired(now: Int64) -> PurgeRule { PurgeRule(table: "challenges", key: "id", condition: "expires_at < \(bind: now)") }
+
+    /// Passkey ceremony challenges that expired before `now`.
+    static func purgeExpiredPasskey(now: Int64) -> PurgeRule {
+        PurgeRule(table: "passkey_challenges", key: "id", condition: "expires_at < \(bind: now)")
+    }
+}

@@ -240,3 +240,17 @@ struct OperatorsTable: Table {
         )
     }
 }
+
+// MARK: Retention
+
+extension OperatorsTable {
+    /// Console sessions over before `cutoff`: signed out, idle since `idleCutoff`, or started before `absoluteCutoff`.
+    /// Nothing refers to them; the audit log names the operator.
+    static func purgeSessions(endedBefore cutoff: Int64, idleSince idleCutoff: Int64, startedBefore absoluteCutoff: Int64) -> PurgeRule {
+        PurgeRule(
+            table: "operator_sessions",
+            key: "token_hash",
+            condition: "ended_at < \(bind: cutoff) OR last_seen_at < \(bind: idleCutoff) OR created_at < \(bind: absoluteCutoff)"
+        )
+    }
+}

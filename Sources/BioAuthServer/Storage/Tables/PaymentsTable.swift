@@ -238,3 +238,12 @@ struct IdempotencyKeysTable: Table {
     /// Run on every payment created: `QueryPlanTests` checks each finds its row through an index.
     static let hotStatements: [FixedStatement] = [byKey("a", "k"), byClientKey(" svc_1 k")]
 }
+
+// MARK: Retention
+
+extension IdempotencyKeysTable {
+    /// Keys first used before `cutoff`.
+    static func purge(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "idempotency_keys", key: "account_id, idempotency_key", condition: "created_at < \(bind: cutoff)")
+    }
+}

@@ -86,3 +86,12 @@ struct QRSignInsTable: Table {
         )
     }
 }
+
+// MARK: Retention
+
+extension QRSignInsTable {
+    /// The web page's QR codes that expired before `cutoff` (scanned or not: the approval request keeps what was approved).
+    static func purge(expiredBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "qr_sign_ins", key: "id", condition: "expires_at < \(bind: cutoff)")
+    }
+}

@@ -175,3 +175,12 @@ enum SharedHit: Sendable {
     /// window, when there is room again.
     case full(until: Int64)
 }
+
+// MARK: Retention
+
+extension RateLimitsTable {
+    /// Buckets whose window started before `cutoff`: such a bucket counts from zero at its next hit anyway.
+    static func purge(windowsBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "rate_limits", key: "bucket", condition: "window_start < \(bind: cutoff)")
+    }
+}

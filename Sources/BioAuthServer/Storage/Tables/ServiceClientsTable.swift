@@ -168,3 +168,12 @@ struct ServiceClientsTable: Table {
         )
     }
 }
+
+// MARK: Retention
+
+extension ServiceClientsTable {
+    /// Service tokens that expired before `cutoff`.
+    static func purgeTokens(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "service_tokens", key: "token_hash", condition: "expires_at < \(bind: cutoff)")
+    }
+}

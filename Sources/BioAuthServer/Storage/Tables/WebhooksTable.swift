@@ -348,3 +348,39 @@ struct WebhooksTable: Table {
 
     private static func events(_ stored: String) -> [String] { stored.split(separator: " ").map(String.init) }
 }
+
+// MARK: Retention
+
+extension WebhooksTable {
+    /// Deliveries that ended (delivered, given up or dropped) and were made before `cutoff`, with their attempts; a
+    /// pending delivery keeps all of them. A batch is a range of the index of ended deliveries by age.
+    static func purgeDeliveries(before cutoff: Int64) -> PurgeRule {
+        PurgeRule(
+            table: "webhook_deliveries",
+            key: "event_id, endpoint_id",
+            condition: "status <> 'pending' AND created_at < \(bind: cutoff)",
+            dependents: [PurgeRule.Dependent(table: "webhook_attempts", columns: "event_id, endpoint_id")]
+        )
+    }
+
+    /// Events made before `cutoff` that no delivery refers to any more (each looked up by its key in the deliveries').
+    /// The deliveries' rule runs first, so an event whose last deliveries it takes goes in the same run; a dry run counts
+    /// it by the deliveries that rule keeps (one pending, or made since `cutoff`).
+    ///
+    /// The purge itself asks for no delivery at all: a delivery that ends between the two rules is still there, and the
+    /// event waits for the next run rather than failing the foreign key.
+    static func purgeEvents(before cutoff: Int64) -> PurgeRule {
+        func noDelivery(_ kept: SQLQueryString) -> SQLQueryString {
+            """
+            created_at < \(bind: cutoff) \
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id\(kept))
+            """
+        }
+        return PurgeRule(
+            table: "webhook_events",
+            key: "id",
+            condition: noDelivery(""),
+            counted: noDelivery(" AND (d.status = 'pending' OR d.created_at >= \(bind: cutoff))")
+        )
+    }
+}
