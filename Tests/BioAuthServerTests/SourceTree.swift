@@ -15,7 +15,10 @@ enum SourceTree {
         let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)).compactMap { $0 as? URL }
             .filter { $0.pathExtension == "swift" }
         return try files.map { file in
-            (String(file.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1)), try String(contentsOf: file, encoding: .utf8))
+            (
+                String(file.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1)),
+                try String(contentsOf: file, encoding: .utf8)
+            )
         }
     }
 }
