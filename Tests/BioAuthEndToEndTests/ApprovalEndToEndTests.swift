@@ -3,6 +3,8 @@ import BioAuthCore
 import BioAuthServer
 import Foundation
 import Logging
+import HTTPTypes
+import OpenAPIRuntime
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -92,5 +94,51 @@ struct ApprovalEndToEndTests {
                 #expect(try await flows.pendingApprovals().isEmpty)
             }
         )
+    }
+}
+
+/// Scan to sign in, on the phone: the app opens only its own bank's codes.
+@Suite("Scanned sign-in codes, end to end")
+struct ScannedCodeEndToEndTests {
+    @Test("a live code under any other address is refused on the phone before anything is sent; the bank's own URL opens it")
+    func onlyTheBanksOwnCodes() async throws {
+        try await TestBackend.run(
+            configure: { configuration in
+                configuration.passkeys.webPageEnabled = true
+                configuration.passkeys.origins = ["https://www.bank.example"]
+            },
+            { backend in
+                let recorder = RecordingTransport(to: backend.server.url)
+                let phone = Phone(backend, transport: recorder)
+                let flows = try await phone.enrolled()
+                let shown = try await ServicePaymentEndToEndTests.json(backend.server.url, "POST", "/v1/qr-sign-ins")
+                let url = try #require(shown["url"] as? String)
+                let code = String(try #require(url.split(separator: "/").last))
+                for scanned in ["https://evil.example/web/q/\(code)", code, "javascript:alert(1)//\(code)", "\(url)?again"] {
+                    let refused = await problemCode { _ = try await flows.openScannedURL(scanned) }
+                    #expect(refused == .qrCodeNotFound, "\(scanned)")
+                }
+                #expect(!recorder.sent.contains("scanQRSignIn"), "nothing was sent for a code under another address")
+                let opened = try await flows.openScannedURL(url)
+                #expect(opened.kind == .signIn && recorder.sent.contains("scanQRSignIn"))
+            }
+        )
+    }
+}
+
+/// Passes requests to the server and remembers which operations were sent.
+final class RecordingTransport: ClientTransport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var operations: [String] = []
+    private let server: ForwardingTransport
+
+    init(to url: URL) { server = ForwardingTransport(to: url) }
+
+    /// The operation ids sent so far.
+    var sent: [String] { lock.withLock { operations } }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        lock.withLock { operations.append(operationID) }
+        return try await server.send(request, body: body, baseURL: baseURL, operationID: operationID)
     }
 }

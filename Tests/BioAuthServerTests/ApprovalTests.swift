@@ -407,8 +407,43 @@ struct QRSignInTests {
             #expect(state["status"] == "denied", "\(state.raw)")
         }
         try await TestServer.run { api in
+            let (user, _) = try await api.enrolled(TestKey())
+            // Without the web page, every QR endpoint says so, whatever it is asked.
             let off = try await api.call(.post, "/v1/qr-sign-ins")
-            #expect(off.status == 404 && off.code == "qr_sign_in_disabled", "\(off.raw)")
+            let scan = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": "https://www.bank.example/web/q/abc"], token: user.access)
+            let session = try await api.call(
+                .post,
+                "/v1/qr-sign-ins/01a2aaaa-0000-7000-8000-000000000000/session",
+                json: ["installationId": "web-1"]
+            )
+            for reply in [off, scan, session] {
+                #expect(reply.status == 404 && reply.code == "qr_sign_in_disabled", "\(reply.raw)")
+            }
+        }
+    }
+
+    @Test("a live code inside any URL but this bank's own origin and path is not this bank's, and stays scannable")
+    func codeOnlyAtItsOwnURL() async throws {
+        try await TestServer.run(configure: Self.configure) { api in
+            let (user, _) = try await api.enrolled(TestKey())
+            let shown = try await api.call(.post, "/v1/qr-sign-ins")
+            let url = try #require(shown["url"])
+            #expect(url.hasPrefix("https://www.bank.example/web/q/"), "\(url)")
+            let code = String(try #require(url.split(separator: "/").last))
+            let elsewhere = [
+                "https://evil.example/web/q/\(code)", "https://www.bank.example/other/\(code)", code, "javascript:alert(1)//\(code)",
+                "https://www.bank.example.evil.example/web/q/\(code)", "https://WWW.BANK.EXAMPLE/web/q/\(code)", "\(url)/", "\(url)?x=1",
+                "\(url)#x", "http://www.bank.example/web/q/\(code)", "https://www.bank.example/web/q/\(code.dropLast())%41",
+                "https://evil.example/?https://www.bank.example/web/q/\(code)",
+            ]
+            let before = try await api.snapshot()
+            for scanned in elsewhere {
+                let reply = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": scanned], token: user.access)
+                #expect(reply.status == 404 && reply.code == "qr_code_not_found", "\(scanned): \(reply.raw)")
+            }
+            #expect(try await api.snapshot() == before, "a refused scan changes nothing")
+            let own = try await api.call(.post, "/v1/qr-sign-ins/scans", json: ["url": url], token: user.access)
+            #expect(own.status == 201, "the code itself still works: \(own.raw)")
         }
     }
 

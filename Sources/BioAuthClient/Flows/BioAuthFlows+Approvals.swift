@@ -71,8 +71,15 @@ extension BioAuthFlows {
     /// ``ApprovalDetails/summary`` and the three numbers, then ``approve(_:number:)`` with the one the user picks (the
     /// page shows it beside the code) or ``deny(_:)``. A code is good once, for 30 seconds (`qr_code_used`,
     /// `qr_code_not_found`).
+    ///
+    /// A URL that is not exactly one of this bank's codes (``Configuration/signInCodeOrigins``: its origin, `/web/q/`,
+    /// the code, nothing else) is refused with `qr_code_not_found` before anything is sent, so a live code printed under
+    /// another site's address opens nothing.
     public func openScannedURL(_ url: String) async throws -> ApprovalDetails {
         try requireInUse(await session.snapshot)
+        guard configuration.isSignInCode(url) else {
+            throw APIProblem(.qrCodeNotFound, detail: "This is not a sign-in code of this bank's web pages.")
+        }
         return try await withAccessToken { token in try await self.api.scanQRSignIn(url, accessToken: token) }
     }
 

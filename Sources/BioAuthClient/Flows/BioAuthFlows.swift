@@ -41,6 +41,10 @@ public actor BioAuthFlows {
         public var gracePeriod: TimeInterval
         /// When set, challenges for any other relying party are refused (pin it to your server's).
         public var expectedRelyingPartyID: String?
+        /// The bank's web origins (`https://www.bank.example`) whose sign-in QR codes ``BioAuthFlows/openScannedURL(_:)``
+        /// opens: the server's passkey origins. When empty, the `https` origins of ``expectedRelyingPartyID`` and its
+        /// subdomains; when that is unset too, no code is opened.
+        public var signInCodeOrigins: [String]
         /// Told what the flows do (prompts, signatures, refreshes).
         public var observer: (@Sendable (FlowEvent) -> Void)?
         /// The secure environment check: when set (and supported on this device), turning biometric sign-in on
@@ -57,6 +61,7 @@ public actor BioAuthFlows {
             deviceModel: String = "iPhone",
             gracePeriod: TimeInterval = 30,
             expectedRelyingPartyID: String? = nil,
+            signInCodeOrigins: [String] = [],
             observer: (@Sendable (FlowEvent) -> Void)? = nil,
             appAttest: (any AppAttestProvider)? = nil,
             passkeys: (any PasskeyProvider)? = nil
@@ -66,9 +71,17 @@ public actor BioAuthFlows {
             self.deviceModel = deviceModel
             self.gracePeriod = gracePeriod
             self.expectedRelyingPartyID = expectedRelyingPartyID
+            self.signInCodeOrigins = signInCodeOrigins
             self.observer = observer
             self.appAttest = appAttest
             self.passkeys = passkeys
+        }
+
+        /// Whether `url` is a sign-in code of this bank's web pages (``signInCodeOrigins``, ``SignInCodeURL``).
+        func isSignInCode(_ url: String) -> Bool {
+            if !signInCodeOrigins.isEmpty { return SignInCodeURL.code(in: url, origins: signInCodeOrigins) != nil }
+            guard let expectedRelyingPartyID else { return false }
+            return SignInCodeURL.code(in: url, relyingPartyID: expectedRelyingPartyID) != nil
         }
 
         /// The name registration sends: ``deviceName`` fitted to the display-name rule, else ``deviceModel``, else

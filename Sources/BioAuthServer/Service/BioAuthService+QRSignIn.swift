@@ -38,6 +38,14 @@ extension BioAuthService {
     static let qrCodeLifetime: TimeInterval = 30
     /// The cookie that binds a QR code to the browser that showed it.
     static let qrCookieName = "bioauth_qr"
+    /// Every QR endpoint without the web sign-in page.
+    static let qrSignInDisabled = APIError(.qrSignInDisabled, "Scan to sign in needs the web sign-in page (bioauth serve --passkey-web).")
+
+    /// Refuses every QR endpoint unless the web sign-in page is on.
+    func requireQRSignIn() throws {
+        guard configuration.passkeys.webPageEnabled, !configuration.passkeys.origins.isEmpty else { throw Self.qrSignInDisabled }
+    }
+
     /// A second scan of a code.
     static let qrCodeUsed = APIError(.qrCodeUsed, "This code was scanned already. Scan the one the page shows now.")
 
@@ -46,9 +54,8 @@ extension BioAuthService {
     func createQRSignIn() async throws -> IssuedQRSignIn {
         let address = caller.address
         let userAgent = caller.userAgent
-        guard configuration.passkeys.webPageEnabled, let origin = configuration.passkeys.origins.first else {
-            throw APIError(.qrSignInDisabled, "Scan to sign in needs the web sign-in page (bioauth serve --passkey-web).")
-        }
+        try requireQRSignIn()
+        guard let origin = configuration.passkeys.origins.first else { throw Self.qrSignInDisabled }
         try await rateLimitShared(
             "passkey-options:" + (address ?? "unknown"),
             name: .passkeyClient,
@@ -66,7 +73,7 @@ extension BioAuthService {
             createdAt: now,
             expiresAt: now.addingTimeInterval(Self.qrCodeLifetime)
         )
-        let url = origin + "/web/q/" + code
+        let url = origin + SignInCodeURL.path + code
         guard let qr = QRCode(text: url) else { throw APIError.internalError }
         try await commit { db in try await db.qrSignIns.insert(signIn, codeHash: Self.tokenHash(code)) }
         return IssuedQRSignIn(
@@ -83,8 +90,10 @@ extension BioAuthService {
     /// of this customer's, shown with where the page was opened and answered like any other
     /// (``approve(_:keyID:counter:number:approvalHash:signature:appAttestAssertion:session:)``).
     func scanQRSignIn(_ url: String, session: AuthenticatedSession) async throws -> ApprovalInfo {
-        let code = String(url.split(separator: "/").last ?? "")
-        guard (1...256).contains(code.utf8.count) else { throw APIError(.qrCodeNotFound, "This is not a sign-in code of this bank.") }
+        try requireQRSignIn()
+        guard let code = SignInCodeURL.code(in: url, origins: configuration.passkeys.origins) else {
+            throw APIError(.qrCodeNotFound, "This is not a sign-in code of this bank.")
+        }
         let policy = configuration.approvals
         return try await commit { db in
             guard let signIn = try await db.qrSignIns.find(codeHash: Self.tokenHash(code)) else {
@@ -136,6 +145,7 @@ extension BioAuthService {
     /// learns nothing (`qr_browser_mismatch`). Once approved, the first call starts the customer's session on
     /// `installationID` and hands over its tokens; later calls say `signed_in` without them.
     func qrSignInState(_ id: String, browserCookie: String?, installationID: String) async throws -> QRSignInState {
+        try requireQRSignIn()
         _ = try Validation.installationID(installationID)
         // READ COMMITTED (TransactionIsolation): the page asks once a second; what it may change (the expiry, the
         // hand-over) are conditional updates whose result is checked.

@@ -46,7 +46,14 @@ final class SimulatedPhone: @unchecked Sendable {
         store = try FileSecureStore(directory: folder.appendingPathComponent("store"))
         keys = SoftwareDeviceKeyStore(authenticator: sensor, storage: try FileSecureStore(directory: folder.appendingPathComponent("keys")))
         api = BioAuthAPI(serverURL: serverURL)
+        webOrigin = serverURL.scheme.flatMap { scheme in
+            serverURL.host.map { host in "\(scheme)://\(host)" + (serverURL.port.map { ":\($0)" } ?? "") }
+        }
     }
+
+    /// The origin of the server's own web pages, whose sign-in QR codes this phone opens (a bank's app names its web
+    /// origins in ``BioAuthFlows/Configuration/signInCodeOrigins``; the simulated phone's bank is its server).
+    let webOrigin: String?
 
     /// Starts the app (again).
     func launch() async throws {
@@ -57,7 +64,11 @@ final class SimulatedPhone: @unchecked Sendable {
             keyStore: keys,
             store: store,
             clock: clock,
-            configuration: .init(language: language, deviceName: "Simulated \(await sensor.kind == .touchID ? "iPad" : "iPhone")")
+            configuration: .init(
+                language: language,
+                deviceName: "Simulated \(await sensor.kind == .touchID ? "iPad" : "iPhone")",
+                signInCodeOrigins: webOrigin.map { [$0] } ?? []
+            )
         )
     }
 
