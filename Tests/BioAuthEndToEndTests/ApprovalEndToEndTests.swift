@@ -2,8 +2,8 @@ import BioAuthClient
 import BioAuthCore
 import BioAuthServer
 import Foundation
-import Logging
 import HTTPTypes
+import Logging
 import OpenAPIRuntime
 import Testing
 
