@@ -158,6 +158,67 @@ struct ApprovalTests {
         }
     }
 
+    @Test("a denial is handed over once, like an approval: access_denied, then invalid_grant", arguments: StorageBackend.available)
+    func denialOnce(backend: StorageBackend) async throws {
+        try await TestServer.run(backend: backend) { api in
+            let client = try await Self.callCentre(api)
+            let (user, _) = try await api.enrolled(TestKey())
+            let asked = try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Add payee Coffee Shop"])
+            let handle = try #require(asked["auth_req_id"])
+            let request = try #require(try await api.pendingApprovals(user.access).first)
+            let denied = try await api.call(.post, "/v1/approvals/\(try #require(request["approvalId"] as? String))/denial", token: user.access)
+            #expect(denied["status"] == "denied", "\(denied.raw)")
+            let first = try await api.cibaToken(client, handle)
+            #expect(first.status == 400 && first["error"] == "access_denied", "\(first.raw)")
+            api.clock.advance(by: 6)
+            let second = try await api.cibaToken(client, handle)
+            #expect(second.status == 400 && second["error"] == "invalid_grant", "collected once: \(second.raw)")
+        }
+    }
+
+    @Test("a leading U+FEFF, which percent-decoding would drop unseen, is refused in a form, a query and a path, and nothing is written")
+    func byteOrderMark() async throws {
+        try await TestServer.run { api in
+            let client = try await Self.callCentre(api)
+            let (user, _) = try await api.enrolled(TestKey())
+            let before = try await api.snapshot()
+            // Encoded by the helper as %EF%BB%BF; then as raw bytes; then a mark inside the text, which reaches the rules.
+            let encoded = try await api.backchannel(client, ["login_hint": "alice", "binding_message": "\u{FEFF}Raise the limit"])
+            #expect(encoded.status == 400 && encoded["error"] == "invalid_request", "\(encoded.raw)")
+            let basic = Data("\(client.clientID):\(client.secret)".utf8).base64EncodedString()
+            let raw = try await api.call(
+                .post,
+                "/bc-authorize",
+                body: "scope=openid&login_hint=alice&binding_message=\u{FEFF}Raise",
+                headers: [.contentType: "application/x-www-form-urlencoded", .authorization: "Basic \(basic)"]
+            )
+            #expect(raw.status == 400 && raw.code == "malformed_request", "\(raw.raw)")
+            let inside = try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Raise\u{FEFF} the limit"])
+            #expect(inside.status == 400 && inside["error"] == "invalid_binding_message", "\(inside.raw)")
+            let query = try await api.call(.get, "/v1/payments?status=%EF%BB%BFpending", token: user.access)
+            #expect(query.status == 400 && query.code == "malformed_request", "\(query.raw)")
+            let path = try await api.call(.get, "/v1/payments/%EF%BB%BF01a2aaaa-0000-7000-8000-000000000000", token: user.access)
+            #expect(path.status == 400 && path.code == "malformed_request", "\(path.raw)")
+            let changed = try await api.snapshot()
+            #expect(changed["approvals"] == before["approvals"], "no request was made")
+        }
+    }
+
+    @Test("the mark is found raw or percent-encoded, at the start of any value, and nowhere else")
+    func byteOrderMarkScanner() {
+        let form = ByteOrderMarkMiddleware.formSeparators
+        let path = ByteOrderMarkMiddleware.pathSeparators
+        #expect(ByteOrderMarkMiddleware.hasLeadingMark(Array("a=%EF%BB%BFx".utf8), separators: form))
+        #expect(ByteOrderMarkMiddleware.hasLeadingMark(Array("a=%ef%bb%bf".utf8), separators: form))
+        #expect(ByteOrderMarkMiddleware.hasLeadingMark(Array("a=\u{FEFF}x".utf8), separators: form))
+        #expect(!ByteOrderMarkMiddleware.hasLeadingMark(Array("a=x\u{FEFF}".utf8), separators: form), "not at the start")
+        #expect(ByteOrderMarkMiddleware.hasLeadingMark([0xEF, 0x25, 0x42, 0x42, 0xBF] + Array("=x".utf8), separators: form))
+        #expect(ByteOrderMarkMiddleware.hasLeadingMark(Array("%EF%BB%BF=x".utf8), separators: form), "a name too")
+        #expect(ByteOrderMarkMiddleware.hasLeadingMark(Array("/v1/x/%EF%BB%BFid".utf8), separators: path))
+        #expect(!ByteOrderMarkMiddleware.hasLeadingMark(Array("a=x%EF%BB%BF&b=%EF%BB".utf8), separators: form))
+        #expect(!ByteOrderMarkMiddleware.hasLeadingMark(Array("a=%E2%80%8B".utf8), separators: form), "other marks reach the rules")
+    }
+
     @Test("push bombing is bounded: pending requests per customer, requests per customer; and CIBA's request errors")
     func limitsAndErrors() async throws {
         try await TestServer.run { api in

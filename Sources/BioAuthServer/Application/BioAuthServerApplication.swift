@@ -153,6 +153,7 @@ public enum BioAuthServerApplication {
             middlewares: [
                 ProblemMiddleware(logger: logger, metrics: metrics), AcceptMiddleware(), AuthorizationMiddleware(), CookieMiddleware(),
                 CredentialMiddleware(service: service, logger: logger), StrictJSONMiddleware(maxBodySize: configuration.maxRequestBodySize),
+                ByteOrderMarkMiddleware(maxBodySize: configuration.maxRequestBodySize),
             ]
         )
 

@@ -336,7 +336,8 @@ extension BioAuthService {
 
     /// The token endpoint's CIBA grant (`urn:openid:params:grant-type:ciba`): the outcome of the client's request
     /// `authRequestID`, once. Pending answers `authorization_pending` (or `slow_down` to a client that polls sooner than
-    /// its interval), denied `access_denied`, expired `expired_token`.
+    /// its interval), expired `expired_token`; an approval's outcome and a denial's `access_denied` are handed over
+    /// once, and a later collection is `invalid_grant`.
     func redeemApproval(client: AuthenticatedClient, authRequestID: String?) async throws -> RedeemedApproval {
         guard client.scopes.contains("approvals:write") else {
             throw APIError(.unauthorizedClient, "The client does not hold approvals:write.")
@@ -358,13 +359,16 @@ extension BioAuthService {
             }
             switch approval.status {
             case .pending: throw Refusal(APIError(.authorizationPending, "The customer has not answered yet."))
-            case .denied: throw Refusal(APIError(.accessDenied, "The customer denied the request."))
+            case .denied:
+                // Handed over once, as an approval is: the first collection learns it, later ones that it was collected.
+                guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970) else { throw Refusal(Self.collectedAlready) }
+                throw Refusal(APIError(.accessDenied, "The customer denied the request."))
             case .expired: throw Refusal(APIError(.expiredToken, "The request expired before the customer answered it."))
             case .approved: break
             }
             guard let signed = approval.signedApproval else { throw APIError.internalError }
             guard let handedOver = try await handOver(approval, installationID: "approval:" + client.id, client: client.id, on: db) else {
-                throw Refusal(APIError(.invalidGrant, "The outcome of this auth_req_id was collected already."))
+                throw Refusal(Self.collectedAlready)
             }
             return RedeemedApproval(approval: signed, tokens: handedOver.tokens)
         }
@@ -374,6 +378,9 @@ extension BioAuthService {
 
     /// How long after a ping-mode request's end its ping is still tried (10 minutes).
     static let pingRetryWindow: TimeInterval = 600
+
+    /// A second collection of an outcome.
+    static let collectedAlready = APIError(.invalidGrant, "The outcome of this auth_req_id was collected already.")
 
     static let approvalNotFound = APIError(.approvalNotFound, "There is no such approval request for this customer.")
     static let approvalAnswered = APIError(.approvalAlreadyAnswered, "The request was answered already.")
