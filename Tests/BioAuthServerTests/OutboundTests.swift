@@ -118,6 +118,19 @@ struct OutboundTests {
         }
     }
 
+    @Test("a trailing dot and capitals name the same host: every rule compares names as the resolver reads them")
+    func trailingDot() async throws {
+        let spellings = ["http://localhost/", "http://localhost./", "http://LOCALHOST./", "http://localhost.:8080/x"]
+        // Not allowed: refused as a name of one label, however it is spelled; allowed by name: accepted, however spelled.
+        for (allowed, status) in [([String](), 422), (["127.0.0.1"], 422), (["LOCALHOST."], 201)] {
+            for (url, got, code) in try await Self.register(spellings, allowed: allowed, resolver: StaticHostResolver()) {
+                #expect(got == status, "\(url) with \(allowed) allowed: \(got) \(code ?? "")")
+            }
+        }
+        #expect(OutboundHost("Vault.Internal.")?.nameRefusal == OutboundHost("vault.internal")?.nameRefusal)
+        #expect(OutboundHost("app.localhost.")?.nameRefusal != nil)
+    }
+
     @Test("a name is checked on every address it resolves to; one that does not resolve yet is accepted (each delivery checks)")
     func namesResolved() async throws {
         let resolver = StaticHostResolver([
