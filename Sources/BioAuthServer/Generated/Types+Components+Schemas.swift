@@ -372,11 +372,11 @@ extension Components {
             internal var status: Components.Schemas.WebhookDelivery.StatusPayload
             /// - Remark: Generated from `#/components/schemas/WebhookDelivery/attempts`.
             internal var attempts: Swift.Int
-            /// The receiver's last HTTP status, if it answered.
+            /// The receiver's 2xx status once it took the event; not given for a failed attempt.
             ///
             /// - Remark: Generated from `#/components/schemas/WebhookDelivery/lastStatusCode`.
             internal var lastStatusCode: Swift.Int?
-            /// Why the last attempt failed: the receiver's status (HTTP 500), or could not connect for anything before an answer (a refused or closed connection, a timeout, a destination refused); the server's log has the detail.
+            /// not delivered when the last attempt failed, whatever the receiver did (any status but 2xx, a refused or closed connection, a timeout, a destination refused), so that the list cannot map what listens where; the server's log, its metrics and the operator console have the detail. not sent when no signing secret opens with the server's key.
             ///
             /// - Remark: Generated from `#/components/schemas/WebhookDelivery/lastError`.
             internal var lastError: Swift.String?
@@ -393,8 +393,8 @@ extension Components {
             ///   - eventType:
             ///   - status: failed: given up after the retry window; dropped: the endpoint was deleted first.
             ///   - attempts:
-            ///   - lastStatusCode: The receiver's last HTTP status, if it answered.
-            ///   - lastError: Why the last attempt failed: the receiver's status (HTTP 500), or could not connect for anything before an answer (a refused or closed connection, a timeout, a destination refused); the server's log has the detail.
+            ///   - lastStatusCode: The receiver's 2xx status once it took the event; not given for a failed attempt.
+            ///   - lastError: not delivered when the last attempt failed, whatever the receiver did (any status but 2xx, a refused or closed connection, a timeout, a destination refused), so that the list cannot map what listens where; the server's log, its metrics and the operator console have the detail. not sent when no signing secret opens with the server's key.
             ///   - createdAt:
             ///   - nextAttemptAt:
             ///   - deliveredAt:

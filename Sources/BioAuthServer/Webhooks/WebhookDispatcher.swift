@@ -436,7 +436,9 @@ struct WebhookDispatcher: Service {
 /// not connect" for anything before an answer, so that the delivery list cannot map which ports of a network answer),
 /// the metric's label (``kind``), and the log's detail (``detail``: no URL, no secret).
 struct AttemptFailure: Equatable {
-    /// What `GET …/deliveries` shows: `HTTP 500`, `could not connect`, or that no secret signs it.
+    /// What `GET …/deliveries` shows: `not delivered` for whatever the receiver did or did not answer, or that no secret
+    /// signs it. One word for a closed port, a timeout, a refused destination and any status but 2xx, so that a client
+    /// holding `webhooks:write` cannot map what listens where through the list (docs/PROTOCOL.md, "Webhooks").
     var shown: String
     /// The label of `bioauth_webhook_attempts_total`'s `error`: `http_status`, `timeout`, `connection_refused`,
     /// `connection_closed`, `destination_refused`, `resolution_failed`, `unsigned` or `other`.
@@ -444,18 +446,18 @@ struct AttemptFailure: Equatable {
     /// The server log's words.
     var detail: String
 
-    /// What the endpoint's owner sees for every failure before an answer.
-    static let couldNotConnect = "could not connect"
+    /// What the endpoint's owner sees for every failed attempt.
+    static let notDelivered = "not delivered"
 
     /// The receiver answered `status` (not 2xx).
     init(status: Int) {
-        shown = "HTTP \(status)"
+        shown = Self.notDelivered
         kind = "http_status"
-        detail = shown
+        detail = "HTTP \(status)"
     }
 
     init(_ error: any Error) {
-        shown = Self.couldNotConnect
+        shown = Self.notDelivered
         switch error {
         case is UnsignableDelivery:
             shown = "not sent: no signing secret opens with the server's key"
@@ -476,10 +478,9 @@ struct AttemptFailure: Equatable {
         }
     }
 
-    /// What an attempt stored by an earlier version shows now: its status, or "could not connect" (those stored the
-    /// detail).
+    /// What an attempt stored by an earlier version (its status, "could not connect", or the detail) shows now.
     static func shown(stored: String) -> String {
-        stored.hasPrefix("HTTP ") && Int(stored.dropFirst(5)) != nil || stored.hasPrefix("not sent:") ? stored : couldNotConnect
+        stored.hasPrefix("not sent:") ? stored : notDelivered
     }
 
     /// Every ``kind``, for the metric's series at zero.

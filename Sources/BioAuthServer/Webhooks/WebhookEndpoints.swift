@@ -98,13 +98,16 @@ extension BioAuthService {
         }
     }
 
-    /// The endpoint's most recent deliveries, newest first.
+    /// The endpoint's most recent deliveries, newest first, with coarse outcomes (``AttemptFailure/shown``): the detail is
+    /// in the server's log and metrics, and on the operator console.
     func webhookDeliveries(_ endpointID: String, limit: Int, client: AuthenticatedService) async throws -> [WebhookDelivery] {
         try await database.transaction { db in
             try await ownedEndpoint(endpointID, client: client, on: db)
             return try await db.webhooks.deliveries(endpoint: endpointID, limit: limit).map { delivery in
                 var shown = delivery
                 shown.lastError = delivery.lastError.map(AttemptFailure.shown(stored:))
+                // The receiver's status only once it took the event: a failed attempt's would tell what answers where.
+                if let status = delivery.lastStatusCode, !(200..<300).contains(status) { shown.lastStatusCode = nil }
                 return shown
             }
         }
