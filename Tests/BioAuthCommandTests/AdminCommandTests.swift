@@ -233,6 +233,46 @@ struct AdminCommandTests {
         #expect(try await OperatorCommand.Enable.parse(["mei"] + who).execute(environment: environment) == "mei: enabled")
     }
 
+    @Test("every change bioauth admin makes is audited once, by bioauth-admin: operators appear in the console's \"Changes to operators\"")
+    func commandLineAudited() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-audit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("bioauth.sqlite").path
+        let environment = ["BIOAUTH_DATABASE": database, "BIOAUTH_BCRYPT_COST": "4"]
+        _ = try await OperatorCommand.Create.parse(["mei", "--role", "admin"]).execute(password: "correct horse battery", environment: environment)
+        let created = try await ServiceCommand.Create.parse(["core-banking", "--scope", "approvals:write", "--json"]).execute(environment: environment)
+        let clientID = try #require(
+            (try JSONSerialization.jsonObject(with: Data(created.utf8)) as? [String: Any])?["client_id"] as? String
+        )
+        _ = try await ServiceCommand.DisplayName.parse([clientID, "Bank Call Centre"]).execute(environment: environment)
+        _ = try await ServiceCommand.NotificationEndpoint.parse([clientID, "https://bank.example/ciba"]).execute(environment: environment)
+        _ = try await ServiceCommand.RotateSecret.parse([clientID]).execute(environment: environment)
+        _ = try await ServiceCommand.FinishRotation.parse([clientID]).execute(environment: environment)
+        _ = try await ServiceCommand.Disable.parse([clientID]).execute(environment: environment)
+        _ = try await PayeeCommand.Register.parse(["cafe-1", "--name", "Cafe Zoe"]).execute(environment: environment)
+
+        let executor = try await openDatabase(database, logger: Logger(label: "test"))
+        let desk = try await SupportDesk.open(database: executor, configuration: .forTests(database: database))
+        let changes = try await desk.operatorChanges()
+        #expect(changes.map(\.kind) == ["operator_created"] && changes[0].operatorID == "bioauth-admin", "\(changes)")
+        #expect(changes[0].reason.hasPrefix("op_") && changes[0].reason.hasSuffix(" admin"), "\(changes)")
+        let events = try await executor.transaction { db in
+            try await db.select().columns("kind", "operator_id", "client_id").from("audit_events").orderBy("sequence").all().map {
+                (try $0.decode(column: "kind", as: String.self), try $0.decode(column: "operator_id", as: String?.self))
+            }
+        }
+        try await executor.close()
+        #expect(
+            events.map(\.0) == [
+                "operator_created", "service_client_created", "service_client_changed", "service_client_changed", "service_client_changed",
+                "service_client_changed", "service_client_disabled", "payee_registered",
+            ],
+            "\(events)"
+        )
+        #expect(events.allSatisfy { $0.1 == "bioauth-admin" }, "\(events)")
+    }
+
     @Test("customer show prints the account, devices and timeline; unlock by an operator with a reason is in the timeline; a viewer is refused")
     func customerSupport() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("admin-customer-\(UUID().uuidString)")

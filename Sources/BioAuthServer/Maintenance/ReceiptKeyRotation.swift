@@ -47,6 +47,13 @@ public enum ReceiptKeyRotation {
                 // The old key is published even if no server registered it yet (a database that never saw it).
                 _ = try await ReceiptKeyRing.register(old.publicKey, at: now, on: db)
                 try await ReceiptKeyRing.rotate(to: newPublic, at: now, on: db)
+                try await ChangeRecorder.outsideTheServer(database: database, clock: clock, random: SystemRandomSource()).audit(
+                    .receiptKeyRotated,
+                    succeeded: true,
+                    account: nil,
+                    operator: .commandLine("\(Base64URL.encode(old.publicKey.keyID)) → \(Base64URL.encode(newPublic.keyID))"),
+                    on: db
+                )
             }
         } catch {
             unlink(pending)

@@ -212,7 +212,16 @@ public struct Operators: Sendable {
         mustChangePassword: Bool = true
     ) async throws -> Operator {
         let new = try await prepare(name: name, role: role, password: password, mustChangePassword: mustChangePassword)
-        return try await database.transaction { db in try await insert(new, createdBy: createdBy, on: db) }
+        let recorder = self.recorder ?? .outsideTheServer(database: database, clock: clock, random: random)
+        // Stored and audited in one unit of work, as the console's admins' are: "Changes to operators" lists it.
+        return try await database.transaction { db in
+            let made = try await insert(new, createdBy: createdBy, on: db)
+            let action =
+                createdBy.map { SupportAction(operatorID: $0, reason: "\(made.id) \(role.rawValue)") }
+                ?? .commandLine("\(made.id) \(role.rawValue)")
+            try await recorder.audit(.operatorCreated, succeeded: true, account: nil, operator: action, on: db)
+            return made
+        }
     }
 
     /// An operator checked and hashed, not stored yet: the slow part of ``create(name:role:password:createdBy:)``, done

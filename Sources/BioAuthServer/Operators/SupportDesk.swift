@@ -8,6 +8,13 @@ import SQLKit
 struct SupportAction: Sendable {
     let operatorID: String
     let reason: String
+
+    /// What the audit log names as the one who acted from `bioauth admin` (the command line, run by whoever holds the
+    /// database): there is no signed-in operator there.
+    static let commandLineActor = "bioauth-admin"
+
+    /// A change made from `bioauth admin`, with what it was.
+    static func commandLine(_ reason: String) -> SupportAction { SupportAction(operatorID: commandLineActor, reason: reason) }
 }
 
 /// Why a support request was refused.

@@ -38,6 +38,12 @@ enum AuditKind: String, Sendable, CaseIterable {
     case operatorTOTPReset = "operator_totp_reset"
     case operatorRoleChanged = "operator_role_changed"
     case serviceClientDisabled = "service_client_disabled"
+    /// A service client made (`bioauth admin service create`).
+    case serviceClientCreated = "service_client_created"
+    /// A service client's display name, notification endpoint or secrets changed (the reason says which).
+    case serviceClientChanged = "service_client_changed"
+    /// The receipt-signing key rotated (`bioauth admin receipt-key rotate`).
+    case receiptKeyRotated = "receipt_key_rotated"
     case passkeyRegistered = "passkey_registered"
     case passkeySignIn = "passkey_sign_in"
     case passkeyRevoked = "passkey_revoked"

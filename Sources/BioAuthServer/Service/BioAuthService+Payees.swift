@@ -49,8 +49,11 @@ public struct PayeeRegistry: Sendable {
     {
         let now = clock.now
         do {
+            let recorder = ChangeRecorder.outsideTheServer(database: database, clock: clock, random: SystemRandomSource())
             return try await database.transaction { db in
-                try await Self.register(id: id, name: name, verification: verification.rawValue, by: "admin", at: now, on: db)
+                let registered = try await Self.register(id: id, name: name, verification: verification.rawValue, by: "admin", at: now, on: db)
+                try await recorder.audit(.payeeRegistered, succeeded: true, account: nil, operator: .commandLine(id), on: db)
+                return registered
             }
         } catch let error as APIError {
             throw ConfigurationError(message: error.detail)

@@ -21,6 +21,18 @@ struct ChangeRecorder: Sendable {
 
     var now: Date { clock.now }
 
+    /// The recorder of work outside the server (`bioauth admin`, the administration types it uses): the audit trail of
+    /// its changes. It emits no webhook events.
+    static func outsideTheServer(database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource) -> ChangeRecorder {
+        ChangeRecorder(
+            clock: clock,
+            random: random,
+            dialect: database.dialect,
+            webhookRetryWindow: WebhookPolicy().retryWindow,
+            logger: Logger(label: "bioauth-admin")
+        )
+    }
+
     /// A new row identifier (account, device, session, challenge, payment, audit event).
     ///
     /// On SQLite it is time-ordered, so each new row's entry goes at the end of its primary-key index instead of

@@ -51,6 +51,7 @@ public struct ServiceClients: Sendable {
             }
             try await db.serviceClients.insert(id: credentials.clientID, name: name, scopes: granted, at: now)
             try await Self.addSecret(credentials.secret, client: credentials.clientID, at: now, on: db)
+            try await audit(.serviceClientCreated, client: credentials.clientID, "\(name): \(granted.joined(separator: " "))", on: db)
         }
         return credentials
     }
@@ -73,6 +74,7 @@ public struct ServiceClients: Sendable {
             // Later than the current secret even within one millisecond (or a clock set back): finish-rotation keeps the newest.
             let latest = try await db.serviceClients.newestSecretCreatedAt(client: clientID)
             try await Self.addSecret(secret, client: clientID, at: max(now, (latest ?? now) + 1), on: db)
+            try await audit(.serviceClientChanged, client: clientID, "secret rotation started", on: db)
         }
         return Credentials(clientID: clientID, secret: secret)
     }
@@ -84,6 +86,7 @@ public struct ServiceClients: Sendable {
                 throw ConfigurationError(message: "\(clientID) has no rotation under way")
             }
             try await db.serviceClients.deleteSecretsButNewest(client: clientID)
+            try await audit(.serviceClientChanged, client: clientID, "secret rotation finished", on: db)
         }
     }
 
@@ -101,6 +104,7 @@ public struct ServiceClients: Sendable {
                 throw ConfigurationError(message: "there is no service client \(clientID)")
             }
             try await db.serviceClients.setDisplayName(clientID, to: checked)
+            try await audit(.serviceClientChanged, client: clientID, "display name \(checked == nil ? "removed" : "set")", on: db)
         }
     }
 
@@ -117,15 +121,19 @@ public struct ServiceClients: Sendable {
                 throw ConfigurationError(message: "there is no service client \(clientID)")
             }
             try await db.serviceClients.setNotificationEndpoint(clientID, to: checked)
+            try await audit(.serviceClientChanged, client: clientID, "notification endpoint \(checked == nil ? "removed" : "set")", on: db)
         }
     }
 
     /// Disables the client: its secrets and every token it holds stop working at once.
     public func disable(clientID: String) async throws {
-        try await database.transaction { db in try await disable(clientID: clientID, on: db) }
+        try await database.transaction { db in
+            try await disable(clientID: clientID, on: db)
+            try await audit(.serviceClientDisabled, client: clientID, clientID, on: db)
+        }
     }
 
-    /// ``disable(clientID:)`` in the caller's unit of work.
+    /// ``disable(clientID:)`` in the caller's unit of work, which audits it.
     func disable(clientID: String, on db: any SQLDatabase) async throws {
         let now = clock.now.millisecondsSince1970
         _ = try await Self.secretCount(clientID, on: db)
@@ -133,6 +141,13 @@ public struct ServiceClients: Sendable {
     }
 
     // MARK: Internals
+
+    /// Audits a change made through this type (the command line's: the console's admins audit their own, with who they
+    /// are), in the change's unit of work.
+    private func audit(_ kind: AuditKind, client: String, _ what: String, on db: any SQLDatabase) async throws {
+        try await ChangeRecorder.outsideTheServer(database: database, clock: clock, random: random)
+            .audit(kind, succeeded: true, account: nil, client: client, operator: .commandLine(what), on: db)
+    }
 
     /// The characters a service client's (and an operator's) name may hold.
     static let nameBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-".utf8)
