@@ -241,7 +241,9 @@ struct AdminCommandTests {
         let database = folder.appendingPathComponent("bioauth.sqlite").path
         let environment = ["BIOAUTH_DATABASE": database, "BIOAUTH_BCRYPT_COST": "4"]
         _ = try await OperatorCommand.Create.parse(["mei", "--role", "admin"]).execute(password: "correct horse battery", environment: environment)
-        let created = try await ServiceCommand.Create.parse(["core-banking", "--scope", "approvals:write", "--json"]).execute(environment: environment)
+        let created = try await ServiceCommand.Create.parse(["core-banking", "--scope", "approvals:write", "--json"]).execute(
+            environment: environment
+        )
         let clientID = try #require(
             (try JSONSerialization.jsonObject(with: Data(created.utf8)) as? [String: Any])?["client_id"] as? String
         )
