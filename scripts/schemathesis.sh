@@ -39,7 +39,7 @@ export BIOAUTH_SERVICE_CLIENT_SECRET=$(awk '/^client_secret:/ {print $2}' <<< "$
 # The webhook dispatcher is off (--webhook-poll-interval 0): the endpoints schemathesis registers are never called.
 "$binary" serve --host 127.0.0.1 --port "$port" --database "$out/bioauth.sqlite" --bcrypt-cost 4 \
     --receipt-key "$out/receipt-key.pem" --pin-key "$out/pin-key" --rp-id bioauth.local \
-    --signin-challenge-limit 1000000 --signin-client-limit 1000000 --service-token-request-limit 1000000 \
+    --signin-challenge-limit 1000000 --signin-client-limit 1000000 --service-token-request-limit 1000000 --client-auth-failure-limit 1000000 \
     --webhook-poll-interval 0 --passkey-origins "http://localhost:$port" --log-level warning > "$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT

@@ -158,7 +158,7 @@ extension ServerSettingsTests {
             "1",
             "--account-lock-duration", "1", "--max-failed-payment-attempts", "1", "--max-failed-pin-attempts", "1",
             "--pin-lock-duration", "1", "--signin-challenge-limit", "1", "--signin-client-limit", "1", "--service-token-request-limit", "1",
-            "--rate-limit-window", "1",
+            "--client-auth-failure-limit", "1", "--rate-limit-window", "1",
             "--trusted-proxy", "::1", "--max-request-body-size", "2048", "--shutdown-timeout", "1", "--shutdown-drain", "1",
             "--retention-interval", "1",
             "--token-retention-days", "1", "--audit-retention-days", "1", "--idempotency-key-retention-hours", "1",

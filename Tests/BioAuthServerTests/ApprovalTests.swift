@@ -158,6 +158,47 @@ struct ApprovalTests {
         }
     }
 
+    @Test(
+        "200 outstanding requests polled at their interval from one address are never 429; guessing a client secret from it is",
+        arguments: StorageBackend.available
+    )
+    func pollsAndGuesses(backend: StorageBackend) async throws {
+        try await TestServer.run(
+            backend: backend,
+            configure: { configuration in
+                configuration.approvals.maxPendingPerCustomer = 200
+                configuration.approvals.requestsPerCustomer = 200
+            },
+            { api in
+                let client = try await Self.callCentre(api)
+                _ = try await api.enrolled(TestKey())
+                var handles: [String] = []
+                for index in 0..<200 {
+                    let asked = try await api.backchannel(client, ["login_hint": "alice", "binding_message": "Operation \(index)"])
+                    handles.append(try #require(asked["auth_req_id"], "\(asked.raw)"))
+                }
+                // Three rounds within one rate-limit window: 600 polls and 200 requests from one address.
+                for round in 0..<3 {
+                    for handle in handles {
+                        let polled = try await api.cibaToken(client, handle)
+                        #expect(polled["error"] == "authorization_pending", "round \(round): \(polled.raw)")
+                    }
+                    api.clock.advance(by: 5)
+                }
+                // Someone at that address trying secrets: 20 failures, then refused before the secret is checked, the
+                // right one included, until the window ends.
+                let guess = ServiceClients.Credentials(clientID: client.clientID, secret: "a guess")
+                var refusals: [String] = []
+                for _ in 0..<21 { refusals.append(try await api.cibaToken(guess, try #require(handles.first))["error"] ?? "") }
+                #expect(refusals.prefix(20).allSatisfy { $0 == "invalid_client" } && refusals.last == "access_denied", "\(refusals)")
+                let locked = try await api.cibaToken(client, try #require(handles.first))
+                #expect(locked.status == 429 && locked.code == "rate_limited", "\(locked.raw)")
+                api.clock.advance(by: 61)
+                #expect(try await api.cibaToken(client, try #require(handles.first))["error"] == "authorization_pending")
+            }
+        )
+    }
+
     @Test("a denial is handed over once, like an approval: access_denied, then invalid_grant", arguments: StorageBackend.available)
     func denialOnce(backend: StorageBackend) async throws {
         try await TestServer.run(backend: backend) { api in

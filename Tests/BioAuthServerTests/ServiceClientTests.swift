@@ -117,24 +117,35 @@ struct ServiceClientTests {
         }
     }
 
-    @Test("token requests are limited per client address, failed ones and unknown client ids included, and the refusal is counted")
+    @Test("service tokens are limited per client; failed authentications per address, unknown ids included; refusals are counted")
     func tokenRateLimit() async throws {
         try await TestServer.run(
-            configure: { $0.serviceTokenRequestsPerClient = 3 },
+            configure: { configuration in
+                configuration.serviceTokenRequestsPerClient = 2
+                configuration.clientAuthenticationFailuresPerAddress = 3
+            },
             { api in
                 let clients = ServiceClients(database: api.database, clock: api.clock)
                 let bank = try await clients.create(name: "core-banking", scopes: ["sessions:introspect"])
-                // An id that is no client's counts too: guessing ids gains nothing.
-                #expect(try await api.serviceToken(.init(clientID: "svc_guessed", secret: "guess-1")).code == "invalid_client")
-                #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-2")).code == "invalid_client")
+                let batch = try await clients.create(name: "batch-jobs", scopes: ["sessions:introspect"])
+                // Per client: two tokens for the bank, and the batch client behind the same address still gets its own.
+                #expect(try await api.serviceToken(bank).status == 200)
                 #expect(try await api.serviceToken(bank).status == 200)
                 let limited = try await api.serviceToken(bank)
                 #expect(limited.status == 429 && limited.code == "rate_limited", "\(limited.raw)")
                 #expect(limited.headers[.retryAfter].flatMap(Int.init).map { (1...60).contains($0) } == true, "\(limited.headers)")
+                #expect(try await api.serviceToken(batch).status == 200, "another client behind the same address")
+                // Failures per address: an id that is no client's counts too, so guessing ids gains nothing.
+                #expect(try await api.serviceToken(.init(clientID: "svc_guessed", secret: "guess-1")).code == "invalid_client")
+                #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-2")).code == "invalid_client")
+                #expect(try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-3")).code == "invalid_client")
+                let guessing = try await api.serviceToken(.init(clientID: bank.clientID, secret: "guess-4"))
+                #expect(guessing.status == 429 && guessing.code == "rate_limited", "refused before the secret is checked: \(guessing.raw)")
+                #expect(try await api.serviceToken(batch).status == 429, "the address is refused, right credentials included")
                 api.clock.advance(by: 61)
                 #expect(try await api.serviceToken(bank).status == 200, "a new window")
                 let text = String(decoding: try #require(api.service.metrics.exposition()), as: UTF8.self)
-                #expect(text.contains(#"bioauth_rate_limit_refusals_total{limit="oauth_token"} 1"#))
+                #expect(text.contains(#"bioauth_rate_limit_refusals_total{limit="oauth_token"} 3"#), "\(text)")
             }
         )
     }

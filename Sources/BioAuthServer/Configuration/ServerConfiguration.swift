@@ -79,9 +79,14 @@ public struct ServerConfiguration: Sendable {
     /// Biometric sign-in challenges one client address may get per ``rateLimitWindow``, whatever the keys: bounds
     /// what one address can make the server store. An IPv6 client counts by its /64 prefix.
     public var signInChallengesPerClient: Int = 60
-    /// Requests to `POST /oauth/token` one client address may make per ``rateLimitWindow`` (60), whatever their outcome:
-    /// a backend needs one every few minutes; someone trying secrets (or filling the audit log with failures) is stopped.
+    /// Service tokens (`grant_type=client_credentials`) one service client may ask for per ``rateLimitWindow`` (60): a
+    /// backend needs one every few minutes. Counted per client, so the clients behind one address (a bank's NAT) do not
+    /// share it, and a backend polling for its CIBA requests is never counted here.
     public var serviceTokenRequestsPerClient: Int = 60
+    /// Failed client authentications (an unknown, wrong, missing or malformed id or secret) one client address may make
+    /// per ``rateLimitWindow`` (20) at `POST /oauth/token` and `POST /bc-authorize`: once reached, the address is refused
+    /// before its credentials are checked, so secrets cannot be tried; requests with the right credentials never count.
+    public var clientAuthenticationFailuresPerAddress: Int = 20
     /// Addresses of reverse proxies in front of the server whose `X-Forwarded-For` names the client. Empty by
     /// default: then the connection's peer is the client, and the header is ignored (anyone could forge it).
     public var trustedProxies: [String] = []
@@ -174,7 +179,8 @@ public struct ServerConfiguration: Sendable {
         guard maxFailedPaymentAttempts >= 1, maxFailedPINAttempts >= 1 else { throw fail("attempt limits must be at least 1") }
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
         guard !pinKeyPath.isEmpty else { throw fail("PIN key path must not be empty") }
-        guard signInChallengesPerWindow >= 1, signInChallengesPerClient >= 1, serviceTokenRequestsPerClient >= 1, rateLimitWindow > 0 else {
+        guard signInChallengesPerWindow >= 1, signInChallengesPerClient >= 1, serviceTokenRequestsPerClient >= 1,
+            clientAuthenticationFailuresPerAddress >= 1, rateLimitWindow > 0 else {
             throw fail("rate limits must be positive")
         }
         for proxy in trustedProxies where ClientAddress.key(proxy[...]) == nil {

@@ -86,6 +86,9 @@ extension BioAuthService {
     }
 
     /// `rate_limited` with the seconds until `until`, when there is room again; counted under `name`.
+    func rateLimitRefusal(until: Int64, now: Int64, name: ServerMetrics.RateLimit) -> APIError { refusal(until: until, now: now, name: name) }
+
+    /// `rate_limited` with the seconds until `until`, when there is room again; counted under `name`.
     private func refusal(until: Int64, now: Int64, name: ServerMetrics.RateLimit) -> APIError {
         let seconds = max(1, (until - now + 999) / 1000)
         metrics.rateLimited(name)

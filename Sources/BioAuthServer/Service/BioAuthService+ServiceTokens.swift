@@ -68,6 +68,14 @@ extension BioAuthService {
         let token = newSecret()
         let lifetime = configuration.serviceTokenLifetime
         return try await commit { db in
+            // Per client: the clients behind one address do not share it.
+            try await rateLimit(
+                "oauth-token-client:" + client.id,
+                name: .oauthToken,
+                limit: configuration.serviceTokenRequestsPerClient,
+                window: configuration.rateLimitWindow,
+                on: db
+            )
             let held = client.scopes
             let granted = asked.map(Set.init) ?? held
             guard !granted.isEmpty, granted.isSubset(of: held) else {
@@ -95,23 +103,39 @@ extension BioAuthService {
     }
 
     /// The service client whose id and secret these are (HTTP Basic, RFC 6749 §2.3.1), holding `scope` when one is given,
-    /// before the request's body is read. Counted per client address whatever the outcome (as the sign-in challenges
-    /// are), so that secrets cannot be tried without limit; refusals of a known client are audited.
+    /// before the request's body is read.
+    ///
+    /// What is limited is guessing: an address whose failed authentications (an unknown, wrong, missing or malformed id or
+    /// secret) reached ``ServerConfiguration/clientAuthenticationFailuresPerAddress`` in this window is refused before its
+    /// credentials are checked, and every failure counts. A client with the right credentials never counts there, so a
+    /// bank's backend behind one address may poll as many CIBA requests as it has outstanding (each at its interval:
+    /// `slow_down` paces them). Refusals of a known client are audited.
     func authenticateClient(_ clientID: String?, secret: String?, scope: String?) async throws -> AuthenticatedClient {
-        try await rateLimitShared(
-            "oauth-token:" + (caller.address ?? "unknown"),
-            name: .oauthToken,
-            limit: configuration.serviceTokenRequestsPerClient,
-            window: configuration.rateLimitWindow
-        )
-        let (clientID, secret) = try Self.clientCredentials(clientID, secret)
+        let failures = "oauth-client-failures:" + (caller.address ?? "unknown")
+        let limit = configuration.clientAuthenticationFailuresPerAddress
+        let window = configuration.rateLimitWindow
         return try await commit { db in
-            let client = try await verifiedClient(id: clientID, secret: secret, on: db)
+            let now = self.now.millisecondsSince1970
+            if let counted = try await db.rateLimits.hits(failures, now: now, window: Int64(window * 1000)), counted.hits >= Int64(limit) {
+                throw Refusal(rateLimitRefusal(until: counted.windowStart + Int64(window * 1000), now: now, name: .oauthToken))
+            }
+            let client: ServiceClientsTable.Credentials
+            let id: String
+            do {
+                let (sentID, sentSecret) = try Self.clientCredentials(clientID, secret)
+                (client, id) = (try await verifiedClient(id: sentID, secret: sentSecret, on: db), sentID)
+            } catch let refusal as Refusal {
+                try await rateLimit(failures, name: .oauthToken, limit: limit, window: window, on: db)
+                throw refusal
+            } catch let error as APIError {
+                try await rateLimit(failures, name: .oauthToken, limit: limit, window: window, on: db)
+                throw Refusal(error)
+            }
             if let scope, !client.scopes.contains(scope) {
                 throw Refusal(APIError(.unauthorizedClient, "The client does not hold \(scope)."))
             }
             return AuthenticatedClient(
-                id: clientID,
+                id: id,
                 name: client.name,
                 displayName: client.displayName,
                 notificationEndpoint: client.notificationEndpoint,

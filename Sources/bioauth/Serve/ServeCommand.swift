@@ -140,8 +140,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("pin-lock-duration"), help: "Seconds PIN payments stay locked (default 1800).")
     var pinLockDuration: String?
 
-    @Option(help: "Requests to POST /oauth/token one client address may make per rate-limit window (default 60).")
+    @Option(help: "Service tokens (client_credentials) one service client may ask for per rate-limit window (default 60).")
     var serviceTokenRequestLimit: String?
+
+    @Option(
+        help:
+            "Failed client authentications (wrong, unknown or missing id or secret) one client address may make per rate-limit window at POST /oauth/token and /bc-authorize (default 20); right credentials never count."
+    )
+    var clientAuthFailureLimit: String?
 
     @Option(help: "Seconds in a rate-limit window (default 60).")
     var rateLimitWindow: String?
@@ -230,7 +236,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("accountLockDuration", accountLockDuration), ("maxFailedPaymentAttempts", maxFailedPaymentAttempts),
             ("maxFailedPinAttempts", maxFailedPINAttempts), ("pinLockDuration", pinLockDuration),
             ("signinChallengeLimit", signInChallengeLimit), ("signinClientLimit", signInClientLimit),
-            ("serviceTokenRequestLimit", serviceTokenRequestLimit), ("rateLimitWindow", rateLimitWindow),
+            ("serviceTokenRequestLimit", serviceTokenRequestLimit), ("clientAuthFailureLimit", clientAuthFailureLimit),
+            ("rateLimitWindow", rateLimitWindow),
             ("trustedProxies", trustedProxies.isEmpty ? nil : trustedProxies.joined(separator: ",")),
             ("maxRequestBodySize", maxRequestBodySize), ("shutdownTimeout", shutdownTimeout), ("shutdownDrain", shutdownDrain),
             ("retentionInterval", retentionInterval),

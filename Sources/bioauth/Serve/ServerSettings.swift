@@ -180,6 +180,7 @@ enum ServerSettings {
             integer("signinChallengeLimit", \.signInChallengesPerWindow),
             integer("signinClientLimit", \.signInChallengesPerClient),
             integer("serviceTokenRequestLimit", \.serviceTokenRequestsPerClient),
+            integer("clientAuthFailureLimit", \.clientAuthenticationFailuresPerAddress),
             seconds("rateLimitWindow", \.rateLimitWindow),
             list("trustedProxies", \.trustedProxies),
             integer("maxRequestBodySize", \.maxRequestBodySize),
