@@ -180,7 +180,8 @@ public struct ServerConfiguration: Sendable {
         guard !receiptKeyPath.isEmpty else { throw fail("receipt key path must not be empty") }
         guard !pinKeyPath.isEmpty else { throw fail("PIN key path must not be empty") }
         guard signInChallengesPerWindow >= 1, signInChallengesPerClient >= 1, serviceTokenRequestsPerClient >= 1,
-            clientAuthenticationFailuresPerAddress >= 1, rateLimitWindow > 0 else {
+            clientAuthenticationFailuresPerAddress >= 1, rateLimitWindow > 0
+        else {
             throw fail("rate limits must be positive")
         }
         for proxy in trustedProxies where ClientAddress.key(proxy[...]) == nil {
