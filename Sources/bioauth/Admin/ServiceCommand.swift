@@ -78,7 +78,11 @@ struct ServiceCommand: AsyncParsableCommand {
             abstract: "Sets where OpenID CIBA's ping mode notifies the client (it must then send client_notification_token)."
         )
         @Argument(help: "The client id.") var clientID: String
-        @Argument(help: "https:// (http:// to loopback for testing); omit it to remove the endpoint (the client polls).") var url: String?
+        @Argument(
+            help:
+                "https:// (http:// only to loopback, for a test on one machine: the server then needs --outbound-allow 127.0.0.1, as for any destination inside the network); omit it to remove the endpoint (the client polls)."
+        )
+        var url: String?
         @OptionGroup var admin: AdminOptions
 
         func execute(environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String {
