@@ -148,16 +148,18 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift", condition: server),
             ]
         ),
+        // What the tests need from the machine (browsers, ZBar, ICU, PostgreSQL): a test is enabled by exactly its tools.
+        .target(name: "TestTools", path: "Tests/TestTools"),
         .testTarget(
             name: "BioAuthCoreTests",
-            dependencies: ["BioAuthCore", .product(name: "PropertyBased", package: "swift-property-based", condition: server)],
+            dependencies: ["BioAuthCore", "TestTools", .product(name: "PropertyBased", package: "swift-property-based", condition: server)],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BioAuthClientTests", dependencies: ["BioAuthClient", "BioAuthTesting"]),
         .testTarget(
             name: "BioAuthCommandTests",
             dependencies: [
-                "bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting",
+                "bioauth", "BioAuthServer", "BioAuthClient", "BioAuthTesting", "TestTools",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: server),
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
@@ -184,6 +186,7 @@ let package = Package(
             dependencies: [
                 "BioAuthServer",
                 "BioAuthTesting",
+                "TestTools",
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth", condition: server),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: server),

@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
+import TestTools
 import Testing
 
 /// The operator console as an operator meets it: headless Chromium through chromedriver against a running server.
@@ -455,7 +456,7 @@ extension InABrowser {
         }
 
         /// What ZBar reads from a screenshot of the page: the QR codes a phone's camera would scan. Nil where Debian's
-        /// zbar-tools is not installed (CI installs it).
+        /// zbar-tools is not installed (a test that scans is enabled by ``TestTool/zbar``).
         static func scan(_ screenshot: URL) throws -> String? {
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg") else { return nil }
             let process = Process()
@@ -478,7 +479,8 @@ extension InABrowser {
         }
 
         @Test(
-            "an agent's day in both languages: first sign-in (own password, scan the QR, a typo, enroll), find a customer by a capitalised name and by a payment id, open the payment, revoke the device, see it in the timeline by name; an admin resets the agent's second factor"
+            "an agent's day in both languages: first sign-in (own password, scan the QR, a typo, enroll), find a customer by a capitalised name and by a payment id, open the payment, revoke the device, see it in the timeline by name; an admin resets the agent's second factor",
+            .enabled(if: TestTool.ready(.zbar), Comment(rawValue: TestTool.missing(.zbar)))
         )
         func agentsDay() async throws {
             try await Self.withScene { scene, http in
@@ -519,14 +521,8 @@ extension InABrowser {
                     try await browser.screenshot(to: shot)
                     let typed = try await browser.text("#totp-secret")
                     #expect(typed.split(separator: " ").allSatisfy { $0.count == 4 }, "grouped in fours: \(typed)")
-                    if let scanned = try Self.scan(shot) {
-                        let uri = scanned.trimmingCharacters(in: .whitespacesAndNewlines)
-                        #expect(
-                            uri.hasPrefix("otpauth://totp/BioAuth:lin?") && uri.contains("secret=\(typed.replacingOccurrences(of: " ", with: ""))")
-                        )
-                    } else {
-                        #expect(ProcessInfo.processInfo.environment["CI"] == nil, "CI installs zbar-tools")
-                    }
+                    let uri = try #require(try Self.scan(shot), "\(TestTool.missing(.zbar))").trimmingCharacters(in: .whitespacesAndNewlines)
+                    #expect(uri.hasPrefix("otpauth://totp/BioAuth:lin?") && uri.contains("secret=\(typed.replacingOccurrences(of: " ", with: ""))"))
                     let app = try #require(AuthenticatorApp(typed: typed))
                     // A typo: the same key stays on the page, with the reason.
                     try await browser.type("input[name=password]", "lin's own password 2026")

@@ -14,9 +14,6 @@ import Glibc
 final class WebDriver: @unchecked Sendable {
     static let chromedriver = "/usr/bin/chromedriver"
     static let chromium = "/usr/bin/chromium"
-    static var available: Bool {
-        FileManager.default.isExecutableFile(atPath: chromedriver) && FileManager.default.isExecutableFile(atPath: chromium)
-    }
 
     /// The W3C name of an element reference in JSON.
     private static let elementKey = "element-6066-11e4-a52e-4f735466cecf"

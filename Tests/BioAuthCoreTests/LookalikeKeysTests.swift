@@ -1,4 +1,5 @@
 import Foundation
+import TestTools
 import Testing
 
 @testable import BioAuthCore
@@ -67,10 +68,10 @@ struct LookalikeKeysTests {
 
     @Test(
         "BioAuth's keys equal ICU's: every mapped code point alone, in upper and lower case, and generated names",
-        .enabled(if: icu != nil || ProcessInfo.processInfo.environment["CI"] != nil)
+        .enabled(if: TestTool.ready(.icu), Comment(rawValue: TestTool.missing(.icu)))
     )
     func sameAsICU() throws {
-        let tool = try #require(Self.icu, "CI has a C compiler and Debian's libicu-dev")
+        let tool = try #require(Self.icu, "\(TestTool.missing(.icu))")
         // Every code point the table maps, alone and between letters; then names of letters, digits, marks and the
         // confusable characters of the scripts names are written in, from a fixed seed.
         var names: [String] = []

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresKit
 import SQLKit
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -49,7 +50,7 @@ struct FixedSQLTests {
 
     @Test(
         "on PostgreSQL a statement is prepared once per connection, under a name from its text, and a nil binds as a NULL of its type whichever call comes first",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func preparedOnPostgres() async throws {
         let test = try await TestDatabase.make(.postgres)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SQLKit
 import Synchronization
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -12,7 +13,7 @@ import Testing
 struct PostgresPoolTests {
     @Test(
         "an instance opens at most the connections it is given, however many units of work run at once",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func poolIsBounded() async throws {
         let test = try await TestDatabase.make(.postgres)
@@ -25,7 +26,7 @@ struct PostgresPoolTests {
 
     @Test(
         "background work (the webhook dispatcher's) has connections of its own: an instance opens at most its pool and those",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func backgroundConnectionsBounded() async throws {
         let test = try await TestDatabase.make(.postgres)
@@ -39,7 +40,7 @@ struct PostgresPoolTests {
 
     @Test(
         "a unit of work left waiting on a connection the server closed ends with not_ready, and the next unit runs on a new connection",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func closedConnectionEndsUnit() async throws {
         try await TestDatabase.withOpened(.postgres, connections: 2) { database in

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import PostgresKit
 import SQLKit
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -48,7 +49,10 @@ struct PostgresURLTests {
         }
     }
 
-    @Test("a server's Unix socket: the schema is made and units of work run, with no TCP connection", .enabled(if: StorageBackend.postgresURL != nil))
+    @Test(
+        "a server's Unix socket: the schema is made and units of work run, with no TCP connection",
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
+    )
     func overUnixSocket() async throws {
         let test = try await TestDatabase.make(.postgres)
         // Where the test server puts its socket, asked over TCP.

@@ -1,4 +1,5 @@
 import Foundation
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -13,11 +14,10 @@ struct QRCodeTests {
         guard paths.allSatisfy({ FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
         return (paths[0], paths[1])
     }()
-    static let available = tools != nil || ProcessInfo.processInfo.environment["CI"] != nil
 
     /// What ZBar reads from `code`'s SVG.
     static func decode(_ code: QRCode) throws -> String {
-        let tools = try #require(Self.tools, "CI installs librsvg2-bin and zbar-tools")
+        let tools = try #require(Self.tools, "\(TestTool.missing(.librsvg, .zbar))")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -86,7 +86,7 @@ struct QRCodeTests {
 
     @Test(
         "ZBar reads back every generated code: each version 1-15 at its fullest, and otpauth URIs",
-        .enabled(if: available)
+        .enabled(if: TestTool.ready(.librsvg, .zbar), Comment(rawValue: TestTool.missing(.librsvg, .zbar)))
     )
     func decodes() throws {
         var texts: [String] = [

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SQLKit
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -36,7 +37,7 @@ struct QueryPlanTests {
 
     @Test(
         "on PostgreSQL too every hot statement finds its rows through an index, and a payment is authorized through its primary key, never the index of pending payments",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func hotStatementsUseIndexesOnPostgres() async throws {
         try await TestDatabase.withOpened(.postgres) { database in
@@ -104,7 +105,7 @@ struct QueryPlanTests {
 
     @Test(
         "on PostgreSQL a challenge is used through its primary key even when the statistics say none is live (after a purge), never by reading the live ones",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func challengeUseAfterPurge() async throws {
         let now = Date().millisecondsSince1970
@@ -125,7 +126,7 @@ struct QueryPlanTests {
 
     @Test(
         "on PostgreSQL no retention batch but the expired challenges' own reads the live challenges through their expiry, whatever the statistics",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func purgeBatchesAfterPurge() async throws {
         // The sessions' rules' check as it was written, with each session compared with every live challenge found through
@@ -154,7 +155,7 @@ struct QueryPlanTests {
 
     @Test(
         "on PostgreSQL autovacuum does not shrink the tables every sign-in uses, so it never holds their exclusive lock after a purge",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func noTruncationOfSignInTables() async throws {
         let options = try await TestDatabase.withOpened(.postgres) { database in
@@ -299,7 +300,7 @@ extension QueryPlanTests {
     /// table may be read sequentially.
     @Test(
         "every retention rule finds its batch through an index on PostgreSQL too, at every batch size: no table is read sequentially",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func purgeBatchesUseIndexesOnPostgres() async throws {
         let plans = try await TestDatabase.withOpened(.postgres) { database in

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import SQLKit
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -41,7 +42,7 @@ struct ReadinessTests {
 
     @Test(
         "on PostgreSQL: readiness is 503 while the database refuses connections, 200 again once it accepts them",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func postgresOutage() async throws {
         try await TestServer.run(.live, backend: .postgres) { api in

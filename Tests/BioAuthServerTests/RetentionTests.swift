@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import SQLKit
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -287,7 +288,7 @@ extension RetentionTests {
 
     @Test(
         "on PostgreSQL a purge batch checks each row again as it deletes it: a rate-limit window a hit restarted while the batch waited for the row is kept",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func purgeRechecksRowsUpdatedMeanwhile() async throws {
         try await TestServer.run(backend: .postgres, configure: Self.policy) { api in
@@ -310,7 +311,7 @@ extension RetentionTests {
 
     @Test(
         "on PostgreSQL an abandoned session that a sign-in ends while the purge waits for it is kept: a batch with dependents locks and checks its rows before it deletes anything",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func abandonedSessionEndedMeanwhileIsKept() async throws {
         try await TestServer.run(backend: .postgres, configure: Self.policy) { api in

@@ -1,4 +1,5 @@
 import Foundation
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -32,7 +33,7 @@ struct RoundTripTests {
 
     @Test(
         "a biometric sign-in is 10 round trips: its challenge 3, the sign-in 7",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func signIn() async throws {
         try await Self.run { api, sent in
@@ -57,7 +58,7 @@ struct RoundTripTests {
 
     @Test(
         "a biometric payment is 20 round trips: its creation 7, its challenge 4, its authorization 9",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func payment() async throws {
         try await Self.run { api, sent in

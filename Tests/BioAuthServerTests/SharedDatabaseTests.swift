@@ -2,6 +2,7 @@ import BioAuthCore
 import BioAuthTesting
 import Foundation
 import Logging
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -12,7 +13,7 @@ import FoundationNetworking
 
 /// Two server instances on one PostgreSQL database, as behind a load balancer. Runs when
 /// `BIOAUTH_TEST_POSTGRES_URL` is set (`.ci/run` sets it).
-@Suite("Two instances, one PostgreSQL", .enabled(if: StorageBackend.postgresURL != nil))
+@Suite("Two instances, one PostgreSQL", .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres))))
 struct SharedDatabaseTests {
     /// JSON over HTTP to one instance.
     struct Instance: Sendable {

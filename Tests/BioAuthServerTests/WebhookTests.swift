@@ -2,6 +2,7 @@ import BioAuthCore
 import Foundation
 import HTTPTypes
 import SQLKit
+import TestTools
 import Testing
 
 @testable import BioAuthServer
@@ -228,7 +229,7 @@ struct WebhookTests {
 
     @Test(
         "on PostgreSQL deliveries go out while requests hold every connection of the pool: the dispatcher has connections of its own",
-        .enabled(if: StorageBackend.postgresURL != nil)
+        .enabled(if: TestTool.ready(.postgres), Comment(rawValue: TestTool.missing(.postgres)))
     )
     func deliveriesBesideBusyPool() async throws {
         try await Self.withSetup(backend: .postgres, configure: { $0.databaseConnections = 2 }, Self.deliveriesWhilePoolHeld)
