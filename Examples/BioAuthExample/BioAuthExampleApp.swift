@@ -29,7 +29,6 @@ struct BioAuthExampleApp: App {
                 store: store,
                 configuration: .init(
                     language: language,
-                    deviceName: UIDevice.current.name,
                     deviceModel: UIDevice.current.model,
                     appAttest: DeviceCheckAppAttestProvider(),
                     passkeys: AuthorizationPasskeyProvider { Self.keyWindow() }

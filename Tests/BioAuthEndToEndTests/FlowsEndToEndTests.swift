@@ -144,15 +144,16 @@ struct FlowsEndToEndTests {
         }
     }
 
-    @Test("a device whose name has nothing that can be shown is registered under its model: an iPad as \"iPad\", not \"iPhone\"")
+    @Test("a device whose name has nothing that can be shown is registered under its model and hardware: an iPad as \"iPad (iPad13,4)\"")
     func deviceNameFallsBackToModel() async throws {
         try await TestBackend.run { backend in
             var phone = Phone(backend)
             phone.deviceName = "🦄✨"
             phone.deviceModel = "iPad"
+            phone.deviceModelIdentifier = "iPad13,4"
             let flows = try await phone.enrolled()
             let devices = try await phone.api.devices(accessToken: try await flows.accessToken())
-            #expect(devices.map(\.name) == ["iPad"])
+            #expect(devices.map(\.name) == ["iPad (iPad13,4)"])
         }
     }
 

@@ -87,6 +87,7 @@ struct Phone {
     /// The device's name and model the next ``launch()`` configures.
     var deviceName = "Test phone"
     var deviceModel = "iPhone"
+    var deviceModelIdentifier: String? = "iPhone15,2"
 
     init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil, appAttest: (any AppAttestProvider)? = nil) {
         self.appAttest = appAttest
@@ -111,6 +112,7 @@ struct Phone {
                 language: .english,
                 deviceName: deviceName,
                 deviceModel: deviceModel,
+                deviceModelIdentifier: deviceModelIdentifier,
                 expectedRelyingPartyID: "bank.example",
                 observer: { event in log.record(event) },
                 appAttest: appAttest,

@@ -31,12 +31,16 @@ public actor BioAuthFlows {
     public struct Configuration: Sendable {
         /// The language of prompts and messages.
         public var language: Language
-        /// The name the device is registered under ("Alice's iPhone"), fitted to the display-name rule (emoji and odd
-        /// spaces dropped).
+        /// The name the user gave this device in your app ("Alice's work iPhone"), if you ask for one; fitted to the
+        /// display-name rule (emoji and odd spaces dropped). Not `UIDevice.current.name`: since iOS 16 that is "iPhone"
+        /// for every customer unless Apple grants the user-assigned device name entitlement. Empty: the device is
+        /// registered as its model and hardware identifier ("iPhone (iPhone15,2)", ``DeviceHardware``).
         public var deviceName: String
-        /// What the device is (`UIDevice.current.model`: "iPhone", "iPad"): the name it is registered under when
-        /// ``deviceName`` has nothing that can be shown (only emoji, say).
+        /// What the device is (`UIDevice.current.model`: "iPhone", "iPad").
         public var deviceModel: String
+        /// The hardware identifier (`iPhone15,2`), ``DeviceHardware/modelIdentifier(environment:)`` by default: it tells
+        /// one customer's devices apart in the support console.
+        public var deviceModelIdentifier: String?
         /// How long the app may stay in the background without locking.
         public var gracePeriod: TimeInterval
         /// When set, challenges for any other relying party are refused (pin it to your server's).
@@ -57,8 +61,9 @@ public actor BioAuthFlows {
         /// Settings with the given values.
         public init(
             language: Language = .english,
-            deviceName: String = "iPhone",
+            deviceName: String = "",
             deviceModel: String = "iPhone",
+            deviceModelIdentifier: String? = DeviceHardware.modelIdentifier(),
             gracePeriod: TimeInterval = 30,
             expectedRelyingPartyID: String? = nil,
             signInCodeOrigins: [String] = [],
@@ -69,6 +74,7 @@ public actor BioAuthFlows {
             self.language = language
             self.deviceName = deviceName
             self.deviceModel = deviceModel
+            self.deviceModelIdentifier = deviceModelIdentifier
             self.gracePeriod = gracePeriod
             self.expectedRelyingPartyID = expectedRelyingPartyID
             self.signInCodeOrigins = signInCodeOrigins
@@ -84,10 +90,10 @@ public actor BioAuthFlows {
             return SignInCodeURL.code(in: url, relyingPartyID: expectedRelyingPartyID) != nil
         }
 
-        /// The name registration sends: ``deviceName`` fitted to the display-name rule, else ``deviceModel``, else
-        /// "iPhone".
+        /// The name registration sends (``DeviceHardware``): the user's name for the device, else its model and hardware
+        /// identifier.
         var registeredDeviceName: String {
-            DisplayName.fitted(deviceName, maxCharacters: 64, fallback: DisplayName.fitted(deviceModel, maxCharacters: 64, fallback: "iPhone"))
+            DeviceHardware.registeredName(userName: deviceName, model: deviceModel, identifier: deviceModelIdentifier)
         }
     }
 

@@ -14,7 +14,7 @@ public struct RequestTrace: Sendable, Equatable {
     /// The 16 hex digits of the caller's span (the `traceparent`'s parent id), when it sent a valid one.
     public let parentSpanID: String?
 
-    /// The trace of the request being served by this task, if any (its ``RequestScope``'s).
+    /// The trace of the request being served by this task, if any.
     public static var current: RequestTrace? { RequestScope.current.trace }
 
     /// The trace of a request with these headers. A malformed `X-Request-Id` is replaced (it is echoed in a response
