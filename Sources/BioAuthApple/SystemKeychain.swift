@@ -60,6 +60,12 @@ public struct SystemKeychain: KeychainBackend {
         SecItemDelete(baseQuery(account) as CFDictionary)
     }
 
+    public func isPasscodeSet() async -> Bool {
+        var error: NSError?
+        if LAContext().canEvaluatePolicy(.deviceOwnerAuthentication, error: &error) { return true }
+        return error?.code != LAError.Code.passcodeNotSet.rawValue
+    }
+
     private func baseQuery(_ account: String) -> [String: Any] {
         var query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword,

@@ -12,6 +12,7 @@ struct KeychainSecureStoreTests {
         var protected: Set<String> = []
         var failNext: [String: Int32] = [:]
         var racingAdd = false
+        var passcodeSet = true
         var calls: [String] = []
 
         func fail(_ operation: String, with status: Int32) { failNext[operation] = status }
@@ -20,6 +21,8 @@ struct KeychainSecureStoreTests {
             protected.insert(account)
         }
         func raceNextAdd() { racingAdd = true }
+        func setPasscode(_ set: Bool) { passcodeSet = set }
+        func isPasscodeSet() async -> Bool { passcodeSet }
 
         private func injected(_ operation: String) -> Int32? {
             calls.append(operation)

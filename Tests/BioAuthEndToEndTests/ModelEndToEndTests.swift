@@ -116,6 +116,44 @@ struct ModelEndToEndTests {
     }
 }
 
+extension ModelEndToEndTests {
+    @Test("paying without Face ID while signed in: the payment PIN, never 'sign in with your password'")
+    func payWithoutBiometrics() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let model = Self.model(phone)
+            await model.loaded()
+            _ = await model.createAccount(username: "dave", password: "correct horse")
+            _ = await model.signIn(username: "dave", password: "correct horse")
+            await phone.sensor.script(.match)
+            #expect(await model.enableBiometricSignIn())
+            let token = try #require(await model.perform { try await $0.accessToken() })
+            let payment = try await phone.api.createPayment(
+                amount: Money(minorUnits: 1200, currency: .cny),
+                payeeID: "merchant-tea-7",
+                payeeName: "Tea House",
+                idempotencyKey: "order-1",
+                accessToken: token
+            )
+
+            // The customer taps "Pay with PIN" in the Face ID prompt.
+            await phone.sensor.script(.fallback)
+            #expect(await model.pay(payment.id) == nil)
+            #expect(model.snapshot?.state == .unlocked)
+            #expect(model.message == "如已设置支付密码，请使用支付密码继续。")
+            #expect(model.recovery == .usePassword)
+
+            // The device key is gone (a Keychain reset): turn it on again in settings, or the PIN.
+            try await phone.keys.deleteKey(tag: try #require(model.snapshot?.biometricSignIn.binding?.keyTag))
+            await phone.sensor.script(.match)
+            #expect(await model.pay(payment.id) == nil)
+            let message = try #require(model.message)
+            #expect(!message.contains("密码登录") && !message.contains("使用密码继续"), "\(message)")
+            #expect(model.snapshot?.state == .unlocked)
+        }
+    }
+}
+
 /// Raised once from any thread.
 final class Flag: Sendable {
     private let raised = Atomic<Bool>(false)

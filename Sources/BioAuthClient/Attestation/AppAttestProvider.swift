@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 
 /// The device half of the secure environment check (安全环境校验): Apple's App Attest.
@@ -36,6 +37,26 @@ public struct AppAttestProviderError: Error, Hashable, Sendable, CustomStringCon
     }
 
     public var description: String { "\(code): \(reason)" }
+
+    /// Every code.
+    public static let codes = ["app_attest_unsupported", "app_attest_invalid_key", "app_attest_service_unavailable", "app_attest_failed"]
+
+    /// What to offer the user: the bank (the device can't run the check it requires), nothing but the message's
+    /// "turn biometric sign-in off and on" (the key is gone), later (Apple's service is down), or again.
+    public var recovery: RecoveryAction {
+        switch code {
+        case "app_attest_unsupported": .contactBank
+        case "app_attest_invalid_key": .none
+        case "app_attest_service_unavailable": .tryLater
+        default: .retry
+        }
+    }
+
+    /// The message to show, in `language`, naming the sensor.
+    public func message(in language: Language, biometry: BiometryKind = .none) -> String {
+        let known = Self.codes.contains(code) ? code : "app_attest_failed"
+        return Localizer.string("refusal.\(known)", language: language, biometry: biometry, signedIn: false)
+    }
 
     /// `DCErrorDomain`.
     public static let deviceCheckDomain = "com.apple.devicecheck.error"

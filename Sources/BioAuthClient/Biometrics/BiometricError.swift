@@ -94,7 +94,7 @@ public struct BiometricError: Error, Hashable, Sendable, CustomStringConvertible
     public let code: Code
     /// The `LAError` raw code this came from, when it came from LocalAuthentication (also for unknown codes).
     public let laErrorCode: Int?
-    /// An English diagnostic for logs. Never contains secrets; not for display (use ``message(in:biometry:)``).
+    /// An English diagnostic for logs. Never contains secrets; not for display (use ``message(in:biometry:signedIn:)``).
     public let reason: String
     /// Where the error was made.
     public let file: String
@@ -123,9 +123,11 @@ public struct BiometricError: Error, Hashable, Sendable, CustomStringConvertible
     /// What to offer the user.
     public var recovery: RecoveryAction { code.recovery }
 
-    /// The message to show, in `language`, naming the sensor (`"Face ID"`, `"面容 ID"`).
-    public func message(in language: Language, biometry: BiometryKind) -> String {
-        Localizer.string("error.\(code)", language: language, arguments: [BiometryName.name(of: biometry, in: language)])
+    /// The message to show, in `language`, naming the sensor (`"Face ID"`, `"面容 ID"`). When `signedIn` (paying,
+    /// approving, in the app's settings), a failure that would send a signed-out user to the password points to the
+    /// payment PIN or this app's settings instead.
+    public func message(in language: Language, biometry: BiometryKind, signedIn: Bool = false) -> String {
+        Localizer.string("error.\(code)", language: language, biometry: biometry, signedIn: signedIn)
     }
 
     public var description: String { "BiometricError(\(code)): \(reason)" }

@@ -38,6 +38,13 @@ enum Localizer {
         return table
     }
 
+    /// The text for `key` naming the sensor; when `signedIn`, the `<key>.signedIn` variant where the table has one
+    /// (a signed-in customer who pays or approves is never told to sign in with the password).
+    static func string(_ key: String, language: Language, biometry: BiometryKind, signedIn: Bool) -> String {
+        let chosen = signedIn && template(key + ".signedIn", language: language) != nil ? key + ".signedIn" : key
+        return string(chosen, language: language, arguments: [BiometryName.name(of: biometry, in: language)])
+    }
+
     /// The raw template for `key`, or `nil` when the language's table lacks it.
     static func template(_ key: String, language: Language) -> String? {
         let missing = "\u{0}missing"

@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 
 /// What the server asks a passkey provider to create (from `POST /v1/passkeys/registration-options`).
@@ -122,6 +123,24 @@ public struct PasskeyProviderError: Error, Hashable, Sendable, CustomStringConve
     public static let notAllowedCode = "passkey_not_allowed"
     /// Anything else.
     public static let failedCode = "passkey_failed"
+    /// Every code.
+    public static let codes = [cancelledCode, notAvailableCode, notAllowedCode, failedCode]
+
+    /// What to offer the user: nothing after a cancel or a refusal, the password when there is no passkey, else again.
+    public var recovery: RecoveryAction {
+        switch code {
+        case Self.cancelledCode, Self.notAllowedCode: .none
+        case Self.notAvailableCode: .usePassword
+        default: .retry
+        }
+    }
+
+    /// The message to show, in `language` (``BioAuthScreens/message(for:biometry:signedIn:)`` shows none after a
+    /// cancel).
+    public func message(in language: Language, biometry: BiometryKind = .none) -> String {
+        let known = Self.codes.contains(code) ? code : Self.failedCode
+        return Localizer.string("refusal.\(known)", language: language, biometry: biometry, signedIn: false)
+    }
 
     /// The error for an `ASAuthorizationError` code: 1001 canceled, 1004 failed, 1003 not handled (no credential),
     /// 1006 matched excluded credential, 1005 not interactive, anything else a plain failure.

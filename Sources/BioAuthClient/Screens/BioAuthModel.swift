@@ -282,7 +282,7 @@ public final class BioAuthModel {
 
     private func show(_ error: any Error) {
         let biometry = snapshot?.biometricSignIn.binding?.biometry ?? availability?.kind ?? .none
-        message = screens.message(for: error, biometry: biometry)
+        message = screens.message(for: error, biometry: biometry, signedIn: snapshot?.state == .unlocked)
         recovery = screens.recovery(for: error)
         lastError = error
     }

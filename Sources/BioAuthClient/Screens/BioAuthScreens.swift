@@ -104,10 +104,10 @@ public struct BioAuthScreens: Hashable, Sendable {
         let signedIn = snapshot.state == .unlocked
         var footnote: String?
         if case .turnedOff(let reason) = snapshot.biometricSignIn {
-            footnote = reason.message(in: language, biometry: kind)
+            footnote = reason.message(in: language, biometry: kind, signedIn: signedIn)
         }
         if binding == nil, case .unavailable(let error) = availability {
-            footnote = error.message(in: language, biometry: kind)
+            footnote = error.message(in: language, biometry: kind, signedIn: signedIn)
         }
         return BiometricToggle(
             label: text("screen.settings.toggle", kind),
@@ -118,25 +118,41 @@ public struct BioAuthScreens: Hashable, Sendable {
     }
 
     /// What to tell the user after `error`, or `nil` when nothing should be shown: the user or the system
-    /// cancelled the prompt (-2, -4, -9), which they already know.
-    public func message(for error: any Error, biometry: BiometryKind) -> String? {
+    /// cancelled the prompt (-2, -4, -9) or the passkey sheet, or the task was cancelled, which they already know.
+    ///
+    /// Every refusal the SDK throws has its own text: ``BiometricError``, ``APIProblem``, ``SecureStoreError`` (the
+    /// Keychain's status codes, a device without a passcode), ``SessionError``, ``AppAttestProviderError`` and
+    /// ``PasskeyProviderError``. `signedIn` (the session is unlocked: the customer is paying, approving or in
+    /// settings) picks the copy that fits there: the payment PIN or this app's settings, never "sign in with your
+    /// password".
+    public func message(for error: any Error, biometry: BiometryKind, signedIn: Bool = false) -> String? {
         switch error {
         case let error as BiometricError:
             let silent: [BiometricError.Code] = [.userCancel, .systemCancel, .appCancel]
-            return silent.contains(error.code) ? nil : error.message(in: language, biometry: biometry)
-        case let problem as APIProblem:
-            return problem.message(in: language)
-        default:
-            return Localizer.string("problem.other", language: language)
+            return silent.contains(error.code) ? nil : error.message(in: language, biometry: biometry, signedIn: signedIn)
+        case let problem as APIProblem: return problem.message(in: language)
+        case let error as SecureStoreError: return error.message(in: language, biometry: biometry)
+        case let error as SessionError: return error.message(in: language, biometry: biometry)
+        case let error as AppAttestProviderError: return error.message(in: language, biometry: biometry)
+        case let error as PasskeyProviderError:
+            return error.code == PasskeyProviderError.cancelledCode ? nil : error.message(in: language, biometry: biometry)
+        case is CancellationError: return nil
+        default: return Localizer.string("problem.other", language: language)
         }
     }
 
-    /// What to offer the user after `error`: the recovery of a biometric error or a server problem (another PIN, sign
-    /// in again, contact the bank, wait), ``RecoveryAction/retry`` for anything else.
+    /// What to offer the user after `error`: each SDK refusal's own recovery (another PIN, sign in again, set a
+    /// passcode, contact the bank, wait), ``RecoveryAction/none`` after a cancellation, ``RecoveryAction/retry`` for
+    /// anything else.
     public func recovery(for error: any Error) -> RecoveryAction {
         switch error {
         case let error as BiometricError: error.recovery
         case let problem as APIProblem: problem.recovery
+        case let error as SecureStoreError: error.recovery
+        case let error as SessionError: error.recovery
+        case let error as AppAttestProviderError: error.recovery
+        case let error as PasskeyProviderError: error.recovery
+        case is CancellationError: .none
         default: .retry
         }
     }

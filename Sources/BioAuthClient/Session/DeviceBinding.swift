@@ -68,8 +68,9 @@ public enum BiometricSignInOffReason: String, Codable, Hashable, Sendable {
     /// Turning biometric sign-in on again registers a new key with an attestation.
     case secureEnvironmentRequired
 
-    /// Why, in `language`, naming the sensor: shown once, with a way to turn it on again.
-    public func message(in language: Language, biometry: BiometryKind) -> String {
-        Localizer.string("off.\(rawValue)", language: language, arguments: [BiometryName.name(of: biometry, in: language)])
+    /// Why, in `language`, naming the sensor: shown once, with a way to turn it on again (when `signedIn`, the way
+    /// is this app's settings, not the password).
+    public func message(in language: Language, biometry: BiometryKind, signedIn: Bool = false) -> String {
+        Localizer.string("off.\(rawValue)", language: language, biometry: biometry, signedIn: signedIn)
     }
 }

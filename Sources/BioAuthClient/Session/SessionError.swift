@@ -1,3 +1,5 @@
+import BioAuthCore
+
 /// The session state machine refused an event or could not read its stored state.
 public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable machine code.
@@ -13,6 +15,8 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The stored state could not be decoded. ``SessionMachine/discardStoredState(in:storageKey:)``
         /// starts over signed out.
         public static let corruptState = Code(backing: .corruptState)
+        /// Every code.
+        public static let all: [Code] = [.invalidTransition, .corruptState]
         /// The stable string.
         public var description: String { backing.rawValue }
     }
@@ -32,6 +36,14 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
         self.file = file
         self.line = line
+    }
+
+    /// What to offer the user: sign in again when the stored state is unreadable, else try again.
+    public var recovery: RecoveryAction { code == .corruptState ? .signInAgain : .retry }
+
+    /// The message to show, in `language`.
+    public func message(in language: Language, biometry: BiometryKind = .none) -> String {
+        Localizer.string("refusal.\(code)", language: language, biometry: biometry, signedIn: false)
     }
 
     public var description: String { "SessionError(\(code)): \(reason)" }

@@ -17,6 +17,15 @@ public protocol KeychainBackend: Sendable {
     func update(account: String, data: Data) async -> Int32
     /// `SecItemDelete`.
     func delete(account: String) async -> Int32
+    /// Whether the device has a passcode (`LAContext.canEvaluatePolicy(.deviceOwnerAuthentication)` does not answer
+    /// `LAError.passcodeNotSet`). Asked only after an add failed: without a passcode the Keychain stores no item that is
+    /// only for a device with one, whatever result code it gives. True unless a backend says otherwise.
+    func isPasscodeSet() async -> Bool
+}
+
+extension KeychainBackend {
+    /// True: a backend that can't tell assumes the device has a passcode.
+    public func isPasscodeSet() async -> Bool { true }
 }
 
 /// Keychain result codes (`OSStatus`, from Security's `SecBase.h`) and what they mean to a store.
@@ -90,7 +99,12 @@ public struct KeychainSecureStore: SecureStore {
             guard updated == KeychainStatus.itemNotFound else { throw KeychainStatus.error(updated, during: "update") }
             let added = await backend.add(account: key, data: data)
             if added == KeychainStatus.success { return }
-            guard added == KeychainStatus.duplicateItem else { throw KeychainStatus.error(added, during: "add") }
+            guard added == KeychainStatus.duplicateItem else {
+                guard await backend.isPasscodeSet() else {
+                    throw SecureStoreError(.passcodeNotSet, reason: "keychain add: the device has no passcode (OSStatus \(added))")
+                }
+                throw KeychainStatus.error(added, during: "add")
+            }
             // Added by someone else between our update and add: update it on the next pass.
         }
         throw SecureStoreError(.ioFailure, reason: "keychain write kept racing with another writer")

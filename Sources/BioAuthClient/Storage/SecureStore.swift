@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 
 /// Small secret values kept on the device: the persisted session state, the device binding, tokens.
@@ -44,6 +45,7 @@ public struct SecureStoreError: Error, Hashable, Sendable, CustomStringConvertib
             case ioFailure = "store_io_failure"
             case accessDenied = "store_access_denied"
             case corruptData = "store_corrupt_data"
+            case passcodeNotSet = "store_passcode_not_set"
         }
         private let backing: Backing
         /// The key is not of the accepted form.
@@ -54,6 +56,11 @@ public struct SecureStoreError: Error, Hashable, Sendable, CustomStringConvertib
         public static let accessDenied = Code(backing: .accessDenied)
         /// A stored value could not be decoded.
         public static let corruptData = Code(backing: .corruptData)
+        /// The device has no passcode, so the Keychain stores nothing that is only for a device with one (every
+        /// item of `KeychainSecureStore.system`): the user must set a passcode in Settings.
+        public static let passcodeNotSet = Code(backing: .passcodeNotSet)
+        /// Every code.
+        public static let all: [Code] = [.invalidKey, .ioFailure, .accessDenied, .corruptData, .passcodeNotSet]
         /// The stable string, e.g. `"store_io_failure"`.
         public var description: String { backing.rawValue }
     }
@@ -73,6 +80,22 @@ public struct SecureStoreError: Error, Hashable, Sendable, CustomStringConvertib
         self.reason = reason
         self.file = file
         self.line = line
+    }
+
+    /// What to offer the user: set a passcode, try again, sign in again (the saved state is unreadable) or update
+    /// the app (it asked for a key the store refuses).
+    public var recovery: RecoveryAction {
+        switch code {
+        case .passcodeNotSet: .openSettingsToSetPasscode
+        case .corruptData: .signInAgain
+        case .invalidKey: .updateApp
+        default: .retry
+        }
+    }
+
+    /// The message to show, in `language` (`biometry` names the sensor where the text does).
+    public func message(in language: Language, biometry: BiometryKind = .none) -> String {
+        Localizer.string("refusal.\(code)", language: language, biometry: biometry, signedIn: false)
     }
 
     public var description: String { "SecureStoreError(\(code)): \(reason)" }

@@ -114,12 +114,17 @@ extension SimulatedPhone {
             try await store.removeValue(forKey: "session")  // removing what is not there is not an error
         }
 
-        @Test("without a passcode nothing can be stored: WhenPasscodeSet items are refused")
-        func keychainWithoutPasscode() async {
+        @Test("without a passcode nothing can be stored: the refusal says to set a passcode, not 'try again'")
+        func keychainWithoutPasscode() async throws {
             device.passcodeSet = false
-            await #expect { try await KeychainSecureStore.system(service: "com.bank.app").set(Data("x".utf8), forKey: "k") } throws: {
-                ($0 as? SecureStoreError)?.code == .accessDenied
+            let error = await #expect(throws: SecureStoreError.self) {
+                try await KeychainSecureStore.system(service: "com.bank.app").set(Data("x".utf8), forKey: "k")
             }
+            #expect(error?.code == .passcodeNotSet)
+            #expect(error?.recovery == .openSettingsToSetPasscode)
+            device.passcodeSet = true
+            try? await KeychainSecureStore.system(service: "com.bank.app").set(Data("x".utf8), forKey: "k")
+            #expect(try await KeychainSecureStore.system(service: "com.bank.app").data(forKey: "k") == Data("x".utf8))
         }
 
         // MARK: Secure Enclave
