@@ -16,7 +16,7 @@ struct BioAuthExampleApp: App {
 
     init() {
         let language = Language.preferred(from: Locale.preferredLanguages)
-        IntegrationDiagnostics.run(language: language)
+        IntegrationDiagnostics.run(language: language, serverURL: Self.serverURL)
         let api = BioAuthAPI(serverURL: Self.serverURL)
         let authenticator = LocalAuthenticator()
         let store = KeychainSecureStore.system(service: Bundle.main.bundleIdentifier ?? "bioauth.example")

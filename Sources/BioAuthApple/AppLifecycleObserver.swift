@@ -8,8 +8,12 @@ import UIKit
 /// Keep it alive as long as the lock (for example as a property of your app delegate). For SwiftUI scenes,
 /// the `bioAuthLifecycle(_:)` view modifier does the same from `scenePhase`; use one of the two, not both.
 ///
+/// Not available in an app extension (it reads `UIApplication.shared`, which extensions may not use): there, feed
+/// `AppLock.handle(_:)` from the extension's own lifecycle, or use `bioAuthLifecycle(_:)` in a SwiftUI extension.
+///
 /// Not run on a device: compiled on Linux against stand-ins for the SDK's declarations and run against a scripted
 /// phone (docs/APPLE.md, "Proven on Linux").
+@available(iOSApplicationExtension, unavailable)
 @MainActor
 public final class AppLifecycleObserver {
     private let lock: AppLock

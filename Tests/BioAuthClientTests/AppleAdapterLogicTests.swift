@@ -122,6 +122,44 @@ struct AppleAdapterLogicTests {
         #expect(warnings.map(\.code) == codes)
     }
 
+    @Test(
+        "a server on the local network needs NSLocalNetworkUsageDescription; loopback and the internet don't",
+        arguments: [
+            ("http://192.168.1.20:8080", true), ("http://10.0.0.5", true), ("http://172.20.1.1", true), ("http://169.254.3.4", true),
+            ("http://my-mac.local:8080", true), ("http://[fe80::1]:8080", true), ("http://[fd12::1]", true),
+            ("http://127.0.0.1:8080", false), ("http://localhost:8080", false), ("https://bank.example", false),
+            ("http://172.32.0.1", false), ("http://8.8.8.8", false), ("http://192.168.1", false),
+        ]
+    )
+    func localNetwork(url: String, warns: Bool) throws {
+        let info: [String: Any] = ["NSFaceIDUsageDescription": "x"]
+        let serverURL = try #require(URL(string: url))
+        let codes = IntegrationCheck.warnings(infoDictionary: info, biometry: .faceID, language: .english, serverURL: serverURL).map(\.code)
+        #expect(codes == (warns ? ["missing_local_network_usage_description"] : []))
+        var described = info
+        described["NSLocalNetworkUsageDescription"] = "Connect to the test server on your Mac."
+        #expect(IntegrationCheck.warnings(infoDictionary: described, biometry: .faceID, language: .english, serverURL: serverURL).isEmpty)
+    }
+
+    @Test("the example app's Info.plist passes every check with the server on the Mac's address, in both languages")
+    func examplePlist() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Examples/BioAuthExample")
+        let data = try Data(contentsOf: folder.appendingPathComponent("Info.plist"))
+        var info = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+        let mac = try #require(URL(string: "http://192.168.1.20:8080"))
+        for language in Language.all {
+            #expect(IntegrationCheck.warnings(infoDictionary: info, biometry: .faceID, language: language, serverURL: mac).isEmpty)
+        }
+        let chinese = try String(contentsOf: folder.appendingPathComponent("zh-Hans.lproj/InfoPlist.strings"), encoding: .utf8)
+        #expect(chinese.contains("\"NSLocalNetworkUsageDescription\"") && chinese.contains("\"NSFaceIDUsageDescription\""))
+        info["NSLocalNetworkUsageDescription"] = nil
+        #expect(
+            IntegrationCheck.warnings(infoDictionary: info, biometry: .faceID, language: .english, serverURL: mac).map(\.code)
+                == ["missing_local_network_usage_description"]
+        )
+    }
+
     @Test("a localization list declared as an array counts")
     func infoPlistArray() {
         let info: [String: Any] = ["NSFaceIDUsageDescription": "x", "CFBundleLocalizations": ["en", "zh-Hans"]]

@@ -21,7 +21,15 @@ public enum IntegrationCheck {
     /// - `empty_face_id_usage_description`: present but blank; App Review rejects it and users see no reason.
     /// - `missing_chinese_localization`: the app uses Simplified Chinese prompts but does not declare `zh-Hans`
     ///   (`CFBundleLocalizations`), so the system's own buttons stay in English.
-    public static func warnings(infoDictionary: [String: Any]?, biometry: BiometryKind, language: Language) -> [IntegrationWarning] {
+    /// - `missing_local_network_usage_description`: `serverURL` is on the local network (a private or link-local
+    ///   address, a `.local` name: a test server on a Mac) and `NSLocalNetworkUsageDescription` is missing, so iOS
+    ///   (14 or later) refuses the connection without asking.
+    public static func warnings(
+        infoDictionary: [String: Any]?,
+        biometry: BiometryKind,
+        language: Language,
+        serverURL: URL? = nil
+    ) -> [IntegrationWarning] {
         var warnings: [IntegrationWarning] = []
         let info = infoDictionary ?? [:]
         // Face ID needs the usage string; checked for every device, since the same build runs on both kinds.
@@ -56,6 +64,28 @@ public enum IntegrationCheck {
                 )
             }
         }
+        if let host = serverURL?.host, isOnLocalNetwork(host), (info["NSLocalNetworkUsageDescription"] as? String)?.isEmpty ?? true {
+            warnings.append(
+                IntegrationWarning(
+                    code: "missing_local_network_usage_description",
+                    message: "the server (\(host)) is on the local network but Info.plist has no NSLocalNetworkUsageDescription; "
+                        + "iOS refuses the connection without asking. Add it (and its zh-Hans InfoPlist.strings)."
+                )
+            )
+        }
         return warnings
+    }
+
+    /// Whether `host` is reached over the local network: an IPv4 private (10/8, 172.16/12, 192.168/16) or link-local
+    /// (169.254/16) address, an IPv6 link-local or unique-local address, or a `.local` (Bonjour) name. Loopback is not
+    /// (it never leaves the device).
+    static func isOnLocalNetwork(_ host: String) -> Bool {
+        let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]."))
+        if name.hasSuffix(".local") { return true }
+        if name.contains(":") { return name.hasPrefix("fe80:") || name.hasPrefix("fc") || name.hasPrefix("fd") }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+        guard octets.count == 4, let first = octets[0], let second = octets[1], octets.allSatisfy({ $0 != nil }) else { return false }
+        return first == 10 || (first == 172 && (16...31).contains(second)) || (first == 192 && second == 168)
+            || (first == 169 && second == 254)
     }
 }

@@ -6,8 +6,11 @@ import Foundation
 /// Each language's bundle is opened once. The `.lproj` folder is found case-insensitively because SwiftPM
 /// writes `zh-hans.lproj` on some platforms and `zh-Hans.lproj` on others.
 enum Localizer {
+    /// The folder of the module's resources: the `.lproj` tables and `PrivacyInfo.xcprivacy`.
+    static let resourceRoot = Bundle.module.resourceURL ?? Bundle.module.bundleURL
+
     private static let bundles: [String: Bundle] = {
-        let root = Bundle.module.resourceURL ?? Bundle.module.bundleURL
+        let root = resourceRoot
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
         var bundles: [String: Bundle] = [:]
         for language in Language.all {
