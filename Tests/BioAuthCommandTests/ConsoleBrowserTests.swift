@@ -231,6 +231,18 @@ extension InABrowser {
                     let form = "form[action$='/devices/\(scene.deviceID)/revoke']"
                     try await browser.type("\(form) input[name=reason]", "Phone stolen <script>alert(1)</script>")
                     try await browser.click("\(form) button[type=submit]")
+                    // Nothing is revoked yet: a page asks to confirm, with the reason as text; Back changes nothing.
+                    let asked = try await browser.waitForSource(containing: "Revoke this device?")
+                    #expect(asked.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !asked.contains("<script>alert"), "the reason is escaped")
+                    #expect(await !browser.alertIsOpen)
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("customer-confirm-revoke.png"))
+                    try await browser.click("section.confirm a")
+                    let unchanged = try await browser.waitForSource(containing: "/devices/\(scene.deviceID)/revoke")
+                    #expect(!unchanged.contains("The device is revoked."), "Back revoked nothing")
+                    try await browser.type("\(form) input[name=reason]", "Phone stolen <script>alert(1)</script>")
+                    try await browser.click("\(form) button[type=submit]")
+                    _ = try await browser.waitForSource(containing: "Revoke this device?")
+                    try await browser.click("section.confirm button[type=submit]")
                     _ = try await browser.element("p.flash")
                     let after = try await browser.source
                     #expect(after.contains("The device is revoked."))
@@ -413,13 +425,25 @@ extension InABrowser {
                 // Defect 1: the action looks the payment up by the customer in the path and its id together.
                 let crossed = try await Self.post(
                     "\(scene.direct)/console/customers/\(alice)/payments/\(bobs.id)/cancel",
-                    form: "csrf=\(csrf)&reason=Not+hers",
+                    form: "csrf=\(csrf)&reason=Not+hers&confirmed=yes",
                     cookie: cookie,
                     origin: scene.direct,
                     http: http
                 )
                 #expect(crossed.status == 404 && crossed.body.contains("the customer has no payment"), "\(crossed.status)")
                 #expect(try await scene.api.payment(bobs.id, accessToken: bob.accessToken).status == "pending", "bob's payment is untouched")
+                // A cancel posted without the confirmation page's answer only asks; the payment stays pending.
+                let unconfirmed = try await Self.post(
+                    "\(scene.direct)/console/customers/\(alice)/payments/\(scene.paymentID)/cancel",
+                    form: "csrf=\(csrf)&reason=Asked+by+phone",
+                    cookie: cookie,
+                    origin: scene.direct,
+                    http: http
+                )
+                #expect(unconfirmed.status == 200 && unconfirmed.body.contains("Cancel this payment?"), "\(unconfirmed.status)")
+                #expect(unconfirmed.body.contains(#"name="confirmed" value="yes""#) && unconfirmed.body.contains("Asked by phone"))
+                let aliceTokens = try await scene.api.signIn(username: "alice", password: "correct horse", installationID: "phone-4")
+                #expect(try await scene.api.payment(scene.paymentID, accessToken: aliceTokens.accessToken).status == "pending")
                 // Defect 3: password and code on one form; the right password alone is answered as a wrong one.
                 try await WebDriver.run(http: http) { browser in
                     try await browser.go("\(scene.origin)/console/sign-in")
@@ -563,6 +587,8 @@ extension InABrowser {
                     let form = "form[action$='/devices/\(scene.deviceID)/revoke']"
                     try await browser.type("\(form) input[name=reason]", "客户来电：手机被盗（工单 4711）")
                     try await browser.click("\(form) button[type=submit]")
+                    _ = try await browser.waitForSource(containing: "撤销此设备？")
+                    try await browser.click("section.confirm button[type=submit]")
                     let revoked = try await browser.waitForSource(containing: "设备已撤销。")
                     #expect(revoked.contains("撤销设备") && revoked.contains("<strong>lin</strong>") && revoked.contains("工单 4711"))
                     #expect(revoked.contains("设备 Alice") || revoked.contains("设备 Alice&#39;s iPhone"), "which device")

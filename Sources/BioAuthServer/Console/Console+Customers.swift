@@ -22,20 +22,20 @@ extension Console {
         router.post("/console/customers/{account}/devices/{device}/revoke") { request, context in
             let account = try context.parameters.require("account")
             let device = try context.parameters.require("device")
-            return try await console.act(request, account: account, done: "revoked") { name, reason in
+            return try await console.act(request, account: account, done: "revoked", confirming: true) { name, reason in
                 try await console.desk.revokeDevice(device, customer: account, operator: name, reason: reason)
             }
         }
         router.post("/console/customers/{account}/passkeys/{passkey}/revoke") { request, context in
             let account = try context.parameters.require("account")
             let passkey = try context.parameters.require("passkey")
-            return try await console.act(request, account: account, done: "passkey-revoked") { name, reason in
+            return try await console.act(request, account: account, done: "passkey-revoked", confirming: true) { name, reason in
                 try await console.desk.revokePasskey(passkey, customer: account, operator: name, reason: reason)
             }
         }
         router.post("/console/customers/{account}/end-sessions") { request, context in
             let account = try context.parameters.require("account")
-            return try await console.act(request, account: account, done: "sessions-ended") { name, reason in
+            return try await console.act(request, account: account, done: "sessions-ended", confirming: true) { name, reason in
                 try await console.desk.endSessions(customer: account, operator: name, reason: reason)
             }
         }
@@ -54,7 +54,7 @@ extension Console {
         router.post("/console/customers/{account}/payments/{payment}/cancel") { request, context in
             let account = try context.parameters.require("account")
             let payment = try context.parameters.require("payment")
-            return try await console.act(request, account: account, done: "cancelled") { name, reason in
+            return try await console.act(request, account: account, done: "cancelled", confirming: true) { name, reason in
                 try await console.desk.cancelPayment(payment, customer: account, operator: name, reason: reason)
             }
         }
@@ -257,15 +257,21 @@ extension Console {
     static func amount(_ money: Money?) -> String { money.map { "\($0.decimalString) \($0.currency.code)" } ?? "?" }
 
     /// A support action from a form: the session, the CSRF token, the origin and the role are checked, then `body` runs
-    /// with the operator's name and the reason; afterwards the customer's page is shown again.
+    /// with the operator's name and the reason; afterwards the customer's page is shown again. An action that can't be
+    /// undone (`confirming`: revoke, cancel, end sessions) first answers a page that asks to confirm it with the reason
+    /// given, and runs only when that page's form comes back (`confirmed=yes`, with a fresh CSRF check).
     func act(
         _ request: Request,
         account: String,
         done: String,
+        confirming: Bool = false,
         _ body: @Sendable (String, String) async throws -> Void
     ) async throws -> Response {
         try await acting(request) { session, form in
             guard session.operator.role != .viewer else { return forbidden(request, "error.viewer", session: session) }
+            if confirming, form["confirmed"] != "yes" {
+                return confirmation(request, done: done, account: account, reason: form["reason"] ?? "", session: session)
+            }
             do {
                 try await body(session.operator.name, form["reason"] ?? "")
             } catch let error as SupportError {
@@ -273,5 +279,21 @@ extension Console {
             }
             return Self.redirect("/console/customers/\(Self.pathSafe(account))?done=\(done)")
         }
+    }
+
+    /// The page that asks to confirm the action `done` names, posting the same form back to the same address.
+    func confirmation(_ request: Request, done: String, account: String, reason: String, session: ConsoleSessions.Session) -> Response {
+        let language = Self.language(request)
+        let view: [String: Any] = [
+            "t": language.text, "csrf": session.csrfToken, "action": request.uri.path, "reason": reason,
+            "question": language["confirm.\(done)"], "consequence": language["confirm.\(done).detail"],
+            "button": language["confirm.\(done).button"], "back": "/console/customers/\(Self.pathSafe(account))",
+        ]
+        return page(
+            request,
+            title: language["confirm.\(done)"],
+            content: templates.render(view, withTemplate: "confirm") ?? "",
+            session: session
+        )
     }
 }
