@@ -30,13 +30,22 @@ extension InABrowser {
             let key: P256.Signing.PrivateKey
             let deviceID: String
             let paymentID: String
+            /// Alice's session on her phone.
+            var accessToken = ""
+            /// The call centre's client (`approvals:write`, shown as "Bank Call Centre").
+            var callCentre: ServiceClients.Credentials? = nil
+            /// A shop's backend (`payments:write`, `webhooks:write`, shown as "Example Shop").
+            var shop: ServiceClients.Credentials? = nil
         }
 
-        static func withScene(_ body: (Scene, HTTPClient) async throws -> Void) async throws {
+        /// The scene; with `webPage`, the web sign-in page and its QR codes are on too.
+        static func withScene(webPage: Bool = false, _ body: (Scene, HTTPClient) async throws -> Void) async throws {
             let callCentreCredentials = Mutex<ServiceClients.Credentials?>(nil)
+            let shopCredentials = Mutex<ServiceClients.Credentials?>(nil)
             var configuration = ServerConfiguration.forTests()
             configuration.consoleEnabled = true
             configuration.passkeys.origins = ["https://bank.example"]
+            configuration.passkeys.webPageEnabled = webPage
             var logger = Logger(label: "console-test")
             logger.logLevel = .error
             let server = try await LoopbackServer.start(configuration: configuration, logger: logger) { database in
@@ -49,6 +58,9 @@ extension InABrowser {
                 let callCentre = try await clients.create(name: "call-centre", scopes: ["approvals:write"])
                 try await clients.setDisplayName(clientID: callCentre.clientID, to: "Bank Call Centre")
                 callCentreCredentials.withLock { $0 = callCentre }
+                let shop = try await clients.create(name: "shop-backend", scopes: ["payments:write", "webhooks:write"])
+                try await clients.setDisplayName(clientID: shop.clientID, to: "Example Shop")
+                shopCredentials.withLock { $0 = shop }
             }
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
             do {
@@ -147,7 +159,7 @@ extension InABrowser {
                     keyID: publicKey.keyID,
                     counter: 4
                 )
-                _ = try await api.signInWithBiometrics(
+                let faceID = try await api.signInWithBiometrics(
                     challengeID: login.id,
                     keyID: publicKey.keyID,
                     counter: 4,
@@ -156,7 +168,17 @@ extension InABrowser {
                 // Chromium keeps a Secure cookie from http://localhost (WebDriver maps localhost to 127.0.0.1 only: on ::1 the
                 // same port number may be another test's server). The test's own HTTP requests go to 127.0.0.1.
                 let origin = "http://localhost:\(server.url.port ?? 0)"
-                try await body(Scene(origin: origin, api: api, key: key, deviceID: device.id, paymentID: payment.id), http)
+                let scene = Scene(
+                    origin: origin,
+                    api: api,
+                    key: key,
+                    deviceID: device.id,
+                    paymentID: payment.id,
+                    accessToken: faceID.accessToken,
+                    callCentre: callCentre,
+                    shop: shopCredentials.withLock { $0 }
+                )
+                try await body(scene, http)
             } catch {
                 try? await http.shutdown()
                 await server.stop()
@@ -204,7 +226,7 @@ extension InABrowser {
                     _ = try await browser.element("svg rect")
                     let overview = try await browser.source
                     #expect(overview.contains("password_sign_in") == false && overview.contains("<svg"), "the chart is drawn")
-                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("overview.png"))
+                    try await browser.screenshot(to: Self.screenshots.appendingPathComponent("overview-after-sign-in.png"))
                     try await browser.go("\(scene.origin)/console/customers")
                     try await browser.type("input[name=q]", "alice")
                     try await browser.click("form[action='/console/customers'] button[type=submit]")
@@ -442,6 +464,24 @@ extension InABrowser {
                 )
                 #expect(unconfirmed.status == 200 && unconfirmed.body.contains("Cancel this payment?"), "\(unconfirmed.status)")
                 #expect(unconfirmed.body.contains(#"name="confirmed" value="yes""#) && unconfirmed.body.contains("Asked by phone"))
+                #expect(unconfirmed.body.contains("88.00 CNY → Tom &amp; Jerry"), "the confirmation names the payment")
+                // Refused before asking: without a reason, and for bob's payment under alice's path.
+                let noReason = try await Self.post(
+                    "\(scene.direct)/console/customers/\(alice)/payments/\(scene.paymentID)/cancel",
+                    form: "csrf=\(csrf)&reason=",
+                    cookie: cookie,
+                    origin: scene.direct,
+                    http: http
+                )
+                #expect(noReason.status == 422 && !noReason.body.contains("Cancel this payment?"), "\(noReason.status)")
+                let crossedAsk = try await Self.post(
+                    "\(scene.direct)/console/customers/\(alice)/payments/\(bobs.id)/cancel",
+                    form: "csrf=\(csrf)&reason=Not+hers",
+                    cookie: cookie,
+                    origin: scene.direct,
+                    http: http
+                )
+                #expect(crossedAsk.status == 404 && !crossedAsk.body.contains("Cancel this payment?"), "\(crossedAsk.status)")
                 let aliceTokens = try await scene.api.signIn(username: "alice", password: "correct horse", installationID: "phone-4")
                 #expect(try await scene.api.payment(scene.paymentID, accessToken: aliceTokens.accessToken).status == "pending")
                 // Defect 3: password and code on one form; the right password alone is answered as a wrong one.

@@ -111,7 +111,14 @@ struct OperatorTests {
                 password: "correct horse battery",
                 code: Self.totp(typed: fresh, at: api.clock.now)
             )
-            #expect(next == .signedIn(signedIn))
+            guard case .signedIn(let again) = next else {
+                Issue.record("not signed in: \(next)")
+                return
+            }
+            #expect(again.id == signedIn.id && again.role == signedIn.role && again.totpEnrolled)
+            // Each sign-in is the operator's last, as the admin page lists them.
+            #expect(signedIn.lastSignInAt == api.clock.now.addingTimeInterval(-30) && again.lastSignInAt == api.clock.now)
+            #expect(try await operators.list().first { $0.id == signedIn.id }?.lastSignInAt == api.clock.now)
         }
     }
 
@@ -250,7 +257,7 @@ struct OperatorTests {
             let stored = try await api.database.transaction { db in try #require(try await db.operators.credentials(id: mei.id)) }
             let outcomes = try await api.database.transaction { db in
                 [
-                    try await db.operators.recordSignIn(mei.id, secret: stored.totpSecret ?? "", step: step),
+                    try await db.operators.recordSignIn(mei.id, secret: stored.totpSecret ?? "", step: step, at: 0),
                     try await db.operators.recordStep(mei.id, step: step), try await db.operators.recordStep(mei.id, step: step + 1),
                 ]
             }

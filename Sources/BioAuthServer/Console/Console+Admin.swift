@@ -3,7 +3,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// What only admins do: operators, payees, service clients; and what they read: operator changes, webhook endpoints.
+/// What only admins do: operators, payees, service clients; and what they read: operator changes, webhook endpoints and
+/// how their deliveries stand.
 extension Console {
     /// The admin page and its actions.
     func addAdminRoutes(to router: Router<BioAuthRequestContext>) {
@@ -76,6 +77,7 @@ extension Console {
         let names = Dictionary(operators.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let payees = try await PayeeRegistry(database: service.database, clock: service.clock).list()
         let clients = try await ServiceClients(database: service.database, clock: service.clock, random: service.random).list()
+        let clientNames = Dictionary(clients.map { ($0.id, $0.shownName) }, uniquingKeysWith: { first, _ in first })
         let roles = OperatorRole.allCases.map(\.rawValue)
         let view: [String: Any] = [
             "t": language.text, "csrf": session.csrfToken,
@@ -86,6 +88,7 @@ extension Console {
                     ? "disabled" : item.mustChangePassword ? "passwordNotChosen" : item.totpEnrolled ? "active" : "totpPending"
                 return [
                     "id": item.id, "name": item.name, "role": language.word("role", item.role.rawValue), "createdAt": clock.format(item.createdAt),
+                    "lastSignInAt": item.lastSignInAt.map(clock.format) ?? language["never"],
                     "state": language[state], "disabled": item.disabledAt != nil, "isSelf": item.id == session.operator.id,
                     "roles": roles.map { ["value": $0, "label": language.word("role", $0), "selected": $0 == item.role.rawValue] },
                 ]
@@ -104,12 +107,24 @@ extension Console {
             },
             "clients": clients.map { client -> [String: Any] in
                 [
-                    "id": client.id, "name": client.name, "scopes": client.scopes.joined(separator: " "),
+                    "id": client.id, "name": client.name, "displayName": client.displayName ?? "", "scopes": client.scopes.joined(separator: " "),
                     "state": client.disabledAt != nil ? language["disabled"] : language["active"], "canDisable": client.disabledAt == nil,
                 ]
             },
-            "endpoints": try await desk.webhookEndpoints().map { endpoint -> [String: Any] in
-                ["id": endpoint.id, "clientID": endpoint.clientID, "url": endpoint.url, "events": endpoint.events.joined(separator: " ")]
+            "endpoints": try await desk.webhookEndpoints(hours: 24).map { endpoint -> [String: Any] in
+                let health = endpoint.health
+                var row: [String: Any] = [
+                    "id": endpoint.id, "client": clientNames[endpoint.clientID] ?? endpoint.clientID, "clientID": endpoint.clientID,
+                    "url": endpoint.url, "events": endpoint.events.joined(separator: " "),
+                    "state": language[health.isFailing ? "webhookFailing" : health.delivered > 0 ? "webhookHealthy" : "webhookIdle"],
+                    "failing": health.isFailing, "delivered": health.delivered, "retrying": health.retrying, "givenUp": health.givenUp,
+                    "waiting": health.waiting, "lastDeliveredAt": health.lastDeliveredAt.map(clock.format) ?? language["never"],
+                ]
+                if let failure = health.lastFailure {
+                    row["lastFailure"] = [failure.statusCode.map { "HTTP \($0)" }, failure.error].compactMap { $0 }.joined(separator: ", ")
+                    row["lastFailureAt"] = clock.format(failure.deliveryCreatedAt)
+                }
+                return row
             },
         ]
         let flash = request.uri.queryParameters.get("done").flatMap { Self.flashes.contains($0) ? language["done.\($0)"] : nil }

@@ -19,45 +19,7 @@ extension Console {
                 payment: try context.parameters.require("payment")
             )
         }
-        router.post("/console/customers/{account}/devices/{device}/revoke") { request, context in
-            let account = try context.parameters.require("account")
-            let device = try context.parameters.require("device")
-            return try await console.act(request, account: account, done: "revoked", confirming: true) { name, reason in
-                try await console.desk.revokeDevice(device, customer: account, operator: name, reason: reason)
-            }
-        }
-        router.post("/console/customers/{account}/passkeys/{passkey}/revoke") { request, context in
-            let account = try context.parameters.require("account")
-            let passkey = try context.parameters.require("passkey")
-            return try await console.act(request, account: account, done: "passkey-revoked", confirming: true) { name, reason in
-                try await console.desk.revokePasskey(passkey, customer: account, operator: name, reason: reason)
-            }
-        }
-        router.post("/console/customers/{account}/end-sessions") { request, context in
-            let account = try context.parameters.require("account")
-            return try await console.act(request, account: account, done: "sessions-ended", confirming: true) { name, reason in
-                try await console.desk.endSessions(customer: account, operator: name, reason: reason)
-            }
-        }
-        router.post("/console/customers/{account}/unlock") { request, context in
-            let account = try context.parameters.require("account")
-            return try await console.act(request, account: account, done: "unlocked") { name, reason in
-                try await console.desk.unlockAccount(customer: account, operator: name, reason: reason)
-            }
-        }
-        router.post("/console/customers/{account}/clear-pin-lock") { request, context in
-            let account = try context.parameters.require("account")
-            return try await console.act(request, account: account, done: "pin-unlocked") { name, reason in
-                try await console.desk.clearPINLock(customer: account, operator: name, reason: reason)
-            }
-        }
-        router.post("/console/customers/{account}/payments/{payment}/cancel") { request, context in
-            let account = try context.parameters.require("account")
-            let payment = try context.parameters.require("payment")
-            return try await console.act(request, account: account, done: "cancelled", confirming: true) { name, reason in
-                try await console.desk.cancelPayment(payment, customer: account, operator: name, reason: reason)
-            }
-        }
+        addCustomerActionRoutes(to: router)
     }
 
     /// The customer search: an id a customer reads out opens its customer (a payment id, the payment); the start of a
@@ -104,6 +66,7 @@ extension Console {
         let deviceNames = Dictionary(record.devices.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let passkeyNames = Dictionary(record.passkeys.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let payments = Dictionary(record.payments.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let clientNames = try await serviceClientNames()
         var view: [String: Any] = [
             "username": record.username, "accountID": record.accountID, "createdAt": clock.format(record.createdAt), "csrf": session.csrfToken,
             "canAct": canAct, "hasSessions": !record.sessions.isEmpty, "t": language.text,
@@ -126,10 +89,23 @@ extension Console {
                 ]
             },
             "sessions": record.sessions.map { session -> [String: Any] in
-                [
-                    "id": session.id, "method": language.word("method", session.method), "installationID": session.installationID,
-                    "createdAt": clock.format(session.createdAt),
+                // The device or passkey that opened it, by the name the customer knows it by.
+                let opener =
+                    session.deviceID.map { "\(language["device"]): \(deviceNames[$0] ?? $0)" }
+                    ?? session.passkeyID.map { "\(language["passkey"]): \(passkeyNames[$0] ?? $0)" }
+                // A service client's sign-in lives on the installation `approval:<client id>`: named by the client's name.
+                let installation =
+                    session.installationID.hasPrefix("approval:")
+                    ? clientNames[String(session.installationID.dropFirst("approval:".count))].map { "\($0) (\(language["serviceClientShort"]))" }
+                    : nil
+                var row: [String: Any] = [
+                    "id": session.id, "method": language.word("method", session.method),
+                    "installationID": installation ?? session.installationID, "createdAt": clock.format(session.createdAt), "canEnd": canAct,
                 ]
+                if let opener { row["opener"] = opener }
+                if let address = session.clientAddress { row["address"] = address }
+                if let agent = session.userAgent { row["userAgent"] = agent }
+                return row
             },
             "payments": record.payments.map { payment -> [String: Any] in
                 [
@@ -195,6 +171,7 @@ extension Console {
         let devices = try await desk.customer(record.accountID).devices
         let deviceName = { (id: String) in devices.first { $0.id == id }.map { "\($0.name) (\(language.word("biometry", $0.biometryKind)))" } ?? id }
         let payment = record.payment
+        let clientNames = try await serviceClientNames()
         var view: [String: Any] = [
             "t": language.text, "csrf": session.csrfToken, "id": payment.id, "accountID": record.accountID, "username": record.username,
             "amount": Self.amount(payment.amount), "payeeName": payment.payeeName, "payeeID": payment.payeeID,
@@ -204,7 +181,7 @@ extension Console {
             "canCancel": session.operator.role != .viewer && payment.status == "pending",
             "steps": record.steps.map { step -> [String: Any] in
                 var who: [String] = []
-                if let client = step.clientID { who.append("\(language["serviceClientShort"]) \(client)") }
+                if let client = step.clientID { who.append("\(language["serviceClientShort"]) \(clientNames[client] ?? client)") }
                 if let device = step.deviceID { who.append("\(language["device"]) \(deviceName(device))") }
                 if let id = step.operatorID { who.append("\(operators[id] ?? id): \(step.reason ?? "")") }
                 if step.kind == "payment_created", step.clientID == nil { who.append(language["theCustomer"]) }
@@ -253,47 +230,13 @@ extension Console {
         Dictionary(try await Operators(service: service).list().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// Every service client's name by id, as support calls it (its display name, else its name): payments and sessions
+    /// name clients by id.
+    func serviceClientNames() async throws -> [String: String] {
+        let clients = try await ServiceClients(database: service.database, clock: service.clock, random: service.random).list()
+        return Dictionary(clients.map { ($0.id, $0.shownName) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// An amount in major units with its currency: `88.00 CNY`.
     static func amount(_ money: Money?) -> String { money.map { "\($0.decimalString) \($0.currency.code)" } ?? "?" }
-
-    /// A support action from a form: the session, the CSRF token, the origin and the role are checked, then `body` runs
-    /// with the operator's name and the reason; afterwards the customer's page is shown again. An action that can't be
-    /// undone (`confirming`: revoke, cancel, end sessions) first answers a page that asks to confirm it with the reason
-    /// given, and runs only when that page's form comes back (`confirmed=yes`, with a fresh CSRF check).
-    func act(
-        _ request: Request,
-        account: String,
-        done: String,
-        confirming: Bool = false,
-        _ body: @Sendable (String, String) async throws -> Void
-    ) async throws -> Response {
-        try await acting(request) { session, form in
-            guard session.operator.role != .viewer else { return forbidden(request, "error.viewer", session: session) }
-            if confirming, form["confirmed"] != "yes" {
-                return confirmation(request, done: done, account: account, reason: form["reason"] ?? "", session: session)
-            }
-            do {
-                try await body(session.operator.name, form["reason"] ?? "")
-            } catch let error as SupportError {
-                return notDone(request, error, session: session)
-            }
-            return Self.redirect("/console/customers/\(Self.pathSafe(account))?done=\(done)")
-        }
-    }
-
-    /// The page that asks to confirm the action `done` names, posting the same form back to the same address.
-    func confirmation(_ request: Request, done: String, account: String, reason: String, session: ConsoleSessions.Session) -> Response {
-        let language = Self.language(request)
-        let view: [String: Any] = [
-            "t": language.text, "csrf": session.csrfToken, "action": request.uri.path, "reason": reason,
-            "question": language["confirm.\(done)"], "consequence": language["confirm.\(done).detail"],
-            "button": language["confirm.\(done).button"], "back": "/console/customers/\(Self.pathSafe(account))",
-        ]
-        return page(
-            request,
-            title: language["confirm.\(done)"],
-            content: templates.render(view, withTemplate: "confirm") ?? "",
-            session: session
-        )
-    }
 }

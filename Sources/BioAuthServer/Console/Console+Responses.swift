@@ -32,10 +32,11 @@ extension Console {
         session: ConsoleSessions.Session?,
         flash: String? = nil,
         error: String? = nil,
-        status: HTTPResponse.Status = .ok
+        status: HTTPResponse.Status = .ok,
+        languagesAt here: String = ""
     ) -> Response {
         let language = Self.language(request)
-        var view: [String: Any] = ["title": title, "content": content, "t": language.text, "lang": language.rawValue]
+        var view: [String: Any] = ["title": title, "content": content, "t": language.text, "lang": language.rawValue, "here": here]
         if let session {
             view["operator"] = [
                 "name": session.operator.name, "role": language["role.\(session.operator.role.rawValue)"], "csrf": session.csrfToken,
@@ -141,7 +142,8 @@ extension Console {
 
     /// The actions whose result a page says, by a fixed key (no text from the request is echoed).
     static let flashes: Set<String> = [
-        "revoked", "passkey-revoked", "sessions-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created", "operator-disabled",
+        "revoked", "passkey-revoked", "sessions-ended", "session-ended", "unlocked", "pin-unlocked", "cancelled", "operator-created",
+        "operator-disabled",
         "payee-registered", "client-disabled", "operator-enabled", "operator-role-changed", "operator-password-reset", "operator-totp-reset",
         "password-changed",
     ]

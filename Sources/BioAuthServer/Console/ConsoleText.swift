@@ -178,7 +178,23 @@ enum ConsoleLanguage: String, Sendable {
         "kind.passkey_sign_in": "passkey sign-in", "kind.passkey_revoked": "passkey revoked",
         "kind.approval_requested": "approval requested", "kind.approval_approved": "request approved",
         "kind.approval_denied": "request denied", "kind.approval_expired": "request expired",
-        "kind.approval_sign_in": "sign-in approved on the phone",
+        "kind.approval_sign_in": "sign-in approved on the phone", "kind.session_ended": "session ended",
+        "signedInFrom": "Signed in from", "endSession": "End this session",
+        "done.session-ended": "The session ended.", "confirm.session-ended": "End this session?",
+        "confirm.session-ended.button": "End the session",
+        "confirm.session-ended.detail":
+            "That phone or browser is signed out at once and must sign in again. The customer's devices and other sessions stay as they are.",
+        "cibaLegend": "approved on the phone (service client)", "qrLegend": "scanned QR code",
+        "approvalsByChannel": "Requests to approve on the phone in the last 24 hours",
+        "approvalsExplained":
+            "A service client's requests (OpenID CIBA: the call centre, a branch, another channel) and the web page's QR codes that phones scanned. An approved sign-in counts in the chart above once its asker has collected the session.",
+        "channel": "Channel", "requested": "Asked", "approvedColumn": "Approved", "deniedColumn": "Denied", "expiredColumn": "Expired",
+        "lastSignIn": "Last sign-in", "never": "never", "shownAs": "shown to customers as",
+        "webhookHealth": "Deliveries in the last 24 hours", "webhookFailing": "failing", "webhookHealthy": "healthy",
+        "webhookIdle": "nothing sent", "countDelivered": "delivered", "retrying": "retrying", "givenUp": "given up", "waiting": "waiting",
+        "lastDelivered": "Last delivered:", "lastFailure": "Last failure:",
+        "webhookHealthHint":
+            "Failing: a delivery was given up, or is tried again after a failed attempt. The cause of each failure is in the server's log and in bioauth_webhook_attempts_total.",
     ]
 
     private static let chineseText: [String: String] = [
@@ -306,6 +322,18 @@ enum ConsoleLanguage: String, Sendable {
         "kind.passkey_registered": "登记通行密钥",
         "kind.passkey_sign_in": "通行密钥登录", "kind.passkey_revoked": "撤销通行密钥",
         "kind.approval_requested": "发起确认请求", "kind.approval_approved": "确认请求", "kind.approval_denied": "拒绝请求",
-        "kind.approval_expired": "请求过期", "kind.approval_sign_in": "手机确认登录",
+        "kind.approval_expired": "请求过期", "kind.approval_sign_in": "手机确认登录", "kind.session_ended": "结束会话",
+        "signedInFrom": "登录来源", "endSession": "结束此会话",
+        "done.session-ended": "会话已结束。", "confirm.session-ended": "结束此会话？", "confirm.session-ended.button": "结束会话",
+        "confirm.session-ended.detail": "该手机或浏览器立即退出登录，须重新登录。客户的设备和其他会话不受影响。",
+        "cibaLegend": "手机确认（服务客户端发起）", "qrLegend": "扫码登录",
+        "approvalsByChannel": "过去 24 小时需在手机上确认的请求",
+        "approvalsExplained": "服务客户端发起的请求（OpenID CIBA：客服中心、网点或其他渠道），以及手机扫描的网页二维码。确认的登录在发起方取走会话后计入上方图表。",
+        "channel": "渠道", "requested": "发起", "approvedColumn": "已确认", "deniedColumn": "已拒绝", "expiredColumn": "已过期",
+        "lastSignIn": "上次登录", "never": "从未", "shownAs": "向客户显示为",
+        "webhookHealth": "过去 24 小时的投递", "webhookFailing": "投递失败", "webhookHealthy": "正常", "webhookIdle": "无投递",
+        "countDelivered": "已送达", "retrying": "重试中", "givenUp": "已放弃", "waiting": "待投递",
+        "lastDelivered": "上次送达：", "lastFailure": "上次失败：",
+        "webhookHealthHint": "投递失败：有投递已放弃，或在尝试失败后等待重试。每次失败的原因见服务器日志和 bioauth_webhook_attempts_total。",
     ]
 }

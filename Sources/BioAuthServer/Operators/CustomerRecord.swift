@@ -46,7 +46,7 @@ public struct CustomerRecord: Sendable {
         public let id: String
         /// The app installation it belongs to.
         public let installationID: String
-        /// `password`, `biometric` or `passkey`.
+        /// `password`, `biometric`, `passkey` or `approval` (approved on the phone: a service client's or a QR code's).
         public let method: String
         /// The device whose key opened it, for a biometric sign-in.
         public let deviceID: String?
@@ -54,6 +54,10 @@ public struct CustomerRecord: Sendable {
         public let passkeyID: String?
         /// When it began.
         public let createdAt: Date
+        /// The address its sign-in came from (as rate limits count it: IPv6 by its /64), when known.
+        public var clientAddress: String? = nil
+        /// The `User-Agent` of its sign-in, when it sent one.
+        public var userAgent: String? = nil
     }
     /// A payment, as the server stores it (a pending one past its expiry shows as expired).
     public struct Payment: Sendable {

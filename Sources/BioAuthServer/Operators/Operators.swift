@@ -33,6 +33,8 @@ public struct Operator: Sendable, Equatable {
     /// Whether they must choose a new password before anything else: a new operator, and one whose password an admin
     /// reset, still holds a password someone else chose.
     public let mustChangePassword: Bool
+    /// When they last signed in to the console (nil: never, or before this was recorded).
+    public var lastSignInAt: Date? = nil
 }
 
 /// Why an operator sign-in or change was refused.
@@ -355,7 +357,11 @@ public struct Operators: Sendable {
         }
         let sealed = try sealer().seal(secret, for: account.id)
         // The step is compared again where it is stored: of two sign-ins racing with one code, one wins.
-        guard try await database.transaction({ db in try await db.operators.recordSignIn(account.id, secret: sealed, step: step) }) else {
+        guard
+            try await database.transaction({ db in
+                try await db.operators.recordSignIn(account.id, secret: sealed, step: step, at: now.millisecondsSince1970)
+            })
+        else {
             throw try await fail(buckets, now: now)
         }
         let signedIn = Operator(
@@ -366,7 +372,8 @@ public struct Operators: Sendable {
             createdAt: account.createdAt,
             createdBy: account.createdBy,
             disabledAt: nil,
-            mustChangePassword: account.mustChangePassword
+            mustChangePassword: account.mustChangePassword,
+            lastSignInAt: now
         )
         return account.mustChangePassword ? .changePassword(signedIn) : .signedIn(signedIn)
     }

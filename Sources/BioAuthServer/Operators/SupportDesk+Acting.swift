@@ -48,6 +48,22 @@ extension SupportDesk {
         }
     }
 
+    /// Ends one live session of the customer: that phone or browser signs in again, and nothing else changes (its device
+    /// stays registered, the other sessions go on). Nothing changes for a session that ended already; another customer's
+    /// session is not found.
+    public func endSession(_ sessionID: String, customer: String, operator name: String, reason: String) async throws {
+        let action = try await authorize(name, reason: reason)
+        let account = try await accountID(customer)
+        let recorder = self.recorder
+        try await database.transaction { db -> Void in
+            guard Validation.isIssuedID(sessionID), try await db.sessions.owner(of: sessionID) == account else {
+                throw SupportError.notFound("the customer has no session \(sessionID)")
+            }
+            guard try await recorder.endSession(sessionID, account: account, reason: "ended_by_operator", on: db) else { return }
+            try await recorder.audit(.sessionEnded, succeeded: true, account: account, session: sessionID, operator: action, on: db)
+        }
+    }
+
     /// Lifts a password lock (and the count of wrong passwords).
     public func unlockAccount(customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)

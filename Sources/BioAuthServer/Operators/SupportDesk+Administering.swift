@@ -200,12 +200,23 @@ extension SupportDesk {
         public let url: String
         /// The events it asked for.
         public let events: [String]
+        /// How its deliveries of the last `hours` stand.
+        public var health = WebhookHealth()
     }
 
-    /// Every live webhook endpoint, of every service client, oldest first.
-    public func webhookEndpoints() async throws -> [WebhookEndpointSummary] {
-        try await database.transaction { db in
-            try await db.webhooks.allLiveEndpoints().map { WebhookEndpointSummary(id: $0.id, clientID: $0.clientID, url: $0.url, events: $0.events) }
+    /// Every live webhook endpoint, of every service client, oldest first, with how its deliveries made in the last
+    /// `hours` (1-168) stand.
+    public func webhookEndpoints(hours: Int = 24) async throws -> [WebhookEndpointSummary] {
+        guard (1...168).contains(hours) else { throw SupportError.invalid("hours is 1-168") }
+        let since = clock.now.addingTimeInterval(-Double(hours) * 3600).millisecondsSince1970
+        return try await database.transaction { db in
+            var summaries: [WebhookEndpointSummary] = []
+            for endpoint in try await db.webhooks.allLiveEndpoints() {
+                var summary = WebhookEndpointSummary(id: endpoint.id, clientID: endpoint.clientID, url: endpoint.url, events: endpoint.events)
+                summary.health = try await db.webhooks.health(endpoint: endpoint.id, since: since)
+                summaries.append(summary)
+            }
+            return summaries
         }
     }
 }

@@ -40,14 +40,18 @@ extension SupportDesk {
                     revokedAt: passkey.revokedAt
                 )
             }
-            let sessions = try await db.sessions.live(account: id).map { session in
+            let live = try await db.sessions.live(account: id)
+            let starts = try await db.auditEvents.sessionStarts(account: id, sessions: live.map(\.id))
+            let sessions = live.map { session in
                 CustomerRecord.Session(
                     id: session.id,
                     installationID: session.installationID,
                     method: session.method,
                     deviceID: session.deviceID,
                     passkeyID: session.passkeyID,
-                    createdAt: session.createdAt
+                    createdAt: session.createdAt,
+                    clientAddress: starts[session.id]?.address,
+                    userAgent: starts[session.id]?.userAgent
                 )
             }
             let payments = try await db.payments.list(account: id, status: nil, now: now.millisecondsSince1970, limit: 20)
@@ -378,6 +382,10 @@ extension SupportDesk {
             public var biometric = 0
             /// Successful sign-ins with a passkey.
             public var passkey = 0
+            /// Sign-ins a service client asked for and the customer approved on the phone (OpenID CIBA).
+            public var ciba = 0
+            /// Sign-ins on a web page whose QR code the customer's phone scanned and approved.
+            public var qr = 0
             /// Failed sign-ins of any kind.
             public var failures = 0
         }
@@ -388,14 +396,31 @@ extension SupportDesk {
             /// How many.
             public let count: Int
         }
+        /// What became of the requests to approve on the phone that came one way: a service client's (CIBA), or a web
+        /// page's QR code.
+        public struct Approvals: Sendable, Equatable {
+            /// Requests made (for a QR code: scanned).
+            public var requested = 0
+            /// Approved by the customer.
+            public var approved = 0
+            /// Denied by the customer, or a wrong number picked.
+            public var denied = 0
+            /// Unanswered in time.
+            public var expired = 0
+        }
         /// The hours, oldest first; the last is the current one.
         public let hours: [Hour]
         /// Failures (any audited kind) by problem code, most first, at most 20.
         public let failuresByCode: [CodeCount]
+        /// Over the same hours, the requests service clients made (OpenID CIBA).
+        public var cibaApprovals = Approvals()
+        /// Over the same hours, the web page's QR codes that phones scanned.
+        public var qrApprovals = Approvals()
     }
 
-    /// Sign-ins by method (device key, passkey, password) and failures by problem code over the last `hours` (1-168),
-    /// counted by the database.
+    /// Sign-ins by method (device key, passkey, password, approved on the phone for a service client or a scanned QR
+    /// code), failures by problem code, and what became of approval requests, over the last `hours` (1-168), counted by
+    /// the database.
     /// The hours begin on the hour in `timeZone` (the console's), so that a zone half an hour off UTC gets its own hours.
     public func overview(hours: Int = 24, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) async throws -> Overview {
         guard (1...168).contains(hours) else { throw SupportError.invalid("hours is 1-168") }
@@ -414,11 +439,24 @@ extension SupportDesk {
                 switch count.kind {
                 case AuditKind.passwordSignIn.rawValue: buckets[count.bucket].password += count.count
                 case AuditKind.passkeySignIn.rawValue: buckets[count.bucket].passkey += count.count
+                case AuditKind.approvalSignIn.rawValue where count.viaClient: buckets[count.bucket].ciba += count.count
+                case AuditKind.approvalSignIn.rawValue: buckets[count.bucket].qr += count.count
                 default: buckets[count.bucket].biometric += count.count
                 }
             }
             let codes = try await db.auditEvents.failureCounts(since: first, limit: 20).map { Overview.CodeCount(code: $0.code, count: $0.count) }
-            return Overview(hours: buckets, failuresByCode: codes)
+            var overview = Overview(hours: buckets, failuresByCode: codes)
+            for count in try await db.auditEvents.approvalCounts(since: first) {
+                var approvals = count.viaClient ? overview.cibaApprovals : overview.qrApprovals
+                switch count.kind {
+                case AuditKind.approvalRequested.rawValue: approvals.requested += count.count
+                case AuditKind.approvalApproved.rawValue: approvals.approved += count.count
+                case AuditKind.approvalDenied.rawValue: approvals.denied += count.count
+                default: approvals.expired += count.count
+                }
+                if count.viaClient { overview.cibaApprovals = approvals } else { overview.qrApprovals = approvals }
+            }
+            return overview
         }
     }
 }

@@ -28,6 +28,8 @@ enum AuditKind: String, Sendable, CaseIterable {
     case webhookEndpointDeleted = "webhook_endpoint_deleted"
     case webhookSecretRotated = "webhook_secret_rotated"
     case sessionsEnded = "sessions_ended"
+    /// One session ended by support (its id in the event).
+    case sessionEnded = "session_ended"
     case accountUnlocked = "account_unlocked"
     case paymentPINUnlocked = "payment_pin_unlocked"
     case operatorCreated = "operator_created"

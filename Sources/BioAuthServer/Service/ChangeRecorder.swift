@@ -132,6 +132,12 @@ struct ChangeRecorder: Sendable {
         )
     }
 
+    /// Ends the account's session `id` if it is live: whether it was.
+    func endSession(_ id: String, account: String, reason: String, on db: any SQLDatabase) async throws -> Bool {
+        try await db.accounts.guardSessions(account: account, engine: dialect)
+        return try await db.sessions.endLive(id, account: account, reason: reason, at: now.millisecondsSince1970)
+    }
+
     /// Revokes `device`: its key is refused from now on, its sessions end except `keeping` (the customer's own session
     /// asking), and it is audited (with the operator for a support action) and sent to the bank's webhooks.
     func revoke(_ device: DeviceInfo, keeping session: String?, by action: SupportAction? = nil, on db: any SQLDatabase) async throws {

@@ -18,6 +18,10 @@ public struct ServiceClients: Sendable {
         public let disabledAt: Date?
         /// Live secrets: 1, or 2 while a rotation is under way.
         public let secrets: Int
+        /// The name the customer's phone shows for its requests, when set (else its name).
+        public var displayName: String? = nil
+        /// What support calls it: its display name, else its name.
+        public var shownName: String { displayName ?? name }
     }
 
     /// A client's id and a secret, as shown once.

@@ -446,6 +446,8 @@ enum Migrations {
         ),
         // PostgreSQL's own (postgresOnly): SQLite gives a file's pages back only when asked (VACUUM), never on its own.
         (25, "on PostgreSQL, autovacuum keeps the pages of the tables every sign-in uses instead of shrinking them under an exclusive lock", []),
+        // The admin page shows it; console sessions are purged, so their times do not say it for long.
+        (26, "operators: when each last signed in to the console", ["ALTER TABLE operators ADD COLUMN last_sign_in_at BIGINT"]),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -26,6 +26,35 @@ struct WebhookDelivery: Sendable, Equatable {
     var deliveredAt: Date?
 }
 
+/// How one endpoint's recent deliveries stand, as an admin reads it on the console.
+public struct WebhookHealth: Sendable, Equatable {
+    /// A failed attempt's answer.
+    public struct Failure: Sendable, Equatable {
+        /// The endpoint's HTTP status, when it answered.
+        public var statusCode: Int?
+        /// What the endpoint's owner is told of it (`not delivered`; the cause is in the server's log and in
+        /// `bioauth_webhook_attempts_total`'s `error` label).
+        public var error: String?
+        /// When the event it was delivering was made.
+        public var deliveryCreatedAt: Date
+    }
+    /// Delivered.
+    public var delivered = 0
+    /// Given up: every attempt failed until the delivery's time ran out.
+    public var givenUp = 0
+    /// Pending after at least one failed attempt: tried again later.
+    public var retrying = 0
+    /// Pending, not tried yet.
+    public var waiting = 0
+    /// When the last delivery was delivered.
+    public var lastDeliveredAt: Date?
+    /// The last failed attempt's answer, of the deliveries counted.
+    public var lastFailure: Failure?
+
+    /// Whether anything it was sent went wrong: a delivery given up or being retried.
+    public var isFailing: Bool { givenUp > 0 || retrying > 0 }
+}
+
 extension BioAuthService {
     /// The most endpoints one service client may have.
     static let maxWebhookEndpoints = 20

@@ -103,19 +103,75 @@ struct AuditEventsTable: Table {
         ).all().map(Self.event)
     }
 
-    /// Sign-in events since `from` (milliseconds) counted by hour (from `from`), kind and outcome.
-    func signInCounts(since from: Int64, hour: Int64) async throws -> [(bucket: Int, kind: String, succeeded: Bool, count: Int)] {
+    /// The kinds of event that start a session, each naming the session it started.
+    static let sessionStartKinds = "('password_sign_in', 'biometric_sign_in', 'passkey_sign_in', 'approval_sign_in')"
+
+    /// One count of ``signInCounts(since:hour:)``.
+    struct SignInCount: Sendable {
+        /// The hour from `from`.
+        var bucket: Int
+        var kind: String
+        var succeeded: Bool
+        /// Whether a service client asked (a CIBA sign-in), not a web page's QR code, for `approval_sign_in`.
+        var viaClient: Bool
+        var count: Int
+    }
+
+    /// Sign-in events since `from` (milliseconds) counted by hour (from `from`), kind, outcome and whether a service
+    /// client asked for them.
+    func signInCounts(since from: Int64, hour: Int64) async throws -> [SignInCount] {
         try await db.raw(
             """
-            SELECT (occurred_at - \(bind: from)) / \(bind: hour) AS bucket, kind, outcome, COUNT(*) AS n FROM audit_events
-            WHERE occurred_at >= \(bind: from) AND kind IN ('password_sign_in', 'biometric_sign_in', 'passkey_sign_in') GROUP BY 1, 2, 3
+            SELECT (occurred_at - \(bind: from)) / \(bind: hour) AS bucket, kind, outcome,
+                CASE WHEN client_id IS NULL THEN 0 ELSE 1 END AS via_client, COUNT(*) AS n FROM audit_events
+            WHERE occurred_at >= \(bind: from) AND kind IN \(unsafeRaw: Self.sessionStartKinds) GROUP BY 1, 2, 3, 4
+            """
+        ).all().map { row in
+            SignInCount(
+                bucket: Int(try row.decode(column: "bucket", as: Int64.self)),
+                kind: try row.decode(column: "kind", as: String.self),
+                succeeded: try row.decode(column: "outcome", as: String.self) == "success",
+                viaClient: try row.decode(column: "via_client", as: Int.self) != 0,
+                count: try row.decode(column: "n", as: Int.self)
+            )
+        }
+    }
+
+    /// Approval events (`approval_requested`, `_approved`, `_denied`, `_expired`) since `from`, counted by kind and
+    /// whether a service client asked (CIBA) or a web page's QR code was scanned.
+    func approvalCounts(since from: Int64) async throws -> [(kind: String, viaClient: Bool, count: Int)] {
+        try await db.raw(
+            """
+            SELECT kind, CASE WHEN client_id IS NULL THEN 0 ELSE 1 END AS via_client, COUNT(*) AS n FROM audit_events
+            WHERE occurred_at >= \(bind: from) AND outcome = 'success'
+                AND kind IN ('approval_requested', 'approval_approved', 'approval_denied', 'approval_expired')
+            GROUP BY 1, 2
             """
         ).all().map { row in
             (
-                Int(try row.decode(column: "bucket", as: Int64.self)), try row.decode(column: "kind", as: String.self),
-                try row.decode(column: "outcome", as: String.self) == "success", try row.decode(column: "n", as: Int.self)
+                try row.decode(column: "kind", as: String.self), try row.decode(column: "via_client", as: Int.self) != 0,
+                try row.decode(column: "n", as: Int.self)
             )
         }
+    }
+
+    /// Where each of the account's `sessions` was opened: the address and `User-Agent` of the sign-in event that
+    /// started it, by session id (a session whose event retention purged is absent). Read through the account's index.
+    func sessionStarts(account: String, sessions: [String]) async throws -> [String: (address: String?, userAgent: String?)] {
+        guard !sessions.isEmpty else { return [:] }
+        let rows = try await db.raw(
+            """
+            SELECT session_id, client_address, user_agent FROM audit_events
+            WHERE account_id = \(bind: account) AND session_id IN (\(binds: sessions)) AND outcome = 'success' AND kind IN \(unsafeRaw: Self.sessionStartKinds)
+            """
+        ).all()
+        var starts: [String: (address: String?, userAgent: String?)] = [:]
+        for row in rows {
+            starts[try row.decode(column: "session_id", as: String.self)] = (
+                try row.decode(column: "client_address", as: String?.self), try row.decode(column: "user_agent", as: String?.self)
+            )
+        }
+        return starts
     }
 
     /// Failed events of any kind since `from` counted by problem code, most first, at most `limit`.

@@ -179,13 +179,15 @@ struct OperatorsTable: Table {
         ).run()
     }
 
-    /// Enrolls `secret` (if it was pending) and records `step` as the last one a code was accepted in. (Failures are counted
-    /// in `rate_limits`, by name and address; the row's `failed_attempts` and `locked_until` are no longer used.)
-    /// False, changing nothing, when a code of this step or a later one was accepted already (see ``recordStep(_:step:)``).
-    func recordSignIn(_ id: String, secret: String, step: Int64) async throws -> Bool {
+    /// Enrolls `secret` (if it was pending), records `step` as the last one a code was accepted in and `at` as the last
+    /// sign-in. (Failures are counted in `rate_limits`, by name and address; the row's `failed_attempts` and
+    /// `locked_until` are no longer used.) False, changing nothing, when a code of this step or a later one was accepted
+    /// already (see ``recordStep(_:step:)``).
+    func recordSignIn(_ id: String, secret: String, step: Int64, at: Int64) async throws -> Bool {
         try await db.raw(
             """
-            UPDATE operators SET totp_secret = \(bind: secret), totp_pending_secret = NULL, totp_last_step = \(bind: step)
+            UPDATE operators SET totp_secret = \(bind: secret), totp_pending_secret = NULL, totp_last_step = \(bind: step),
+                last_sign_in_at = \(bind: at)
             WHERE id = \(bind: id) AND (totp_last_step IS NULL OR totp_last_step < \(bind: step)) RETURNING id
             """
         ).first() != nil
@@ -225,7 +227,7 @@ struct OperatorsTable: Table {
     }
 
     private static let columns =
-        "id, name, role, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled, must_change_password"
+        "id, name, role, created_at, created_by, disabled_at, totp_secret IS NOT NULL AS enrolled, must_change_password, last_sign_in_at"
 
     private static func `operator`(_ row: any SQLRow) throws -> Operator {
         Operator(
@@ -236,7 +238,8 @@ struct OperatorsTable: Table {
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             createdBy: try row.decode(column: "created_by", as: String?.self),
             disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self)),
-            mustChangePassword: try row.decode(column: "must_change_password", as: Int.self) != 0
+            mustChangePassword: try row.decode(column: "must_change_password", as: Int.self) != 0,
+            lastSignInAt: Date(storedMilliseconds: try row.decode(column: "last_sign_in_at", as: Int64?.self))
         )
     }
 }

@@ -31,7 +31,7 @@ struct ServiceClientsTable: Table {
     func list() async throws -> [ServiceClients.Client] {
         try await db.raw(
             """
-            SELECT c.id, c.name, c.scopes, c.created_at, c.disabled_at,
+            SELECT c.id, c.name, c.display_name, c.scopes, c.created_at, c.disabled_at,
                 (SELECT COUNT(*) FROM service_client_secrets s WHERE s.client_id = c.id) AS secrets
             FROM service_clients c ORDER BY c.created_at, c.id
             """
@@ -42,7 +42,8 @@ struct ServiceClientsTable: Table {
                 scopes: try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init),
                 createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
                 disabledAt: Date(storedMilliseconds: try row.decode(column: "disabled_at", as: Int64?.self)),
-                secrets: try row.decode(column: "secrets", as: Int.self)
+                secrets: try row.decode(column: "secrets", as: Int.self),
+                displayName: try row.decode(column: "display_name", as: String?.self)
             )
         }
     }

@@ -224,6 +224,16 @@ struct SessionsTable: Table {
         try await db.run(Self.endByID(at, reason, id))
     }
 
+    /// Ends the session `id` of `account` if it is live: whether it was.
+    func endLive(_ id: String, account: String, reason: String, at: Int64) async throws -> Bool {
+        try await db.raw(
+            """
+            UPDATE sessions SET ended_at = \(bind: at), end_reason = \(bind: reason)
+            WHERE id = \(bind: id) AND account_id = \(bind: account) AND ended_at IS NULL RETURNING id
+            """
+        ).first() != nil
+    }
+
     /// Ends the account's live sessions, all of them or those of one installation or one device, except `keeping`.
     func endLive(account: String, installationID: String?, device: String?, keeping: String?, reason: String, at: Int64) async throws {
         try await db.run(Self.ending(account: account, installationID: installationID, device: device, keeping: keeping, reason: reason, at: at))

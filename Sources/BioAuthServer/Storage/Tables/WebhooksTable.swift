@@ -73,6 +73,44 @@ struct WebhooksTable: Table {
             }
     }
 
+    /// The endpoint's deliveries made since `since`, counted by how they stand: delivered, given up, pending after a
+    /// failed attempt (retrying), pending untried; when the last was delivered; and the last failed attempt's answer.
+    func health(endpoint: String, since: Int64) async throws -> WebhookHealth {
+        var health = WebhookHealth()
+        let counts = try await db.raw(
+            """
+            SELECT status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END AS tried, COUNT(*) AS n, MAX(delivered_at) AS last_delivered
+            FROM webhook_deliveries WHERE endpoint_id = \(bind: endpoint) AND created_at >= \(bind: since) GROUP BY 1, 2
+            """
+        ).all()
+        for row in counts {
+            let count = try row.decode(column: "n", as: Int.self)
+            switch (try row.decode(column: "status", as: String.self), try row.decode(column: "tried", as: Int.self) != 0) {
+            case ("delivered", _):
+                health.delivered += count
+                health.lastDeliveredAt = Date(storedMilliseconds: try row.decode(column: "last_delivered", as: Int64?.self))
+            case ("failed", _): health.givenUp += count
+            case (_, true): health.retrying += count
+            default: health.waiting += count
+            }
+        }
+        let failure = try await db.raw(
+            """
+            SELECT last_status, last_error, created_at FROM webhook_deliveries
+            WHERE endpoint_id = \(bind: endpoint) AND created_at >= \(bind: since) AND (last_error IS NOT NULL OR last_status >= 300)
+            ORDER BY created_at DESC LIMIT 1
+            """
+        ).first()
+        if let failure {
+            health.lastFailure = WebhookHealth.Failure(
+                statusCode: try failure.decode(column: "last_status", as: Int?.self),
+                error: try failure.decode(column: "last_error", as: String?.self),
+                deliveryCreatedAt: Date(millisecondsSince1970: try failure.decode(column: "created_at", as: Int64.self))
+            )
+        }
+        return health
+    }
+
     /// The ids of the live endpoints that asked for `type`.
     private func liveEndpoints(wanting type: String) async throws -> [String] {
         try await db.all(Self.liveEndpointEvents()).compactMap { row in
