@@ -19,7 +19,7 @@ public struct DeviceCheckAppAttestProvider: AppAttestProvider {
         let keyID = try await call { try await DCAppAttestService.shared.generateKey() }
         // The key id is the standard base64 of SHA-256 of the public key.
         guard let bytes = Data(base64Encoded: keyID), bytes.count == 32 else {
-            throw AppAttestProviderError(code: "app_attest_failed", reason: "the service returned a key id that is not 32 bytes of base64")
+            throw AppAttestProviderError(code: AppAttestProviderError.failed, reason: "the service returned a key id that is not 32 bytes of base64")
         }
         return bytes
     }

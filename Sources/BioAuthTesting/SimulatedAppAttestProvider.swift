@@ -80,7 +80,9 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
 
     /// A new key in the simulated Enclave; its id (32 bytes).
     public func generateKey() async throws -> Data {
-        guard isSupported else { throw AppAttestProviderError(code: "app_attest_unsupported", reason: "this device does not support App Attest") }
+        guard isSupported else {
+            throw AppAttestProviderError(code: AppAttestProviderError.unsupported, reason: "this device does not support App Attest")
+        }
         if tamper == .reuseFirstKey, let firstKeyID { return firstKeyID }
         let key = P256.Signing.PrivateKey()
         let keyID = Data(SHA256.hash(data: key.publicKey.x963Representation))
@@ -91,7 +93,7 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
 
     /// An attestation of `keyID` over `clientDataHash`, signed by the test certificate authority.
     public func attestKey(_ keyID: Data, clientDataHash: Data) async throws -> Data {
-        guard let entry = keys[keyID] else { throw AppAttestProviderError(code: "app_attest_invalid_key", reason: "unknown key") }
+        guard let entry = keys[keyID] else { throw AppAttestProviderError(code: AppAttestProviderError.invalidKey, reason: "unknown key") }
         let aaguid = environment == "development" ? Data("appattestdevelop".utf8) : Data("appattest".utf8) + Data(count: 7)
         let point = entry.key.publicKey.x963Representation
         let coseKey = CBOREncoder.encode(
@@ -141,7 +143,7 @@ public actor SimulatedAppAttestProvider: AppAttestProvider {
 
     /// An assertion by `keyID` over `clientDataHash`, with the next counter.
     public func generateAssertion(_ keyID: Data, clientDataHash: Data) async throws -> Data {
-        guard var entry = keys[keyID] else { throw AppAttestProviderError(code: "app_attest_invalid_key", reason: "unknown key") }
+        guard var entry = keys[keyID] else { throw AppAttestProviderError(code: AppAttestProviderError.invalidKey, reason: "unknown key") }
         if tamper != .repeatCounter || entry.counter == 0 { entry.counter += 1 }
         keys[keyID] = entry
         let counter = entry.counter

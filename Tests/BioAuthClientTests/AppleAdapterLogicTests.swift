@@ -153,11 +153,15 @@ struct AppleAdapterLogicTests {
         }
         let chinese = try String(contentsOf: folder.appendingPathComponent("zh-Hans.lproj/InfoPlist.strings"), encoding: .utf8)
         #expect(chinese.contains("\"NSLocalNetworkUsageDescription\"") && chinese.contains("\"NSFaceIDUsageDescription\""))
-        info["NSLocalNetworkUsageDescription"] = nil
-        #expect(
-            IntegrationCheck.warnings(infoDictionary: info, biometry: .faceID, language: .english, serverURL: mac).map(\.code)
-                == ["missing_local_network_usage_description"]
-        )
+        // Missing, or only blanks (iOS would show an empty reason): warned alike.
+        for missing in [nil, "   \n"] as [String?] {
+            info["NSLocalNetworkUsageDescription"] = missing
+            #expect(
+                IntegrationCheck.warnings(infoDictionary: info, biometry: .faceID, language: .english, serverURL: mac).map(\.code)
+                    == ["missing_local_network_usage_description"],
+                "\(String(describing: missing))"
+            )
+        }
     }
 
     @Test("a localization list declared as an array counts")

@@ -38,23 +38,31 @@ public struct AppAttestProviderError: Error, Hashable, Sendable, CustomStringCon
 
     public var description: String { "\(code): \(reason)" }
 
+    /// The device can't run App Attest.
+    public static let unsupported = "app_attest_unsupported"
+    /// The App Attest key is gone (a restore, a reinstall): turn biometric sign-in off and on again.
+    public static let invalidKey = "app_attest_invalid_key"
+    /// Apple's service did not answer: try again later.
+    public static let serviceUnavailable = "app_attest_service_unavailable"
+    /// Any other failure.
+    public static let failed = "app_attest_failed"
     /// Every code.
-    public static let codes = ["app_attest_unsupported", "app_attest_invalid_key", "app_attest_service_unavailable", "app_attest_failed"]
+    public static let codes = [unsupported, invalidKey, serviceUnavailable, failed]
 
     /// What to offer the user: the bank (the device can't run the check it requires), nothing but the message's
     /// "turn biometric sign-in off and on" (the key is gone), later (Apple's service is down), or again.
     public var recovery: RecoveryAction {
         switch code {
-        case "app_attest_unsupported": .contactBank
-        case "app_attest_invalid_key": .none
-        case "app_attest_service_unavailable": .tryLater
+        case Self.unsupported: .contactBank
+        case Self.invalidKey: .none
+        case Self.serviceUnavailable: .tryLater
         default: .retry
         }
     }
 
     /// The message to show, in `language`, naming the sensor.
     public func message(in language: Language, biometry: BiometryKind = .none) -> String {
-        let known = Self.codes.contains(code) ? code : "app_attest_failed"
+        let known = Self.codes.contains(code) ? code : Self.failed
         return Localizer.string("refusal.\(known)", language: language, biometry: biometry, signedIn: false)
     }
 
@@ -65,10 +73,10 @@ public struct AppAttestProviderError: Error, Hashable, Sendable, CustomStringCon
     /// unavailable, anything else (0 unknown system failure) a plain failure.
     public init(deviceCheckCode code: Int) {
         switch code {
-        case 1: self.init(code: "app_attest_unsupported", reason: "App Attest is not supported on this device (DCError 1)")
-        case 3: self.init(code: "app_attest_invalid_key", reason: "the App Attest key is invalid; attest a new one (DCError 3)")
-        case 4: self.init(code: "app_attest_service_unavailable", reason: "Apple's App Attest service is unavailable; try again later (DCError 4)")
-        default: self.init(code: "app_attest_failed", reason: "App Attest failed (DCError \(code))")
+        case 1: self.init(code: Self.unsupported, reason: "App Attest is not supported on this device (DCError 1)")
+        case 3: self.init(code: Self.invalidKey, reason: "the App Attest key is invalid; attest a new one (DCError 3)")
+        case 4: self.init(code: Self.serviceUnavailable, reason: "Apple's App Attest service is unavailable; try again later (DCError 4)")
+        default: self.init(code: Self.failed, reason: "App Attest failed (DCError \(code))")
         }
     }
 }

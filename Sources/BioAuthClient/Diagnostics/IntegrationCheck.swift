@@ -64,7 +64,9 @@ public enum IntegrationCheck {
                 )
             }
         }
-        if let host = serverURL?.host, isOnLocalNetwork(host), (info["NSLocalNetworkUsageDescription"] as? String)?.isEmpty ?? true {
+        if let host = serverURL?.host, isOnLocalNetwork(host),
+            (info["NSLocalNetworkUsageDescription"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true
+        {
             warnings.append(
                 IntegrationWarning(
                     code: "missing_local_network_usage_description",
