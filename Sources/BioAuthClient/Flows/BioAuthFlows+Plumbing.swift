@@ -51,11 +51,6 @@ extension BioAuthFlows {
         }
     }
 
-    private func endLocalSession() async throws {
-        try await store.removeValue(forKey: Self.tokensKey)
-        try await session.handle(.sessionExpired)
-    }
-
     /// The next signature counter, written down before it is used so that a crash never reuses one.
     func nextCounter() async throws -> UInt64 {
         let current = try await store.data(forKey: Self.counterKey).flatMap { UInt64(String(decoding: $0, as: UTF8.self)) } ?? 0

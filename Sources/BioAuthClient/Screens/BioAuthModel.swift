@@ -245,7 +245,9 @@ public final class BioAuthModel {
     }
 
     /// Runs `action` on the flows as the other actions do (busy meanwhile, a refusal shown, the session read again
-    /// afterwards), for what the model does not wrap.
+    /// afterwards), for what the model does not wrap: the app's own calls to the bank's API with
+    /// ``BioAuthFlows/accessToken()`` among them. An ``APIProblem`` it throws is reported to the flows
+    /// (``BioAuthFlows/report(_:)``), so that a session or device the server says is gone shows as signed out.
     @discardableResult
     public func perform<Result: Sendable>(_ action: @escaping @Sendable (BioAuthFlows) async throws -> Result) async -> Result? {
         await loaded()
@@ -258,10 +260,33 @@ public final class BioAuthModel {
             await refresh()
             return result
         } catch {
+            if let problem = error as? APIProblem { _ = try? await flows.report(problem) }
             await refresh()
             show(error)
             return nil
         }
+    }
+
+    /// Tells the flows what the bank's API answered one of the app's own calls, made with its own networking
+    /// (``BioAuthFlows/report(status:body:)``), and reads the session again: when the answer means the session or this
+    /// device is gone, the app is signed out and ``message`` says so.
+    ///
+    /// - Returns: Whether this signed the app out.
+    @discardableResult
+    public func report(status: Int, body: Data) async -> Bool {
+        await loaded()
+        guard let flows else { return false }
+        let signedOut: Bool
+        do {
+            signedOut = try await flows.report(status: status, body: body)
+        } catch {
+            await refresh()
+            show(error)
+            return false
+        }
+        await refresh()
+        if signedOut { show(APIProblem(.sessionEnded, status: status, detail: "the server ended this session")) }
+        return signedOut
     }
 
     /// Reads the session and the sensor again (after the app returns to the foreground, say).
