@@ -46,6 +46,26 @@ struct RequestLogTests {
         }
     }
 
+    @Test("a refusal's log line carries its problem code, from the operation and the router alike; a success's none")
+    func problemCodeOnTheLine() async throws {
+        let sink = LogSink()
+        try await TestServer.run(logLevel: .info, logSink: sink) { api in
+            func line(_ id: String) throws -> Substring {
+                try #require(sink.text.split(separator: "\n").first { $0.contains(#""request_id": \#(id)"#) && $0.contains("\"status\"") })
+            }
+            let wrong = ["username": "nobody", "password": "wrong password", "installationId": "p"]
+            #expect(try await api.call(.post, "/v1/sessions", json: wrong, headers: [.requestID: "wrong-pw"]).status == 401)
+            let refused = try line("wrong-pw")
+            #expect(refused.contains(#""problem": invalid_credentials"#) && refused.contains("401 invalid_credentials"), "\(refused)")
+            _ = try await api.call(.get, "/v1/no-such-thing", headers: [.requestID: "nowhere"])
+            #expect(try line("nowhere").contains(#""problem": not_found"#))
+            _ = try await api.call(.delete, "/v1/sessions/biometric/challenges", headers: [.requestID: "wrong-method"])
+            #expect(try line("wrong-method").contains(#""problem": method_not_allowed"#))
+            _ = try await api.call(.get, "/healthz", headers: [.requestID: "fine"])
+            #expect(!(try line("fine")).contains("problem"))
+        }
+    }
+
     @Test(
         "traceparent parsing follows W3C Trace Context",
         arguments: [

@@ -5,7 +5,7 @@ import Hummingbird
 import Logging
 
 /// The outermost middleware: gives the request its ``RequestTrace`` (request id, returned in `X-Request-Id`; the
-/// caller's W3C trace), logs one line per request (method, path, route, status, time; never headers, bodies or query
+/// caller's W3C trace), logs one line per request (method, path, route, status, a problem's code, time; never headers, bodies or query
 /// strings), counts and times it in the metrics, refuses bodies over the size limit, bodies that cannot be read, and JSON bodies that
 /// are not strict RFC 8259 JSON or name a member twice, and turns the router's own errors (no such route, body
 /// too large) into problem documents: 405 with `Allow` for a path that exists with other methods, 404 otherwise.
@@ -22,7 +22,8 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         // request would be a second one, which no log reader could match with the X-Request-Id header.
         var context = context
         context.logger[metadataKey: "hb.request.id"] = nil
-        return try await RequestScope.$current.withValue(RequestScope(trace: trace)) {
+        let answered = AnsweredProblem()
+        return try await RequestScope.$current.withValue(RequestScope(trace: trace, answeredProblem: answered)) {
             metrics.requestsInFlight(1)
             defer { metrics.requestsInFlight(-1) }
             let start = ContinuousClock.now
@@ -33,12 +34,16 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             let route = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
             metrics.request(method: request.method.rawValue, route: route, status: response.status.code, duration: elapsed)
             let milliseconds = Double(elapsed.nanoseconds) / 1e6
+            var metadata: Logger.Metadata = [
+                "method": "\(request.method.rawValue)", "route": "\(route)", "status": .stringConvertible(response.status.code),
+                "duration_ms": .stringConvertible((milliseconds * 10).rounded() / 10),
+            ]
+            // A refusal's stable code, so that a log search finds every `invalid_signature` without reading bodies.
+            let code = answered.code.map { " \($0.rawValue)" } ?? ""
+            if let problem = answered.code { metadata["problem"] = "\(problem.rawValue)" }
             context.logger.info(
-                "\(request.method) \(request.uri.path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms",
-                metadata: [
-                    "method": "\(request.method.rawValue)", "route": "\(route)", "status": .stringConvertible(response.status.code),
-                    "duration_ms": .stringConvertible((milliseconds * 10).rounded() / 10),
-                ]
+                "\(request.method) \(request.uri.path) \(response.status.code)\(code) \(String(format: "%.1f", milliseconds))ms",
+                metadata: metadata
             )
             return response
         }
@@ -66,24 +71,19 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             response = try await next(request, context)
         } catch let error as APIError {
-            metrics.problem(error.code)
-            response = Self.problem(error)
+            response = answer(error)
         } catch let error as HTTPError {
             let allowed = error.status == .notFound ? routes.methods(for: request.uri.path) : []
             if allowed.isEmpty {
-                let problem = Self.apiError(for: error.status)
-                metrics.problem(problem.code)
-                response = Self.problem(problem)
+                response = answer(Self.apiError(for: error.status))
             } else {
-                metrics.problem(.methodNotAllowed)
-                var problem = Self.problem(APIError(.methodNotAllowed, "This path takes \(allowed.map(\.rawValue).joined(separator: ", ")) only."))
+                var problem = answer(APIError(.methodNotAllowed, "This path takes \(allowed.map(\.rawValue).joined(separator: ", ")) only."))
                 problem.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
                 response = problem
             }
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            metrics.problem(.internalError)
-            response = Self.problem(.internalError)
+            response = answer(.internalError)
         }
         // Every answer under a browser page's path carries the page's security headers, its 404s, 405s and other problems
         // included (the page's own responses already do).
@@ -100,6 +100,13 @@ struct HTTPProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         if under("/console") { return Console.securityHeaders }
         if under("/web") { return PasskeyWebPage.securityHeaders }
         return nil
+    }
+
+    /// The problem document for `error`, counted in the metrics and noted for the request's log line.
+    private func answer(_ error: APIError) -> Response {
+        metrics.problem(error.code)
+        AnsweredProblem.noteOnCurrentRequest(error.code)
+        return Self.problem(error)
     }
 
     static func problem(_ error: APIError) -> Response {

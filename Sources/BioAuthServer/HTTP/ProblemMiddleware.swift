@@ -52,6 +52,7 @@ struct ProblemMiddleware: ServerMiddleware {
     /// `error` and `error_description`.
     private func response(_ error: APIError, operationID: String) -> (HTTPResponse, HTTPBody?) {
         metrics.problem(error.code)
+        AnsweredProblem.noteOnCurrentRequest(error.code)
         let body = HTTPBody(error.jsonBody(oauth: OperationPolicy.of(operationID)?.oauthProblems == true))
         return (HTTPResponse(status: error.httpStatus, headerFields: error.httpHeaderFields), body)
     }

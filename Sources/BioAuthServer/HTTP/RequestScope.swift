@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 
 /// What the server knows about the request being served, in one task-local that the HTTP layer's middlewares fill in as
@@ -29,6 +30,8 @@ struct RequestScope: Sendable {
     var cookies: String?
     /// Where a handler adds the `Set-Cookie` values of its response (operations whose policy sets cookies).
     var responseCookies: ResponseCookies?
+    /// The problem code the request was answered with, for its log line (set wherever a problem document is made).
+    var answeredProblem: AnsweredProblem?
 
     /// The scope of the request this task serves; empty outside a request.
     @TaskLocal static var current = RequestScope()
@@ -62,4 +65,19 @@ struct RequestScope: Sendable {
         }
         return nil
     }
+}
+
+/// The code of the problem document a request was answered with, noted where the document is made and read by the
+/// request's log line.
+final class AnsweredProblem: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: ProblemCode?
+
+    /// Notes `code` (the last one noted wins: the document sent is the last made).
+    func note(_ code: ProblemCode) { lock.withLock { stored = code } }
+
+    var code: ProblemCode? { lock.withLock { stored } }
+
+    /// Notes `code` on the current request, if there is one.
+    static func noteOnCurrentRequest(_ code: ProblemCode) { RequestScope.current.answeredProblem?.note(code) }
 }
