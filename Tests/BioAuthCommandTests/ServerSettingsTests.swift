@@ -69,7 +69,8 @@ struct ServerSettingsTests {
     @Test("a config file with an unknown key, a wrong type or bad JSON is refused, naming the file and the key")
     func badFiles() throws {
         for (json, message) in [
-            (#"{"prot": 8080}"#, "unknown setting prot"),
+            (#"{"prot": 8080}"#, "unknown setting prot; did you mean port?"),
+            (#"{"signinChalengeLimit": 3}"#, "unknown setting signinChalengeLimit; did you mean signinChallengeLimit?"),
             (#"{"port": "eighty"}"#, "config file"),
             (#"{"port": {"value": 1}}"#, "is not a JSON object of strings, numbers, booleans and lists of strings"),
             ("port = 8080", "is not a JSON object"),
@@ -83,6 +84,37 @@ struct ServerSettingsTests {
             try ServeCommand.parse(["--config", "/no/such/bioauth.json"]).serverConfiguration(environment: [:])
         }
         #expect(missing.map { "\($0)" } == "cannot read the config file /no/such/bioauth.json")
+    }
+
+    @Test("a misspelled setting is answered with the one meant: an unknown key, a BIOAUTH_ variable one edit away; others are left alone")
+    func didYouMean() throws {
+        let unknown = #expect(throws: (any Error).self) {
+            try ServeCommand.parse(["--config", try Self.file(#"{"receiptKy": "k"}"#)]).serverConfiguration(environment: [:])
+        }
+        #expect(unknown.map { "\($0)".hasSuffix("unknown setting receiptKy; did you mean receiptKey?") } == true)
+        let far = #expect(throws: (any Error).self) {
+            try ServeCommand.parse(["--config", try Self.file(#"{"colour": "blue"}"#)]).serverConfiguration(environment: [:])
+        }
+        #expect(far.map { "\($0)".hasSuffix("unknown setting colour") } == true, "no guess when nothing is near")
+        let warnings = ServerSettings.misspelledEnvironment([
+            "BIOAUTH_PROT": "8080", "BIOAUTH_DATABSE": "x.sqlite", "BIOAUTH_PORT": "1", "BIOAUTH_CONFIG": "c.json",
+            "BIOAUTH_TEST_POSTGRES_URL": "postgres://", "BIOAUTH_SERVER": "http://x", "PATH": "/bin",
+        ])
+        #expect(
+            warnings == [
+                "BIOAUTH_DATABSE is not a setting and is ignored; did you mean BIOAUTH_DATABASE?",
+                "BIOAUTH_PROT is not a setting and is ignored; did you mean BIOAUTH_PORT?",
+            ],
+            "\(warnings)"
+        )
+        #expect(ServerSettings.closest(to: "a", among: ["b", "c"]) == nil, "a tie is no guess")
+        #expect(ServerSettings.editDistance(Array("prot"), Array("port")) == 1 && ServerSettings.editDistance([], Array("ab")) == 2)
+    }
+
+    @Test("serve --help says the database may be a PostgreSQL URL, and that a new SQLite file is owner-only")
+    func helpNamesPostgres() {
+        let help = ServeCommand.helpMessage(columns: 1000)
+        #expect(help.contains("postgres://user:password@host:5432/bioauth?sslmode=require") && help.contains("created 0600"))
     }
 
     @Test("--print-config shows every setting with its source, and no database password")

@@ -98,8 +98,8 @@ public enum BioAuthServerApplication {
             throw ConfigurationError(message: "the OpenAPI document is missing from the build")
         }
         let document = try Data(contentsOf: documentURL)
-        let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath)
-        let sealers = try Sealers.load(path: configuration.pinKeyPath)
+        let receipts = try ReceiptSigner.load(path: configuration.receiptKeyPath, logger: logger)
+        let sealers = try Sealers.load(path: configuration.pinKeyPath, logger: logger)
         let passwords = try await PasswordHasher.start(
             cost: configuration.bcryptCost,
             threads: configuration.passwordHashingThreads,

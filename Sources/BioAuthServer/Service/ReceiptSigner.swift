@@ -1,6 +1,7 @@
 import BioAuthCore
 import Crypto
 import Foundation
+import Logging
 
 /// The server's own P-256 key that signs payment receipts. Kept in a PEM file (owner-only) so receipts stay
 /// verifiable across restarts; its public half is recorded in the database at start-up and published at
@@ -10,13 +11,14 @@ struct ReceiptSigner: Sendable {
     /// The public half, as clients verify with it.
     let publicKey: DevicePublicKey
 
-    /// Loads the key at `path`, or creates it there (mode 0600) when there is no file. An unreadable or
+    /// Loads the key at `path`, or creates it there (mode 0600, said on `logger`) when there is no file. An unreadable or
     /// malformed file is an error, never replaced. `":memory:"` makes a key for this process only.
-    static func load(path: String) throws -> ReceiptSigner {
+    static func load(path: String, logger: Logger? = nil) throws -> ReceiptSigner {
         if path == ":memory:" { return ReceiptSigner(P256.Signing.PrivateKey()) }
         let key = try SecretFile.loadOrCreate(
             path: path,
             what: "receipt key (a P-256 private key in PEM form)",
+            logger: logger,
             parse: { try? P256.Signing.PrivateKey(pemRepresentation: $0) },
             make: {
                 let key = P256.Signing.PrivateKey()

@@ -1,6 +1,7 @@
 import BioAuthCore
 import Crypto
 import Foundation
+import Logging
 
 /// Seals what the server must keep but the database alone must not give away, under a key kept in a file outside the
 /// database (`--pin-key`): payment PIN hashes, webhook signing secrets, and console operators' TOTP keys.
@@ -34,12 +35,13 @@ struct SecretSealer: Sendable {
     /// One key for this process, for `":memory:"` (tests; several servers in one process share it).
     private static let processKey = SymmetricKey(size: .bits256)
 
-    /// Loads the key at `path` (a line of base64url, 32 bytes), or creates it there (mode 0600).
-    static func load(path: String) throws -> SecretSealer {
+    /// Loads the key at `path` (a line of base64url, 32 bytes), or creates it there (mode 0600, said on `logger`).
+    static func load(path: String, logger: Logger? = nil) throws -> SecretSealer {
         if path == ":memory:" { return SecretSealer(key: processKey) }
         let key = try SecretFile.loadOrCreate(
             path: path,
             what: "PIN key (32 bytes of base64url)",
+            logger: logger,
             parse: { text in
                 Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.count == 32 ? SymmetricKey(data: $0) : nil }
             },
@@ -93,5 +95,5 @@ struct Sealers: Sendable {
     }
 
     /// The sealers of the key file at `path` (created if missing; `":memory:"` for a key that lives with the process).
-    static func load(path: String) throws -> Sealers { Sealers(try SecretSealer.load(path: path)) }
+    static func load(path: String, logger: Logger? = nil) throws -> Sealers { Sealers(try SecretSealer.load(path: path, logger: logger)) }
 }

@@ -82,6 +82,12 @@ public final class SQLiteDatabaseExecutor: DatabaseExecutor {
             thread.stop()
             throw error
         }
+        if SQLiteHandle.othersMayRead(path) {
+            logger.warning(
+                "the database file may be read by other users of this machine: chmod 600 it (and its -wal and -shm files)",
+                metadata: ["file": "\(path)"]
+            )
+        }
         let executor = SQLiteDatabaseExecutor(handle: handle, thread: thread, logger: logger)
         do {
             try await Migrations.run(on: executor, logger: logger)

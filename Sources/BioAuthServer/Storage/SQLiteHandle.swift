@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -23,9 +24,11 @@ final class SQLiteHandle: @unchecked Sendable {
     /// Prepared statements kept at most; past this, statements are prepared for one use.
     static let statementCacheLimit = 128
 
-    /// Opens (creating if needed) the database at `path`, or a private in-memory one for `":memory:"`.
+    /// Opens (creating if needed) the database at `path`, or a private in-memory one for `":memory:"`. A new file is
+    /// made readable by its owner only (0600); SQLite gives its `-wal` and `-shm` files the same mode.
     init(path: String) throws {
         _ = Self.initialized
+        try Self.createOwnerOnly(path)
         var connection: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
         let status = sqlite_nio_sqlite3_open_v2(path, &connection, flags, nil)
@@ -38,6 +41,28 @@ final class SQLiteHandle: @unchecked Sendable {
             throw error
         }
         self.connection = connection
+    }
+
+    /// Creates the file at `path` empty with mode 0600 when there is none (SQLite would make it 0644 under the usual
+    /// umask: customers' password hashes and the audit log readable by every user of the machine). An existing file
+    /// keeps its mode (``SQLiteDatabaseExecutor`` warns when others may read it).
+    static func createOwnerOnly(_ path: String) throws {
+        guard path != ":memory:", !path.hasPrefix("file:"), !FileManager.default.fileExists(atPath: path) else { return }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        // Another process made it meanwhile: SQLite opens theirs.
+        guard descriptor >= 0 else {
+            if errno == EEXIST { return }
+            throw SQLiteStorageError(status: SQLITE_CANTOPEN, message: "cannot create the database file \(path) (errno \(errno))")
+        }
+        try? FileHandle(fileDescriptor: descriptor).close()
+    }
+
+    /// Whether users other than the file's owner may read the file at `path`.
+    static func othersMayRead(_ path: String) -> Bool {
+        guard path != ":memory:", !path.hasPrefix("file:"),
+            let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber
+        else { return false }
+        return mode.intValue & 0o044 != 0
     }
 
     /// SQLite's global initialization, once per process, before any connection is opened.

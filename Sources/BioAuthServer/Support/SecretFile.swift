@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -11,10 +12,13 @@ import Darwin
 /// replaced, even when it cannot be read: losing a key must be a decision, not an accident.
 enum SecretFile {
     /// The contents of the file at `path` parsed by `parse`, or — when there is no file — `make()`'s secret,
-    /// written there first (mode 0600, created exclusively). `what` names the secret in errors.
+    /// written there first (mode 0600, created exclusively) and said at `notice` on `logger` (the file, never the
+    /// secret): a new key where one was expected means the old one is lost, and must not pass unseen. `what` names the
+    /// secret in errors and in that line.
     static func loadOrCreate<Secret>(
         path: String,
         what: String,
+        logger: Logger? = nil,
         parse: (String) -> Secret?,
         make: () -> (secret: Secret, text: String)
     ) throws -> Secret {
@@ -26,6 +30,10 @@ enum SecretFile {
         }
         let made = make()
         try create(path: path, text: made.text, what: what)
+        logger?.notice(
+            "created a new key file: back it up now, the server cannot work without it on another start",
+            metadata: ["file": "\(path)", "key": "\(what)"]
+        )
         return made.secret
     }
 

@@ -23,7 +23,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (default 8080).")
     var port: String?
 
-    @Option(help: "The SQLite database file, or :memory: (default ./bioauth.sqlite).")
+    @Option(
+        help:
+            "The SQLite database file (created 0600), :memory:, or a PostgreSQL URL: postgres://user:password@host:5432/bioauth?sslmode=require (default ./bioauth.sqlite; docs/DEPLOYMENT.md)."
+    )
     var database: String?
 
     @Option(
@@ -263,12 +266,16 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (configuration, sources) = try ServerSettings.resolve(flags: flags, configFile: config, environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        let (configuration, sources) = try ServerSettings.resolve(flags: flags, configFile: config, environment: environment)
+        let misspelled = ServerSettings.misspelledEnvironment(environment)
         if printConfig {
             print(ServerSettings.describe(configuration, sources: sources))
+            for warning in misspelled { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
             return
         }
         let logger = configuration.logFormat.logger(label: "bioauth", level: configuration.logLevel)
+        for warning in misspelled { logger.warning("\(warning)") }
         logger.info(
             "BioAuth starting on \(configuration.host):\(configuration.port), database \(redactedDatabaseLocation(configuration.databasePath))"
         )

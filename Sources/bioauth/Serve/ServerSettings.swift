@@ -351,10 +351,61 @@ enum ServerSettings {
             throw ValidationError("the config file \(path) is not a JSON object of strings, numbers, booleans and lists of strings")
         }
         let known = Set(all.map(\.key))
-        for key in object.keys where !known.contains(key) {
-            throw ValidationError("config file \(path): unknown setting \(key)")
+        for key in object.keys.sorted() where !known.contains(key) {
+            let hint = closest(to: key, among: all.map(\.key)).map { "; did you mean \($0)?" } ?? ""
+            throw ValidationError("config file \(path): unknown setting \(key)\(hint)")
         }
         return object.mapValues(\.text)
+    }
+
+    /// Environment variables that look like a misspelled setting (`BIOAUTH_PROT`): each a warning naming the setting
+    /// meant. Other `BIOAUTH_` variables (a test's, a script's) are left alone: only a near miss is a mistake.
+    static func misspelledEnvironment(_ environment: [String: String]) -> [String] {
+        let names = all.map(\.environmentName)
+        let known = Set(names + ["BIOAUTH_CONFIG"])
+        return environment.keys.sorted().compactMap { name in
+            guard name.hasPrefix("BIOAUTH_"), !known.contains(name), let meant = closest(to: name, among: names) else { return nil }
+            return "\(name) is not a setting and is ignored; did you mean \(meant)?"
+        }
+    }
+
+    /// The one of `candidates` nearest `name` (edit distance, ignoring case) when it is near enough to be a typing
+    /// mistake: at most 2 edits, and fewer than a third of the name's letters. Ties: none, rather than a guess.
+    static func closest(to name: String, among candidates: [String]) -> String? {
+        let word = Array(name.lowercased())
+        let limit = min(2, max(1, word.count / 3))
+        var best: (candidate: String, distance: Int)?
+        var tied = false
+        for candidate in candidates {
+            let distance = editDistance(word, Array(candidate.lowercased()))
+            guard distance <= limit else { continue }
+            if let current = best, distance == current.distance {
+                tied = true
+            } else if best.map({ distance < $0.distance }) ?? true {
+                best = (candidate, distance)
+                tied = false
+            }
+        }
+        return tied ? nil : best?.candidate
+    }
+
+    /// Levenshtein distance (insertions, deletions, substitutions), with a transposition of two neighbours counted as
+    /// one edit (`prot` → `port`).
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var previous2 = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var row = [i] + [Int](repeating: 0, count: b.count)
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { row[j] = min(row[j], previous2[j - 2] + 1) }
+            }
+            previous2 = previous
+            previous = row
+        }
+        return previous[b.count]
     }
 
     /// A config file's value, as the text the environment would carry.
