@@ -14,13 +14,19 @@ struct RevokedPhoneEndToEndTests {
     static func revokedIPad(_ backend: TestBackend) async throws -> (ipad: Phone, flows: BioAuthFlows) {
         let ipad = Phone(backend)
         let flows = try await ipad.enrolled()
+        _ = try await revokeFromAnotherPhone(backend)
+        return (ipad, flows)
+    }
+
+    /// Alice signs in with her password on another phone and revokes her live device there; that phone's flows.
+    static func revokeFromAnotherPhone(_ backend: TestBackend) async throws -> BioAuthFlows {
         let iPhone = Phone(backend)
         let other = try await iPhone.launch()
         _ = try await other.signIn(username: "alice", password: "correct horse")
         let token = try await other.accessToken()
         let device = try #require(try await iPhone.api.devices(accessToken: token).first { $0.revokedAt == nil })
         try await iPhone.api.revokeDevice(device.id, accessToken: token)
-        return (ipad, flows)
+        return other
     }
 
     @Test("the app's own call is told session_ended; reported, the flows sign out, and Face ID sign-in is refused before a prompt and turned off")
@@ -69,12 +75,8 @@ struct RevokedPhoneEndToEndTests {
             _ = try await phone.api.devices(accessToken: second)
 
             // Another phone revokes this one: the bank's bare 401 is checked with BioAuth's server, which says it ended.
-            let iPhone = Phone(backend)
-            let other = try await iPhone.launch()
-            _ = try await other.signIn(username: "alice", password: "correct horse")
+            let other = try await Self.revokeFromAnotherPhone(backend)
             let token = try await other.accessToken()
-            let device = try #require(try await iPhone.api.devices(accessToken: token).first { $0.revokedAt == nil && $0.name == "Test phone" })
-            try await iPhone.api.revokeDevice(device.id, accessToken: token)
             #expect(try await flows.report(status: 401, body: Data()), "checked: the session ended")
             #expect(await flows.snapshot.state == .signedOut)
             #expect(try await other.accessToken() == token, "the other phone's session goes on")
@@ -92,12 +94,7 @@ struct RevokedPhoneEndToEndTests {
             await ipad.sensor.script(.match)
             #expect(await model.enableBiometricSignIn())
             #expect(model.snapshot?.state == .unlocked)
-            let iPhone = Phone(backend)
-            let other = try await iPhone.launch()
-            _ = try await other.signIn(username: "alice", password: "correct horse")
-            let token = try await other.accessToken()
-            let device = try #require(try await iPhone.api.devices(accessToken: token).first { $0.revokedAt == nil })
-            try await iPhone.api.revokeDevice(device.id, accessToken: token)
+            _ = try await Self.revokeFromAnotherPhone(backend)
 
             let api = ipad.api
             let devices = await model.perform { flows in try await api.devices(accessToken: try await flows.accessToken()) }
