@@ -83,6 +83,19 @@ struct RevokedPhoneEndToEndTests {
         }
     }
 
+    @Test("a reported device_revoked signs out and turns biometric sign-in off at once; device_not_found (maybe another device's) changes nothing")
+    func reportedDeviceRevoked() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let flows = try await phone.enrolled()
+            #expect(try await flows.report(APIProblem(.deviceNotFound, status: 404, detail: "x")) == false)
+            #expect(await flows.snapshot.state == .unlocked)
+            #expect(try await flows.report(status: 403, body: Data(#"{"code":"device_revoked","detail":"revoked"}"#.utf8)))
+            let snapshot = await flows.snapshot
+            #expect(snapshot.state == .signedOut && snapshot.biometricSignIn == .turnedOff(reason: .deviceRevoked), "\(snapshot)")
+        }
+    }
+
     @Test("BioAuthModel reports what the app's own call met: the model shows signed out, and says so")
     @MainActor
     func modelReports() async throws {

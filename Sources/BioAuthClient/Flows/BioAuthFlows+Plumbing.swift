@@ -33,7 +33,7 @@ extension BioAuthFlows {
         } catch let problem as APIProblem where problem.code == .tokenExpired {
             tokens = try await refresh(tokens)
             return try await body(tokens.accessToken)
-        } catch let problem as APIProblem where problem.code == .sessionEnded || problem.code == .unauthenticated {
+        } catch let problem as APIProblem where Self.verdict(of: problem.code) == .sessionGone {
             try await endLocalSession()
             throw problem
         }
@@ -45,7 +45,7 @@ extension BioAuthFlows {
             try await save(fresh)
             configuration.observer?(.refreshed)
             return fresh
-        } catch let problem as APIProblem where [.invalidRefreshToken, .refreshTokenReused, .sessionEnded].contains(problem.code) {
+        } catch let problem as APIProblem where Self.verdict(of: problem.code) == .sessionGone {
             try await endLocalSession()
             throw problem
         }

@@ -45,12 +45,9 @@ extension BioAuthFlows {
             try await endLocalSession()
             return true
         case .deviceGone:
+            // The machine's deviceRevoked ends the session too, whether biometric sign-in was on or not.
             let wasSignedIn = await session.snapshot.state != .signedOut
             _ = try await handleServerRefusal(problem)
-            if await session.snapshot.state != .signedOut {
-                // Biometric sign-in was already off (so the machine had nothing to turn off): the session is over all the same.
-                try await endLocalSession()
-            }
             return wasSignedIn
         case .tokenExpired:
             guard var tokens = try await storedTokens() else { return false }

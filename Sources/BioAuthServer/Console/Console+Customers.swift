@@ -94,10 +94,8 @@ extension Console {
                     session.deviceID.map { "\(language["device"]): \(deviceNames[$0] ?? $0)" }
                     ?? session.passkeyID.map { "\(language["passkey"]): \(passkeyNames[$0] ?? $0)" }
                 // A service client's sign-in lives on the installation `approval:<client id>`: named by the client's name.
-                let installation =
-                    session.installationID.hasPrefix("approval:")
-                    ? clientNames[String(session.installationID.dropFirst("approval:".count))].map { "\($0) (\(language["serviceClientShort"]))" }
-                    : nil
+                let installation = BioAuthService.cibaClient(ofInstallation: session.installationID).flatMap { clientNames[$0] }
+                    .map { "\($0) (\(language["serviceClientShort"]))" }
                 var row: [String: Any] = [
                     "id": session.id, "method": language.word("method", session.method),
                     "installationID": installation ?? session.installationID, "createdAt": clock.format(session.createdAt), "canEnd": canAct,

@@ -447,14 +447,13 @@ extension SupportDesk {
             let codes = try await db.auditEvents.failureCounts(since: first, limit: 20).map { Overview.CodeCount(code: $0.code, count: $0.count) }
             var overview = Overview(hours: buckets, failuresByCode: codes)
             for count in try await db.auditEvents.approvalCounts(since: first) {
-                var approvals = count.viaClient ? overview.cibaApprovals : overview.qrApprovals
+                let channel: WritableKeyPath<Overview, Overview.Approvals> = count.viaClient ? \.cibaApprovals : \.qrApprovals
                 switch count.kind {
-                case AuditKind.approvalRequested.rawValue: approvals.requested += count.count
-                case AuditKind.approvalApproved.rawValue: approvals.approved += count.count
-                case AuditKind.approvalDenied.rawValue: approvals.denied += count.count
-                default: approvals.expired += count.count
+                case AuditKind.approvalRequested.rawValue: overview[keyPath: channel].requested += count.count
+                case AuditKind.approvalApproved.rawValue: overview[keyPath: channel].approved += count.count
+                case AuditKind.approvalDenied.rawValue: overview[keyPath: channel].denied += count.count
+                default: overview[keyPath: channel].expired += count.count
                 }
-                if count.viaClient { overview.cibaApprovals = approvals } else { overview.qrApprovals = approvals }
             }
             return overview
         }

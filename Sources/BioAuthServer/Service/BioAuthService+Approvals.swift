@@ -367,7 +367,8 @@ extension BioAuthService {
             case .approved: break
             }
             guard let signed = approval.signedApproval else { throw APIError.internalError }
-            guard let handedOver = try await handOver(approval, installationID: "approval:" + client.id, client: client.id, on: db) else {
+            guard let handedOver = try await handOver(approval, installationID: Self.cibaInstallationID(client: client.id), client: client.id, on: db)
+            else {
                 throw Refusal(Self.collectedAlready)
             }
             return RedeemedApproval(approval: signed, tokens: handedOver.tokens)
@@ -378,6 +379,17 @@ extension BioAuthService {
 
     /// How long after a ping-mode request's end its ping is still tried (10 minutes).
     static let pingRetryWindow: TimeInterval = 600
+
+    /// The installation a service client's CIBA sign-in lives on: one per client, so that its next sign-in of the same
+    /// customer replaces the last.
+    static func cibaInstallationID(client: String) -> String { cibaInstallationPrefix + client }
+
+    /// The client whose CIBA sign-in lives on `installationID`, if it is such an installation.
+    static func cibaClient(ofInstallation installationID: String) -> String? {
+        installationID.hasPrefix(cibaInstallationPrefix) ? String(installationID.dropFirst(cibaInstallationPrefix.count)) : nil
+    }
+
+    private static let cibaInstallationPrefix = "approval:"
 
     /// A second collection of an outcome.
     static let collectedAlready = APIError(.invalidGrant, "The outcome of this auth_req_id was collected already.")

@@ -48,7 +48,8 @@ public struct WebhookHealth: Sendable, Equatable {
     public var waiting = 0
     /// When the last delivery was delivered.
     public var lastDeliveredAt: Date?
-    /// The last failed attempt's answer, of the deliveries counted.
+    /// The answer of the newest counted delivery whose latest attempt failed (a delivery that later succeeded shows
+    /// none: its record keeps only its latest attempt).
     public var lastFailure: Failure?
 
     /// Whether anything it was sent went wrong: a delivery given up or being retried.

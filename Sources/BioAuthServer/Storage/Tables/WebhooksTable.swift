@@ -74,7 +74,8 @@ struct WebhooksTable: Table {
     }
 
     /// The endpoint's deliveries made since `since`, counted by how they stand: delivered, given up, pending after a
-    /// failed attempt (retrying), pending untried; when the last was delivered; and the last failed attempt's answer.
+    /// failed attempt (retrying), pending untried; when the last was delivered; and the answer of the newest one whose
+    /// latest attempt failed.
     func health(endpoint: String, since: Int64) async throws -> WebhookHealth {
         var health = WebhookHealth()
         let counts = try await db.raw(
