@@ -61,6 +61,8 @@ cases = [
      1795000060000),
     ("sign-in, nothing known of the channel", "0f9e8d7c-6b5a-4938-8271-605f4e3d2c1b", "sign_in", "Branch Terminal", "", "", "", "", 10,
      1795000120000),
+    ("binding a new device", "7d3c2b1a-0f9e-4d8c-b7a6-958473625140", "bind_device", "Example Bank", "Bob’s iPhone · iPhone (iPhone15,2) · Face ID",
+     "", "iOS", "198.51.100.23", 63, 1795000180000),
 ]
 
 approvals = []

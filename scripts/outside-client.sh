@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The outside-client rule for approvals: scripts/outside-client/ciba_client.py, an OpenID CIBA client and a phone written
-# from docs/PROTOCOL.md alone in Python, against a real `bioauth serve` on loopback. Needs `swift build` first and
+# The outside-client rule for approvals and device binding: scripts/outside-client/ciba_client.py, an OpenID CIBA client, a
+# bank's backend that hands out binding codes, and phones written from docs/PROTOCOL.md alone in Python, against a real
+# `bioauth serve` on loopback. Needs `swift build` first and
 # Python's `cryptography` (installed with pip when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,9 @@ credentials=$("$binary" admin service create call-centre --scope approvals:write
 client_id=$(awk '/^client_id:/ {print $2}' <<< "$credentials")
 client_secret=$(awk '/^client_secret:/ {print $2}' <<< "$credentials")
 "$binary" admin service display-name "$client_id" "Bank Call Centre" --database "$out/bioauth.sqlite" > /dev/null
+binding=$("$binary" admin service create branch --scope bindings:write --database "$out/bioauth.sqlite")
+binding_id=$(awk '/^client_id:/ {print $2}' <<< "$binding")
+binding_secret=$(awk '/^client_secret:/ {print $2}' <<< "$binding")
 "$binary" serve --host 127.0.0.1 --port "$port" --database "$out/bioauth.sqlite" --bcrypt-cost 4 --rp-id bank.example \
     --receipt-key "$out/receipt-key.pem" --pin-key "$out/pin-key" --log-level warning > "$out/server.log" 2>&1 &
 server=$!
@@ -24,4 +28,5 @@ for _ in $(seq 1 100); do
         2>/dev/null && break
     sleep 0.2
 done
-python3 scripts/outside-client/ciba_client.py "http://127.0.0.1:$port" "$client_id" "$client_secret" bank.example
+python3 scripts/outside-client/ciba_client.py "http://127.0.0.1:$port" "$client_id" "$client_secret" bank.example \
+    "$binding_id" "$binding_secret"

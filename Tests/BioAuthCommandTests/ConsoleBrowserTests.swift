@@ -234,6 +234,7 @@ extension InABrowser {
                     let page = try await browser.source
                     #expect(page.contains("Alice&#39;s iPhone") || page.contains("Alice's iPhone"))
                     #expect(page.contains("Tom &amp; Jerry&#39;s") || page.contains("Tom &amp; Jerry's"), "the payee's name is escaped")
+                    #expect(page.contains("Bound by") && page.contains("password alone"), "how her phone was bound")
                     #expect(
                         page.contains("Passkeys") && (page.contains("Alice&#39;s MacBook") || page.contains("Alice's MacBook")),
                         "her passkey is listed"

@@ -11,10 +11,14 @@ struct DemoTests {
         for step in report.steps where !step.passed {
             Issue.record("\(step.title): \(step.detail)")
         }
-        #expect(report.steps.count == 14)
+        #expect(report.steps.count == 15)
         #expect(
             report.steps.contains { $0.detail.contains("webhook verified") || $0.detail.contains("Webhook 已验证") },
             "the bank's webhook arrived, verified"
+        )
+        #expect(
+            report.steps.contains { $0.detail.hasPrefix("device_binding_required") },
+            "the thief's phone was refused and the request denied on Alice's iPhone"
         )
         #expect(report.allPassed)
         if language == .english {

@@ -35,7 +35,7 @@ struct ApprovalFormatTests {
     @Test("the published approvals encode and hash byte for byte, and the phone's signature over one verifies")
     func canonicalBytes() throws {
         let file = try Self.vectors()
-        #expect(file.approvals.count == 3)
+        #expect(file.approvals.count == 4 && file.approvals.contains { $0.kind == "bind_device" })
         for vector in file.approvals {
             let approval = try CanonicalApproval(
                 approvalID: vector.approvalId,
@@ -89,7 +89,9 @@ struct ApprovalFormatTests {
         #expect(!approval.isValid(signedBy: other))
     }
 
-    @Test("refused: an operation without a message, a sign-in with one, a sign-in's number outside 10-99, an empty requester")
+    @Test(
+        "refused: an operation without a message, a sign-in with one, a sign-in's or a binding's number outside 10-99, a binding without the device, an empty requester"
+    )
     func refusedFields() {
         func make(_ kind: CanonicalApproval.Kind, message: String = "", number: UInt8, requester: String = "Bank") throws {
             _ = try CanonicalApproval(approvalID: "a", kind: kind, requester: requester, bindingMessage: message, number: number, createdAtMs: 1)
@@ -101,5 +103,8 @@ struct ApprovalFormatTests {
         #expect(throws: ApprovalFormatError.self) { try make(.operation, message: "Pay", number: 47) }
         #expect(throws: ApprovalFormatError.self) { try make(.operation, message: "Pay", number: 0, requester: "") }
         #expect((try? make(.signIn, number: 99)) != nil)
+        #expect(throws: ApprovalFormatError.self) { try make(.bindDevice, number: 47) }
+        #expect(throws: ApprovalFormatError.self) { try make(.bindDevice, message: "Alice's iPad · Touch ID", number: 0) }
+        #expect((try? make(.bindDevice, message: "Alice's iPad · Touch ID", number: 47)) != nil)
     }
 }

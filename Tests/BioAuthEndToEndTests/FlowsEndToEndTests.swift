@@ -3,6 +3,7 @@ import BioAuthCore
 import BioAuthServer
 import BioAuthTesting
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("Flows end to end over a real socket")
@@ -221,16 +222,82 @@ struct FlowsEndToEndTests {
         }
     }
 
+    @Test(
+        "a second phone: the password alone is refused with its recovery, a mistyped code deletes the new key, the bank's code binds it; a denied request binds nothing"
+    )
+    func secondPhoneByCodeOrDenied() async throws {
+        let made = Mutex<ServiceClients.Credentials?>(nil)
+        try await TestBackend.run(
+            prepare: { database in
+                let client = try await ServiceClients(database: database).create(name: "branch", scopes: ["bindings:write"])
+                made.withLock { $0 = client }
+            },
+            { backend in
+                let first = Phone(backend)
+                let firstFlows = try await first.enrolled()
+                let second = Phone(backend, kind: .touchID)
+                let flows = try await second.launch()
+                _ = try await flows.signIn(username: "alice", password: "correct horse")
+                await second.sensor.script(.match)
+                do {
+                    try await flows.enableBiometricSignIn()
+                    Issue.record("a second phone was bound by the password alone")
+                } catch let problem as APIProblem {
+                    #expect(problem.code == .deviceBindingRequired && problem.recovery == .bindThisDevice)
+                    #expect(problem.message(in: .simplifiedChinese).contains("绑定码"))
+                }
+                #expect(await flows.snapshot.biometricSignIn.binding == nil)
+                await second.sensor.script(.match)
+                #expect(
+                    await problemCode { try await flows.enableBiometricSignIn(bindingCode: "00000-00000-00000-00000-00000") } == .bindingCodeInvalid
+                )
+                #expect(await second.keyStorage.keys.isEmpty, "the refused key is deleted")
+
+                // Someone else's request on the account: denied on the first phone, it binds nothing.
+                await second.sensor.script(.match)
+                let pending = try await flows.requestDeviceBinding()
+                let request = try #require(try await firstFlows.pendingApprovals().first { $0.kind == .bindDevice })
+                _ = try await firstFlows.deny(request.id)
+                #expect(await problemCode { try await flows.completeDeviceBinding(pending, pollInterval: .milliseconds(20)) } == .accessDenied)
+                #expect(await second.keyStorage.keys.isEmpty)
+
+                let client = try #require(made.withLock { $0 })
+                let basic = Data("\(client.clientID):\(client.secret)".utf8).base64EncodedString()
+                let token = try #require(
+                    try await ServicePaymentEndToEndTests.json(
+                        backend.server.url,
+                        "POST",
+                        "/oauth/token",
+                        basic: basic,
+                        form: "grant_type=client_credentials"
+                    )[
+                        "access_token"
+                    ] as? String
+                )
+                let issued = try await ServicePaymentEndToEndTests.json(
+                    backend.server.url,
+                    "POST",
+                    "/v1/service/binding-codes",
+                    bearer: token,
+                    body: ["accountId": "alice"]
+                )
+                let code = try #require(issued["code"] as? String)
+                await second.sensor.script(.match)
+                try await flows.enableBiometricSignIn(bindingCode: code.lowercased())
+                #expect(await flows.snapshot.biometricSignIn.binding != nil)
+                let devices = try await second.api.devices(accessToken: try await flows.accessToken())
+                #expect(devices.filter { $0.revokedAt == nil }.map(\.boundBy).sorted() == ["binding_code", "password"])
+            }
+        )
+    }
+
     @Test("the second phone is revoked from the first: its biometric sign-in is refused and turned off locally")
     func revokedFromAnotherPhone() async throws {
         try await TestBackend.run { backend in
             let first = Phone(backend)
             let firstFlows = try await first.enrolled()
             let second = Phone(backend, kind: .touchID)
-            let secondFlows = try await second.launch()
-            _ = try await secondFlows.signIn(username: "alice", password: "correct horse")
-            await second.sensor.script(.match)
-            try await secondFlows.enableBiometricSignIn()
+            let secondFlows = try await second.boundByApproval(from: firstFlows, firstSensor: first.sensor)
             try await secondFlows.signOut()
 
             let secondTag = try #require(await secondFlows.snapshot.biometricSignIn.binding?.keyTag)

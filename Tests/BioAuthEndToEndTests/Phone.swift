@@ -75,6 +75,8 @@ extension TestBackend {
 struct Phone {
     let sensor: SimulatedAuthenticator
     let keys: SoftwareDeviceKeyStore
+    /// Where `keys` keeps its keys: a test counts them.
+    let keyStorage: InMemorySecureStore
     let store: InMemorySecureStore
     let api: BioAuthAPI
     let clock: ManualClock
@@ -92,7 +94,8 @@ struct Phone {
     init(_ backend: TestBackend, kind: BiometryKind = .faceID, transport: (any ClientTransport)? = nil, appAttest: (any AppAttestProvider)? = nil) {
         self.appAttest = appAttest
         sensor = SimulatedAuthenticator(.init(kind: kind))
-        keys = SoftwareDeviceKeyStore(authenticator: sensor)
+        keyStorage = InMemorySecureStore()
+        keys = SoftwareDeviceKeyStore(authenticator: sensor, storage: keyStorage)
         store = InMemorySecureStore()
         api = transport.map { BioAuthAPI(serverURL: backend.server.url, transport: $0) } ?? BioAuthAPI(serverURL: backend.server.url)
         clock = ManualClock()
@@ -129,6 +132,22 @@ struct Phone {
         try #require(offer != nil)
         await sensor.script(.match)
         try await flows.enableBiometricSignIn()
+        return flows
+    }
+
+    /// A second phone of `username`'s: password sign-in, then bound by approval on the first phone (`firstFlows`, signed
+    /// in, its sensor `firstSensor`), the customer picking the number this phone shows.
+    func boundByApproval(from firstFlows: BioAuthFlows, firstSensor: SimulatedAuthenticator, username: String = "alice") async throws -> BioAuthFlows
+    {
+        let flows = try await launch()
+        _ = try await flows.signIn(username: username, password: "correct horse")
+        await sensor.script(.match)
+        let pending = try await flows.requestDeviceBinding()
+        let request = try #require(try await firstFlows.pendingApprovals().first { $0.kind == .bindDevice })
+        try #require(request.numberChoices.contains(pending.matchNumber))
+        await firstSensor.script(.match)
+        _ = try await firstFlows.approve(request, number: pending.matchNumber)
+        try await flows.completeDeviceBinding(pending, pollInterval: .milliseconds(20))
         return flows
     }
 }

@@ -138,7 +138,7 @@ struct SupportLeadTests {
             #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
             try await setup.deliver()
             setup.receiver.script(.status(503))
-            #expect(try await api.register(TestKey(), token: tokens.access, name: "Alice's iPad").status == 201)
+            #expect(try await api.bind(TestKey(), token: tokens.access, name: "Alice's iPad").status == 201)
             try await setup.deliver()
 
             let health = try #require(try await desk.webhookEndpoints().first { $0.id == setup.endpoint }?.health)

@@ -167,22 +167,28 @@ struct API: Sendable {
         token: String,
         counter: UInt64 = 0,
         name: String = "Alice's iPhone",
-        purpose: SignedPayload.Purpose = .register
+        purpose: SignedPayload.Purpose = .register,
+        evidence: [String: String] = [:]
     )
         async throws -> Reply
     {
         let challenge = try await call(.post, "/v1/devices/challenges", token: token)
         try #require(challenge.status == 201, "registration challenge: \(challenge.raw)")
-        return try await call(
-            .post,
-            "/v1/devices",
-            json: [
-                "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
-                "biometryKind": "faceID", "deviceName": name, "counter": Int(counter),
-                "signature": try key.sign(purpose, challenge: try #require(challenge["challenge"]), counter: counter),
-            ],
-            token: token
-        )
+        var body: [String: any Sendable] = [
+            "challengeId": try #require(challenge["challengeId"]), "publicKey": key.publicKey, "keyId": key.keyID,
+            "biometryKind": "faceID", "deviceName": name, "counter": Int(counter),
+            "signature": try key.sign(purpose, challenge: try #require(challenge["challenge"]), counter: counter),
+        ]
+        for (name, value) in evidence { body[name] = value }
+        return try await call(.post, "/v1/devices", json: body, token: token)
+    }
+
+    /// `key` bound to `username`'s account as one more device, with a binding code the bank's backend asked for (the
+    /// binding policy lets a password alone bind only an account's first device).
+    func bind(_ key: TestKey, token: String, username: String = "alice", name: String = "Alice's iPhone") async throws -> Reply {
+        let desk = AuthenticatedService(clientID: "test-binding-desk", scopes: ["bindings:write"])
+        let code = try await service.issueBindingCode(account: username, client: desk).code
+        return try await register(key, token: token, name: name, evidence: ["bindingCode": code])
     }
 
     func signInChallenge(_ key: TestKey) async throws -> Reply {

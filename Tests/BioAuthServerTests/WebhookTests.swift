@@ -63,6 +63,8 @@ struct WebhookTests {
                 // Long enough for a receiver that answers at once to be heard on a loaded machine (CI once timed out a
                 // delivery to one after 0.5 s); a test of a receiver that times out holds its answer for a minute.
                 configuration.webhooks.timeout = 5
+                // The tests make events by binding one device after another, each with a binding code.
+                configuration.binding.attemptsPerAccount = 100
                 configure(&configuration)
             },
             { api in
@@ -114,11 +116,11 @@ struct WebhookTests {
                 try await api.createAccount()
                 let tokens = try await api.signIn()
 
-                #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+                #expect(try await api.bind(TestKey(), token: tokens.access).status == 201)
                 _ = try await healthy.waitForEvents(1)
                 // The hanging receiver holds its attempt for up to 30 s. A dispatcher that waited for its slowest receiver
                 // would deliver the next event to the healthy one only after that; here it comes at the next poll.
-                #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+                #expect(try await api.bind(TestKey(), token: tokens.access).status == 201)
                 let arrived = try await healthy.waitForEvents(2, timeout: .seconds(15))
                 #expect(arrived.count == 2 && arrived.allSatisfy(\.verified))
                 #expect(setup.receiver.acceptedEvents.isEmpty)
@@ -141,7 +143,7 @@ struct WebhookTests {
                 try await api.createAccount()
                 let tokens = try await api.signIn()
                 // The first delivery is answered at once: the endpoint has taken one.
-                #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+                #expect(try await api.bind(TestKey(), token: tokens.access).status == 201)
                 _ = try await setup.receiver.waitForEvents(1)
                 // The next four are held unanswered for a minute each. They all arrive while none has been answered: four
                 // attempts in flight to the one endpoint (before, the second came only once the first was answered).
@@ -151,7 +153,7 @@ struct WebhookTests {
                     .delayed(.seconds(60), status: 200),
                     .delayed(.seconds(60), status: 200)
                 )
-                for _ in 0..<4 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+                for _ in 0..<4 { #expect(try await api.bind(TestKey(), token: tokens.access).status == 201) }
                 try await Self.waitUntil("four deliveries in flight at once") { setup.receiver.deliveries.count == 5 }
                 #expect(Set(setup.receiver.deliveries.map(\.eventID)).count == 5 && setup.receiver.deliveries.allSatisfy(\.verified))
                 // Closing the connections fails those attempts: the endpoint is back to one at a time. Of the four retries,
@@ -191,7 +193,7 @@ struct WebhookTests {
             #expect(try gauges() == [0, 0], "exported from the start")
             try await api.createAccount()
             let tokens = try await api.signIn()
-            for _ in 0..<3 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+            for _ in 0..<3 { #expect(try await api.bind(TestKey(), token: tokens.access).status == 201) }
             // Nobody has sent them for half a minute. A pass measures the backlog before it delivers.
             api.clock.advance(by: 30)
             setup.receiver.verifySignatures(at: api.clock.now)
@@ -240,7 +242,7 @@ struct WebhookTests {
         let api = setup.api
         try await api.createAccount()
         let tokens = try await api.signIn()
-        for _ in 0..<3 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+        for _ in 0..<3 { #expect(try await api.bind(TestKey(), token: tokens.access).status == 201) }
         // Two units of work take the pool's two connections and keep them until the deliveries are done (or 60 s
         // passed, when they would never be: the dispatcher queued behind them, as it did on the one pool).
         let gate = TestGate()
@@ -398,7 +400,7 @@ struct WebhookTests {
             setup.receiver.script(.status(500), .close, .delayed(.seconds(60), status: 200))
             try await api.createAccount()
             let tokens = try await api.signIn()
-            #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+            #expect(try await api.bind(TestKey(), token: tokens.access).status == 201)
 
             #expect(try await setup.deliver().attempted == 1)
             #expect(try await setup.deliver().attempted == 0, "not due again before the backoff")
@@ -434,7 +436,7 @@ struct WebhookTests {
             await setup.receiver.stop()
             try await api.createAccount()
             let tokens = try await api.signIn()
-            for _ in 0..<3 { #expect(try await api.register(TestKey(), token: tokens.access).status == 201) }
+            for _ in 0..<3 { #expect(try await api.bind(TestKey(), token: tokens.access).status == 201) }
             try await setup.deliver()
             for _ in 0..<8 {
                 api.clock.advance(by: 3 * 3600)
@@ -449,7 +451,7 @@ struct WebhookTests {
             // Now down for good: a new event is tried for three days, then given up.
             await setup.receiver.stop()
             let later = try await api.signIn()
-            #expect(try await api.register(TestKey(), token: later.access).status == 201)
+            #expect(try await api.bind(TestKey(), token: later.access).status == 201)
             var passes = 0
             while passes < 600 {
                 try await setup.deliver()
@@ -485,7 +487,7 @@ struct WebhookTests {
         try await Self.withSetup(backend: backend) { setup in
             try await setup.api.createAccount()
             let tokens = try await setup.api.signIn()
-            for _ in 0..<12 { #expect(try await setup.api.register(TestKey(), token: tokens.access).status == 201) }
+            for _ in 0..<12 { #expect(try await setup.api.bind(TestKey(), token: tokens.access).status == 201) }
             let other = WebhookDispatcher(service: setup.api.service)
             setup.receiver.verifySignatures(at: setup.api.clock.now)
             async let first = setup.dispatcher.runOnce()
@@ -504,7 +506,7 @@ struct WebhookTests {
         try await Self.withSetup(backend: backend) { setup in
             try await setup.api.createAccount()
             let tokens = try await setup.api.signIn()
-            #expect(try await setup.api.register(TestKey(), token: tokens.access).status == 201)
+            #expect(try await setup.api.bind(TestKey(), token: tokens.access).status == 201)
             // The first instance claims the delivery and dies before sending it.
             #expect(try await setup.dispatcher.claimDue(limit: 16).count == 1)
             let survivor = WebhookDispatcher(service: setup.api.service)
@@ -530,7 +532,7 @@ struct WebhookTests {
 
             try await api.createAccount()
             let tokens = try await api.signIn()
-            #expect(try await api.register(TestKey(), token: tokens.access).status == 201)
+            #expect(try await api.bind(TestKey(), token: tokens.access).status == 201)
             try await setup.deliver()
             let during = try #require(setup.receiver.deliveries.last)
             #expect(during.signatureHeader.components(separatedBy: "v1=").count == 3, "two signatures: \(during.signatureHeader)")
@@ -539,7 +541,7 @@ struct WebhookTests {
             #expect((try? WebhookSignature(secret: newSecret).verify(header: during.signatureHeader, body: during.body, now: at)) != nil)
 
             api.clock.advance(by: 86_400 + 1)
-            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            #expect(try await api.bind(TestKey(), token: try await api.signIn().access).status == 201)
             try await setup.deliver()
             let after = try #require(setup.receiver.deliveries.last)
             #expect(after.signatureHeader.components(separatedBy: "v1=").count == 2)
@@ -637,11 +639,11 @@ struct WebhookTests {
         try await Self.withSetup(backend: backend) { setup in
             let api = setup.api
             try await api.createAccount()
-            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            #expect(try await api.bind(TestKey(), token: try await api.signIn().access).status == 201)
             try await setup.deliver()  // delivered
             api.clock.advance(by: 29 * 86_400)
             await setup.receiver.stop()
-            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            #expect(try await api.bind(TestKey(), token: try await api.signIn().access).status == 201)
             try await setup.deliver()  // failed once, pending
             api.clock.advance(by: 2 * 86_400)
             let retention = Retention(database: api.database, configuration: api.service.configuration, clock: api.clock)
@@ -691,7 +693,7 @@ extension WebhookTests {
     /// Alice binds a phone: one `device.registered` event.
     static func oneEvent(_ api: API) async throws {
         try await api.createAccount()
-        #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+        #expect(try await api.bind(TestKey(), token: try await api.signIn().access).status == 201)
     }
 
     @Test(
@@ -736,7 +738,7 @@ extension WebhookTests {
             #expect(try await api.service.sealLegacyWebhookSecrets() == 1)
             #expect(try await api.service.sealLegacyWebhookSecrets() == 0)
             #expect(try await Self.storedSecrets(api).first?.secret.hasPrefix("v1.") == true)
-            #expect(try await api.register(TestKey(), token: try await api.signIn().access).status == 201)
+            #expect(try await api.bind(TestKey(), token: try await api.signIn().access).status == 201)
             try await setup.deliver()
             let delivery = try #require(setup.receiver.deliveries.last)
             #expect(setup.receiver.deliveries.count == 2)

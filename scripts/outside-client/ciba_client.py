@@ -6,9 +6,12 @@ run against a live `bioauth serve` by scripts/outside-client.sh. It shows that t
   `error` member (authorization_pending, slow_down, access_denied, expired_token, invalid_grant);
 - the phone lists its approval requests, builds the canonical approval of what it shows, signs the `approval` payload
   with its P-256 device key and answers;
-- the backend verifies the signed approval offline with the published receipt key, and for a sign-in uses the session.
+- the backend verifies the signed approval offline with the published receipt key, and for a sign-in uses the session;
+- binding by policy ("Binding a device"): the first phone binds with a binding code the bank's backend asks for, a second
+  phone's password alone binds nothing, the first phone approves it with the number it shows, and a third binds with
+  another code.
 
-Usage: ciba_client.py BASE_URL CLIENT_ID CLIENT_SECRET RELYING_PARTY_ID
+Usage: ciba_client.py BASE_URL CLIENT_ID CLIENT_SECRET RELYING_PARTY_ID BINDING_CLIENT_ID BINDING_CLIENT_SECRET
 """
 import base64
 import hashlib
@@ -24,7 +27,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-BASE, CLIENT_ID, CLIENT_SECRET, RP_ID = sys.argv[1:5]
+BASE, CLIENT_ID, CLIENT_SECRET, RP_ID, BINDING_ID, BINDING_SECRET = sys.argv[1:7]
 
 
 def b64url(data: bytes) -> str:
@@ -39,7 +42,7 @@ def field(value: bytes) -> bytes:
     return struct.pack(">H", len(value)) + value
 
 
-def request(method, path, json_body=None, form=None, token=None, basic=False):
+def request(method, path, json_body=None, form=None, token=None, basic=False, client=None):
     headers = {"Accept": "application/json"}
     data = None
     if json_body is not None:
@@ -51,7 +54,8 @@ def request(method, path, json_body=None, form=None, token=None, basic=False):
     if token:
         headers["Authorization"] = "Bearer " + token
     if basic:
-        credentials = urllib.parse.quote(CLIENT_ID, safe="") + ":" + urllib.parse.quote(CLIENT_SECRET, safe="")
+        client_id, secret = client or (CLIENT_ID, CLIENT_SECRET)
+        credentials = urllib.parse.quote(client_id, safe="") + ":" + urllib.parse.quote(secret, safe="")
         headers["Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode()
     req = urllib.request.Request(BASE + path, data=data, headers=headers, method=method)
     try:
@@ -81,7 +85,7 @@ def canonical_approval(request_, number):
             + field(request_["kind"].encode()) + field(request_["requester"].encode())
             + field(request_.get("bindingMessage", "").encode()) + field(channel.get("browser", "").encode())
             + field(channel.get("platform", "").encode()) + field(channel.get("address", "").encode())
-            + bytes([number if request_["kind"] == "sign_in" else 0]) + struct.pack(">Q", request_["createdAtMs"]))
+            + bytes([number if request_["kind"] in ("sign_in", "bind_device") else 0]) + struct.pack(">Q", request_["createdAtMs"]))
 
 
 # The signed approval's bytes, from its members.
@@ -98,24 +102,37 @@ def approved_bytes(signed):
             + field(" ".join(signed["amr"]).encode()) + struct.pack(">Q", signed["approvedAtMs"]))
 
 
-class Phone:
-    """The customer's phone: a P-256 key registered to the account, a counter, the access token."""
+def binding_code(account):
+    """What the bank's backend does after its own check of the customer: a service token, then a binding code."""
+    status, token = request("POST", "/oauth/token", form={"grant_type": "client_credentials"}, basic=True, client=(BINDING_ID, BINDING_SECRET))
+    check(status == 200, "the bank's backend gets a service token with bindings:write")
+    status, issued = request("POST", "/v1/service/binding-codes", {"accountId": account}, token=token["access_token"])
+    check(status == 201 and len(issued["code"].replace("-", "")) == 25, "the backend gets a one-time binding code")
+    return issued["code"]
 
-    def __init__(self, username, password):
-        request("POST", "/v1/accounts", {"username": username, "password": password})
-        status, tokens = request("POST", "/v1/sessions", {"username": username, "password": password, "installationId": "py-phone-1"})
-        check(status == 201, f"{username} signs in with the password")
+
+class Phone:
+    """The customer's phone: a P-256 key, a counter, the access token of a password sign-in on its installation."""
+
+    def __init__(self, username, password, installation, create=False):
+        if create:
+            request("POST", "/v1/accounts", {"username": username, "password": password})
+        status, tokens = request("POST", "/v1/sessions", {"username": username, "password": password, "installationId": installation})
+        check(status == 201, f"{username} signs in with the password on {installation}")
         self.token = tokens["accessToken"]
         self.key = ec.generate_private_key(ec.SECP256R1())
-        public = self.key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
-        self.key_id = hashlib.sha256(public).digest()
+        self.public = self.key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        self.key_id = hashlib.sha256(self.public).digest()
         self.counter = 0
+
+    def register(self, **evidence):
+        """POST /v1/devices with a fresh registration challenge and `approvalId` or `bindingCode` when given."""
         status, challenge = request("POST", "/v1/devices/challenges", token=self.token)
         signature = self.key.sign(payload("register", unb64url(challenge["challenge"]), self.key_id, 0), ec.ECDSA(hashes.SHA256()))
-        status, device = request("POST", "/v1/devices", {
-            "challengeId": challenge["challengeId"], "publicKey": b64url(public), "keyId": b64url(self.key_id),
-            "biometryKind": "faceID", "deviceName": "Python phone", "counter": 0, "signature": b64url(signature)}, token=self.token)
-        check(status == 201, f"{username}'s phone registers its key")
+        body = {"challengeId": challenge["challengeId"], "publicKey": b64url(self.public), "keyId": b64url(self.key_id),
+                "biometryKind": "faceID", "deviceName": "Python phone", "counter": 0, "signature": b64url(signature)}
+        body.update(evidence)
+        return request("POST", "/v1/devices", body, token=self.token)
 
     def pending(self):
         status, listed = request("GET", "/v1/approvals?status=pending", token=self.token)
@@ -137,8 +154,35 @@ def poll(auth_req_id):
     return request("POST", "/oauth/token", form={"grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": auth_req_id}, basic=True)
 
 
+def bind_by_policy(phone):
+    """A second phone: its password alone binds nothing; `phone` approves it with the number it shows. A third: a code."""
+    second = Phone("py-alice", "correct horse battery", "py-phone-2")
+    status, refused = second.register()
+    check(status == 403 and refused["code"] == "device_binding_required", "a second phone's password alone binds nothing")
+    status, asked = request("POST", "/v1/devices/binding-approvals",
+                            {"keyId": b64url(second.key_id), "biometryKind": "faceID", "deviceName": "Python tablet"}, token=second.token)
+    check(status == 201 and 10 <= asked["matchNumber"] <= 99, "the new phone asks the bound one, and shows a number")
+    request_ = [r for r in phone.pending() if r["approvalId"] == asked["approvalId"]][0]
+    check(request_["kind"] == "bind_device" and request_["bindingMessage"] == "Python tablet · Face ID"
+          and asked["matchNumber"] in request_["numberChoices"], "the bound phone shows the new one and three numbers")
+    status, approved = phone.approve(request_, asked["matchNumber"])
+    check(status == 200 and approved["status"] == "approved", "the bound phone approves with the new phone's number")
+    status, seen = request("GET", f"/v1/approvals/{asked['approvalId']}", token=second.token)
+    check(status == 200 and seen["status"] == "approved", "the new phone reads that it was approved")
+    status, device = second.register(approvalId=asked["approvalId"])
+    check(status == 201 and device["boundBy"] == "approval" and "coolingOffUntil" not in device, "the approval binds the new phone's key")
+    third = Phone("py-alice", "correct horse battery", "py-phone-3")
+    status, device = third.register(bindingCode=binding_code("py-alice").lower())
+    check(status == 201 and device["boundBy"] == "binding_code", "a binding code, typed in lower case, binds a third phone")
+    status, reused = Phone("py-alice", "correct horse battery", "py-phone-4").register(bindingCode="0" * 25)
+    check(status == 403 and reused["code"] == "binding_code_invalid", "a made-up code binds nothing")
+
+
 def main():
-    phone = Phone("py-alice", "correct horse battery")
+    phone = Phone("py-alice", "correct horse battery", "py-phone-1", create=True)
+    status, device = phone.register(bindingCode=binding_code("py-alice"))
+    check(status == 201 and device["boundBy"] == "binding_code" and "coolingOffUntil" not in device,
+          "the first phone binds with the bank's code, with no cooling-off")
     _, keys = request("GET", "/v1/receipt-keys")
     receipt_keys = [ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(k["publicKey"])) for k in keys["keys"]]
 
@@ -193,6 +237,7 @@ def main():
     check(status == 400 and bad.get("error") == "invalid_scope", "a scope without openid is invalid_scope")
     status, nobody = request("POST", "/bc-authorize", form={"scope": "openid", "login_hint": "nobody-here"}, basic=True)
     check(status == 400 and nobody.get("error") == "unknown_user_id", "an unknown customer is unknown_user_id")
+    bind_by_policy(phone)
     print("outside client: all checks passed")
 
 

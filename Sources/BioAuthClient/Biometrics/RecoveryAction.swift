@@ -13,6 +13,7 @@ public struct RecoveryAction: Hashable, Sendable, CustomStringConvertible {
         case contactBank
         case tryLater
         case updateApp
+        case bindThisDevice
         case none
     }
 
@@ -41,6 +42,9 @@ public struct RecoveryAction: Hashable, Sendable, CustomStringConvertible {
     public static let tryLater = RecoveryAction(backing: .tryLater)
     /// The app and the server disagree (the app is out of date, or has a defect): ask the user to update the app.
     public static let updateApp = RecoveryAction(backing: .updateApp)
+    /// The account has a device already: offer to approve this one on it (``BioAuthFlows/requestDeviceBinding()``) or to
+    /// enter a binding code the bank gives (``BioAuthFlows/enableBiometricSignIn(bindingCode:)``).
+    public static let bindThisDevice = RecoveryAction(backing: .bindThisDevice)
     /// Nothing to offer: the user or the app chose to stop.
     public static let none = RecoveryAction(backing: .none)
 

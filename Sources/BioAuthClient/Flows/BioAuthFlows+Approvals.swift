@@ -14,10 +14,11 @@ extension BioAuthFlows {
     /// exactly what was shown (with the `number` the user picked, for a sign-in), and the server's signed approval is
     /// checked against its published receipt keys before this returns.
     ///
-    /// A sign-in needs `number`, one of ``ApprovalDetails/numberChoices``: a wrong one denies the request
-    /// (`approval_number_mismatch`), so the user gets one pick, not three.
+    /// A sign-in, and a new device asking to be bound (`bind_device`), need `number`, one of
+    /// ``ApprovalDetails/numberChoices``: a wrong one denies the request (`approval_number_mismatch`), so the user gets one
+    /// pick, not three.
     public func approve(_ approval: ApprovalDetails, number: Int? = nil) async throws -> ApprovalDetails {
-        if approval.kind == .signIn {
+        if approval.kind.matchesNumber {
             guard let number, approval.numberChoices.contains(number) else {
                 throw APIProblem(.malformedRequest, detail: "pick one of the numbers the request offers")
             }
@@ -52,7 +53,7 @@ extension BioAuthFlows {
                     approval.id,
                     keyID: binding.publicKey.keyID,
                     counter: counter,
-                    number: approval.kind == .signIn ? number : nil,
+                    number: approval.kind.matchesNumber ? number : nil,
                     approvalHash: canonical.hash,
                     signature: proof.signature,
                     appAttestAssertion: assertion,

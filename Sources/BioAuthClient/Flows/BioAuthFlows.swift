@@ -175,12 +175,40 @@ public actor BioAuthFlows {
     }
 
     /// 启用: a biometric prompt, a new key behind it, and its registration with the server. On any failure
-    /// the new key is deleted and nothing changes.
+    /// the new key is deleted and nothing changes. A device this installation bound before, whose key is gone (the Face ID
+    /// enrollment changed), is revoked on the server first.
+    ///
+    /// The account's first device binds this way (where the bank allows it, and then in a cooling-off). On an account
+    /// that has a device already the server refuses with `device_binding_required`: approve this device on that one
+    /// (``requestDeviceBinding()``), or bind it with a code from the bank (``enableBiometricSignIn(bindingCode:)``).
     public func enableBiometricSignIn() async throws {
+        try await register(try await prepareDeviceKey(), evidence: nil)
+    }
+
+    /// 启用 with a binding code the bank gave the customer (a branch, a letter, a call after its identity check): for an
+    /// account that has a device already, or a bank that binds a first device only with a code. Case, hyphens and
+    /// spaces do not matter; a wrong, used or expired code is `binding_code_invalid`, and nothing changes.
+    public func enableBiometricSignIn(bindingCode: String) async throws {
+        try await register(try await prepareDeviceKey(), evidence: .bindingCode(bindingCode))
+    }
+
+    /// A new key behind a biometric prompt, not registered yet.
+    struct PreparedKey: Sendable {
+        var accountID: String
+        var tag: String
+        var publicKey: DevicePublicKey
+        var biometry: BiometryKind
+        var context: AuthenticationContext
+    }
+
+    /// The prompt and the new key of a registration; checks that biometric sign-in can be turned on, and first revokes
+    /// what this installation bound before (``retireStaleDevices()``).
+    func prepareDeviceKey() async throws -> PreparedKey {
         let snapshot = await session.snapshot
         guard snapshot.state == .offeringBiometricSignIn || snapshot.state == .unlocked, snapshot.biometricSignIn.binding == nil,
             let account = snapshot.accountID
         else { throw SessionError(.invalidTransition, reason: "biometric sign-in can be turned on only while signed in and off") }
+        try await retireStaleDevices()
         let kind: BiometryKind
         switch await authenticator.availability(for: .biometrics) {
         case .available(let available): kind = available
@@ -189,6 +217,29 @@ public actor BioAuthFlows {
         let context = try await evaluate(.enableBiometricSignIn, biometry: kind)
         let tag = "bioauth.signin." + UUID().uuidString.lowercased()
         let publicKey = try await keyStore.createKey(tag: tag)
+        return PreparedKey(accountID: account, tag: tag, publicKey: publicKey, biometry: kind, context: context)
+    }
+
+    /// Revokes this installation's live devices on the server. With biometric sign-in off here, such a device's key is
+    /// gone (the Face ID enrollment changed, the key was deleted), but the server still counts it as bound, and an account
+    /// with a bound device binds no other by password. A device of another installation is never touched.
+    private func retireStaleDevices() async throws {
+        let installation = try await installationID()
+        try await withAccessToken { token in
+            for device in try await self.api.devices(accessToken: token) where device.revokedAt == nil && device.installationID == installation {
+                do {
+                    try await self.api.revokeDevice(device.id, accessToken: token)
+                } catch let problem as APIProblem where problem.code == .deviceNotFound {
+                    // Gone meanwhile.
+                }
+            }
+        }
+    }
+
+    /// Registers `prepared`'s key with `evidence`, and turns biometric sign-in on with it. On any failure the key is
+    /// deleted and nothing changes.
+    func register(_ prepared: PreparedKey, evidence: DeviceBindingEvidence?) async throws {
+        let (account, tag, publicKey, kind, context) = (prepared.accountID, prepared.tag, prepared.publicKey, prepared.biometry, prepared.context)
         do {
             let device = try await withAccessToken { token in
                 let challenge = try await self.api.registrationChallenge(accessToken: token)
@@ -202,6 +253,7 @@ public actor BioAuthFlows {
                     counter: 0,
                     signature: proof.signature,
                     appAttest: attestation,
+                    evidence: evidence,
                     accessToken: token
                 )
                 return (device, attestation?.keyID)

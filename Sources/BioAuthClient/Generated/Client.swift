@@ -1716,6 +1716,13 @@ internal struct Client: APIProtocol {
     }
     /// Binds a device key to the account. The key signs the registration payload.
     ///
+    /// The binding policy (docs/PROTOCOL.md, "Binding a device") decides what binds the key beyond the session: an
+    /// account with a live device binds another only with approvalId (a bind_device request one of its devices approved
+    /// for this key and this session) or bindingCode (one the bank's backend asked for); otherwise device_binding_required
+    /// (403), nothing bound. A first device binds by the session alone where the deployment allows it, and then starts in
+    /// its cooling-off (coolingOffUntil).
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/devices`.
     /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)`.
     internal func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output {
@@ -1762,6 +1769,105 @@ internal struct Client: APIProtocol {
                     case "application/json":
                         body = try await converter.getResponseBodyAsJSON(
                             Components.Schemas.Device.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .created(.init(body: body))
+                default:
+                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Retry-After",
+                        as: Swift.Int.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .`default`(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// Asks the account's bound devices to approve binding this device's key (a bind_device approval, number matching).
+    ///
+    /// The new device shows matchNumber; the customer approves the request on a device bound before and picks that
+    /// number there. Read the request (GET /v1/approvals/{approvalId}) until it is approved, then register the key with
+    /// approvalId. no_bound_device (409) when the account has no device that could approve.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/devices/binding-approvals`.
+    /// - Remark: Generated from `#/paths//v1/devices/binding-approvals/post(requestDeviceBinding)`.
+    internal func requestDeviceBinding(_ input: Operations.RequestDeviceBinding.Input) async throws -> Operations.RequestDeviceBinding.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.RequestDeviceBinding.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/devices/binding-approvals",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .post
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                let body: OpenAPIRuntime.HTTPBody?
+                switch input.body {
+                case let .json(value):
+                    body = try converter.setRequiredRequestBodyAsJSON(
+                        value,
+                        headerFields: &request.headerFields,
+                        contentType: "application/json; charset=utf-8"
+                    )
+                }
+                return (request, body)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 201:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.RequestDeviceBinding.Output.Created.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.DeviceBinding.self,
                             from: responseBody,
                             transforming: { value in
                                 .json(value)
@@ -2324,6 +2430,112 @@ internal struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .ok(.init(body: body))
+                default:
+                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Retry-After",
+                        as: Swift.Int.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .`default`(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
+    ///
+    /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds
+    /// one device of this account, once, within 10 minutes at most; its device is not in a cooling-off.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/binding-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/binding-codes/post(createBindingCode)`.
+    internal func createBindingCode(_ input: Operations.CreateBindingCode.Input) async throws -> Operations.CreateBindingCode.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.CreateBindingCode.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/service/binding-codes",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .post
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                let body: OpenAPIRuntime.HTTPBody?
+                switch input.body {
+                case let .json(value):
+                    body = try converter.setRequiredRequestBodyAsJSON(
+                        value,
+                        headerFields: &request.headerFields,
+                        contentType: "application/json; charset=utf-8"
+                    )
+                }
+                return (request, body)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 201:
+                    let headers: Operations.CreateBindingCode.Output.Created.Headers = .init(cacheControl: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Cache-Control",
+                        as: Operations.CreateBindingCode.Output.Created.Headers.CacheControlPayload.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.CreateBindingCode.Output.Created.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.BindingCode.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .created(.init(
+                        headers: headers,
+                        body: body
+                    ))
                 default:
                     let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
                         in: response.headerFields,

@@ -112,9 +112,26 @@ internal protocol APIProtocol: Sendable {
     func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output
     /// Binds a device key to the account. The key signs the registration payload.
     ///
+    /// The binding policy (docs/PROTOCOL.md, "Binding a device") decides what binds the key beyond the session: an
+    /// account with a live device binds another only with approvalId (a bind_device request one of its devices approved
+    /// for this key and this session) or bindingCode (one the bank's backend asked for); otherwise device_binding_required
+    /// (403), nothing bound. A first device binds by the session alone where the deployment allows it, and then starts in
+    /// its cooling-off (coolingOffUntil).
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/devices`.
     /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)`.
     func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output
+    /// Asks the account's bound devices to approve binding this device's key (a bind_device approval, number matching).
+    ///
+    /// The new device shows matchNumber; the customer approves the request on a device bound before and picks that
+    /// number there. Read the request (GET /v1/approvals/{approvalId}) until it is approved, then register the key with
+    /// approvalId. no_bound_device (409) when the account has no device that could approve.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/devices/binding-approvals`.
+    /// - Remark: Generated from `#/paths//v1/devices/binding-approvals/post(requestDeviceBinding)`.
+    func requestDeviceBinding(_ input: Operations.RequestDeviceBinding.Input) async throws -> Operations.RequestDeviceBinding.Output
     /// Revokes a device. Its sessions (but the one asking) end at once and its key is refused from then on.
     ///
     /// - Remark: HTTP `DELETE /v1/devices/{deviceId}`.
@@ -151,6 +168,15 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/service/payees`.
     /// - Remark: Generated from `#/paths//v1/service/payees/post(registerPayee)`.
     func registerPayee(_ input: Operations.RegisterPayee.Input) async throws -> Operations.RegisterPayee.Output
+    /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
+    ///
+    /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds
+    /// one device of this account, once, within 10 minutes at most; its device is not in a cooling-off.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/binding-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/binding-codes/post(createBindingCode)`.
+    func createBindingCode(_ input: Operations.CreateBindingCode.Input) async throws -> Operations.CreateBindingCode.Output
     /// A payment request from the bank's backend (scope payments:write) to a registered payee, whose registered name the server fills in; the user's app lists it as pending and authorizes it as any other. Idempotent per client and Idempotency-Key.
     ///
     /// - Remark: HTTP `POST /v1/service/payments`.
@@ -484,6 +510,13 @@ extension APIProtocol {
     }
     /// Binds a device key to the account. The key signs the registration payload.
     ///
+    /// The binding policy (docs/PROTOCOL.md, "Binding a device") decides what binds the key beyond the session: an
+    /// account with a live device binds another only with approvalId (a bind_device request one of its devices approved
+    /// for this key and this session) or bindingCode (one the bank's backend asked for); otherwise device_binding_required
+    /// (403), nothing bound. A first device binds by the session alone where the deployment allows it, and then starts in
+    /// its cooling-off (coolingOffUntil).
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/devices`.
     /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)`.
     internal func registerDevice(
@@ -491,6 +524,24 @@ extension APIProtocol {
         body: Operations.RegisterDevice.Input.Body
     ) async throws -> Operations.RegisterDevice.Output {
         try await registerDevice(Operations.RegisterDevice.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Asks the account's bound devices to approve binding this device's key (a bind_device approval, number matching).
+    ///
+    /// The new device shows matchNumber; the customer approves the request on a device bound before and picks that
+    /// number there. Read the request (GET /v1/approvals/{approvalId}) until it is approved, then register the key with
+    /// approvalId. no_bound_device (409) when the account has no device that could approve.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/devices/binding-approvals`.
+    /// - Remark: Generated from `#/paths//v1/devices/binding-approvals/post(requestDeviceBinding)`.
+    internal func requestDeviceBinding(
+        headers: Operations.RequestDeviceBinding.Input.Headers = .init(),
+        body: Operations.RequestDeviceBinding.Input.Body
+    ) async throws -> Operations.RequestDeviceBinding.Output {
+        try await requestDeviceBinding(Operations.RequestDeviceBinding.Input(
             headers: headers,
             body: body
         ))
@@ -575,6 +626,23 @@ extension APIProtocol {
         body: Operations.RegisterPayee.Input.Body
     ) async throws -> Operations.RegisterPayee.Output {
         try await registerPayee(Operations.RegisterPayee.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
+    ///
+    /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds
+    /// one device of this account, once, within 10 minutes at most; its device is not in a cooling-off.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/binding-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/binding-codes/post(createBindingCode)`.
+    internal func createBindingCode(
+        headers: Operations.CreateBindingCode.Input.Headers = .init(),
+        body: Operations.CreateBindingCode.Input.Body
+    ) async throws -> Operations.CreateBindingCode.Output {
+        try await createBindingCode(Operations.CreateBindingCode.Input(
             headers: headers,
             body: body
         ))

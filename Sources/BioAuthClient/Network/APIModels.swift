@@ -59,6 +59,31 @@ public struct RegisteredDevice: Hashable, Sendable {
     public var revokedAt: Date?
     /// `"apple-appattest"` when it registered with a valid App Attest attestation, else `"none"`.
     public var attestation: String = "none"
+    /// What bound it beyond the password: `"password"` (an account's first device), `"approval"` (approved on a device
+    /// bound before) or `"binding_code"` (a code from the bank).
+    public var boundBy: String = "password"
+    /// Until when it is in its cooling-off (bound by a password alone): it approves no sign-ins elsewhere or new
+    /// devices, and pays up to a daily limit. Nil when it has none.
+    public var coolingOffUntil: Date? = nil
+}
+
+/// What binds a new device's key beyond the password, when the account has a device already
+/// (`device_binding_required`).
+public enum DeviceBindingEvidence: Hashable, Sendable {
+    /// A `bind_device` request a device bound before approved (``BioAuthAPI/requestDeviceBinding(keyID:biometryKind:deviceName:accessToken:)``).
+    case approval(id: String)
+    /// A binding code the bank gave the customer (a branch, a letter, a call after its identity check), as typed.
+    case bindingCode(String)
+}
+
+/// A `bind_device` request, as the new device shows it: the number the customer picks on the device that approves.
+public struct DeviceBindingRequest: Hashable, Sendable {
+    /// The request's id: the approval the registration names once it is approved.
+    public var approvalID: String
+    /// The number to show on the new device (10-99).
+    public var matchNumber: Int
+    /// When the request expires unanswered.
+    public var expiresAt: Date
 }
 
 /// A payment's state on the server.

@@ -110,7 +110,8 @@ public struct BioAuthAPI: Sendable {
         }
     }
 
-    /// Binds a device key: `signature` is over the `register` payload of `challenge`.
+    /// Binds a device key: `signature` is over the `register` payload of `challenge`. An account with a device already
+    /// needs `evidence` (else `device_binding_required`).
     public func registerDevice(
         challengeID: String,
         publicKey: DevicePublicKey,
@@ -119,6 +120,7 @@ public struct BioAuthAPI: Sendable {
         counter: UInt64,
         signature: Data,
         appAttest: (keyID: Data, attestation: Data)? = nil,
+        evidence: DeviceBindingEvidence? = nil,
         accessToken: String
     ) async throws -> RegisteredDevice {
         guard let kind = Components.Schemas.BiometryKind(rawValue: biometryKind.rawValue) else {
@@ -135,8 +137,36 @@ public struct BioAuthAPI: Sendable {
                 signature: Base64URL.encode(signature),
                 appAttest: appAttest.map { .init(keyId: Base64URL.encode($0.keyID), attestation: Base64URL.encode($0.attestation)) }
             )
-            switch try await client.registerDevice(.init(body: .json(body))) {
+            var request = body
+            switch evidence {
+            case .approval(let id): request.approvalId = id
+            case .bindingCode(let code): request.bindingCode = code
+            case nil: break
+            }
+            switch try await client.registerDevice(.init(body: .json(request))) {
             case .created(let created): return try Self.device(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Asks the account's bound devices to approve binding the key `keyID` (a `bind_device` request): show the answer's
+    /// ``DeviceBindingRequest/matchNumber`` on this device; the customer picks it on the device that approves.
+    public func requestDeviceBinding(
+        keyID: Data,
+        biometryKind: BiometryKind,
+        deviceName: String,
+        accessToken: String
+    ) async throws -> DeviceBindingRequest {
+        guard let kind = Components.Schemas.BiometryKind(rawValue: biometryKind.rawValue) else {
+            throw APIProblem(.malformedRequest, detail: "a device key needs a biometric sensor")
+        }
+        return try await authorized(accessToken) {
+            let body = Components.Schemas.DeviceBindingRequest(keyId: Base64URL.encode(keyID), biometryKind: kind, deviceName: deviceName)
+            switch try await client.requestDeviceBinding(.init(body: .json(body))) {
+            case .created(let created):
+                let binding = try created.body.json
+                return DeviceBindingRequest(approvalID: binding.approvalId, matchNumber: binding.matchNumber, expiresAt: binding.expiresAt)
             case .default(let status, let problem): throw Self.problem(status, problem)
             }
         }
@@ -395,7 +425,9 @@ public struct BioAuthAPI: Sendable {
             name: device.deviceName,
             installationID: device.installationId,
             revokedAt: device.revokedAt,
-            attestation: device.attestation.rawValue
+            attestation: device.attestation.rawValue,
+            boundBy: device.boundBy?.rawValue ?? "password",
+            coolingOffUntil: device.coolingOffUntil
         )
     }
 

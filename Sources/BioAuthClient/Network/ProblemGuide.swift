@@ -60,6 +60,11 @@ enum ProblemGuide {
             .none
         )
         set([.approvalMismatch, .qrCodeNotFound, .qrCodeUsed], .userCanFix, .retry)
+        // Binding a device: this one needs the approval of one bound before, or the bank's code.
+        set([.deviceBindingRequired], .userCanFix, .bindThisDevice)
+        set([.bindingCodeInvalid], .userCanFix, .changeInput)
+        set([.bindingApprovalInvalid, .noBoundDevice], .userCanFix, .retry)
+        set([.deviceCoolingOff], .tryLater, .tryLater)
         set([.pinPaymentsDisabled], .userCanFix, .retry)
         // The session or the device's binding is over.
         set([.unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused], .signInAgain, .signInAgain)

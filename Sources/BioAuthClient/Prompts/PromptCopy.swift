@@ -70,7 +70,8 @@ public struct PromptCopy: Hashable, Sendable {
         }
     }
 
-    /// "Sign in on Chrome on macOS? Asked by Web Banking", "Sign in at Branch Terminal?" or "Approve: Raise the daily transfer limit to ¥50,000 — asked by Bank Call Centre".
+    /// "Sign in on Chrome on macOS? Asked by Web Banking", "Sign in at Branch Terminal?", "Approve: Raise the daily transfer
+    /// limit to ¥50,000 — asked by Bank Call Centre" or "Let Bob's iPhone · Face ID use your account?".
     public func approvalReason(_ approval: ApprovalSummary) -> String {
         let requester = payeeName(approval.requester)
         switch approval.kind {
@@ -79,6 +80,8 @@ public struct PromptCopy: Hashable, Sendable {
             return text("prompt.approveSignIn.reason", channel, requester)
         case .operation:
             return text("prompt.approveOperation.reason", payeeName(approval.bindingMessage ?? ""), requester)
+        case .bindDevice:
+            return text("prompt.approveBinding.reason", payeeName(approval.bindingMessage ?? ""))
         }
     }
 

@@ -67,7 +67,7 @@ public struct BioAuthScreens: Hashable, Sendable {
     public func approvalSheet(for approval: ApprovalDetails, biometry: BiometryKind) -> ApprovalSheet {
         let copy = PromptCopy(language: language)
         let address = approval.channel.address
-        let signIn = approval.kind == .signIn
+        let signIn = approval.kind.matchesNumber
         return ApprovalSheet(
             title: copy.approvalReason(approval.summary),
             origin: address.isEmpty ? nil : Localizer.string("screen.approval.origin", language: language, arguments: [copy.payeeName(address)]),

@@ -9,13 +9,13 @@ import Foundation
 /// "BIOAUTH" 0x00, version 0x01
 /// "approval"           u16 length ‖ ASCII
 /// approval id          u16 length ‖ UTF-8
-/// kind                 u16 length ‖ ASCII ("sign_in" or "operation")
+/// kind                 u16 length ‖ ASCII ("sign_in", "operation" or "bind_device")
 /// requester            u16 length ‖ UTF-8, the asking service's display name as shown
-/// binding message      u16 length ‖ UTF-8, as shown (empty for a sign-in)
+/// binding message      u16 length ‖ UTF-8, as shown (empty for a sign-in; the new device for a binding)
 /// channel browser      u16 length ‖ UTF-8 (empty when not known)
 /// channel platform     u16 length ‖ UTF-8 (empty when not known)
 /// channel address      u16 length ‖ UTF-8 (empty when not known)
-/// number               1 byte: the number the user picked, 10-99, for a sign-in; 0 for an operation
+/// number               1 byte: the number the user picked, 10-99, for a sign-in or a binding; 0 for an operation
 /// created at           u64 big-endian, milliseconds since 1970
 /// ```
 public struct CanonicalApproval: Hashable, Sendable {
@@ -25,6 +25,12 @@ public struct CanonicalApproval: Hashable, Sendable {
         case signIn = "sign_in"
         /// An operation the bank describes in a short message shown verbatim.
         case operation
+        /// A new device that asks to be bound to the account, described in the binding message (its name, model and
+        /// biometry); number matching against the number the new device shows.
+        case bindDevice = "bind_device"
+
+        /// Whether the user picks the number the other channel (or the new device) shows.
+        public var matchesNumber: Bool { self != .operation }
     }
 
     /// Where a sign-in request comes from, as shown to the user; each part may be unknown (empty).
@@ -52,11 +58,11 @@ public struct CanonicalApproval: Hashable, Sendable {
     public let kind: Kind
     /// The asking service's display name.
     public let requester: String
-    /// The operation's message; empty for a sign-in.
+    /// The operation's message, or the new device a binding would bind; empty for a sign-in.
     public let bindingMessage: String
     /// Where a sign-in comes from.
     public let channel: Channel
-    /// The number the user picked (10-99) for a sign-in; 0 for an operation.
+    /// The number the user picked (10-99) for a sign-in or a binding; 0 for an operation.
     public let number: UInt8
     /// When the request was made, in milliseconds since 1970.
     public let createdAtMs: Int64
@@ -64,8 +70,8 @@ public struct CanonicalApproval: Hashable, Sendable {
     /// An approval with these fields.
     ///
     /// - Throws: ``ApprovalFormatError`` when the id or requester is empty or a text field is over 255 bytes, an
-    ///   operation has no message or a sign-in has one, a sign-in's number is not 10-99 or an operation's not 0, or the
-    ///   time is negative.
+    ///   operation or a binding has no message or a sign-in has one, a sign-in's or a binding's number is not 10-99 or an
+    ///   operation's not 0, or the time is negative.
     public init(
         approvalID: String,
         kind: Kind,
@@ -90,6 +96,9 @@ public struct CanonicalApproval: Hashable, Sendable {
         case .operation:
             guard !bindingMessage.isEmpty else { throw ApprovalFormatError("an operation needs a binding message") }
             guard number == 0 else { throw ApprovalFormatError("an operation's number must be 0") }
+        case .bindDevice:
+            guard !bindingMessage.isEmpty else { throw ApprovalFormatError("a binding needs a binding message") }
+            guard (10...99).contains(number) else { throw ApprovalFormatError("a binding's number must be 10 to 99") }
         }
         guard createdAtMs >= 0 else { throw ApprovalFormatError("the time must not be negative") }
         self.approvalID = approvalID
@@ -101,10 +110,10 @@ public struct CanonicalApproval: Hashable, Sendable {
         self.createdAtMs = createdAtMs
     }
 
-    /// An approval of what the phone shows with the number the user `picked` (a sign-in's; an operation has none, and it
-    /// is not read).
+    /// An approval of what the phone shows with the number the user `picked` (a sign-in's or a binding's; an operation has
+    /// none, and it is not read).
     ///
-    /// - Throws: ``ApprovalFormatError`` as the other initializer does; a sign-in without a number 10-99 among them.
+    /// - Throws: ``ApprovalFormatError`` as the other initializer does; a sign-in or a binding without a number 10-99 among them.
     public init(
         approvalID: String,
         kind: Kind,
@@ -120,7 +129,7 @@ public struct CanonicalApproval: Hashable, Sendable {
             requester: requester,
             bindingMessage: bindingMessage,
             channel: channel,
-            number: kind == .signIn ? UInt8(clamping: picked ?? 0) : 0,
+            number: kind.matchesNumber ? UInt8(clamping: picked ?? 0) : 0,
             createdAtMs: createdAtMs
         )
     }

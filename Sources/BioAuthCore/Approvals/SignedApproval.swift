@@ -26,7 +26,7 @@ public struct SignedApproval: Codable, Hashable, Sendable {
     public var kind: String
     /// The asking service's display name, as shown.
     public var requester: String
-    /// The operation's message as shown; absent for a sign-in.
+    /// The operation's message (or the new device, for a binding) as shown; absent for a sign-in.
     public var bindingMessage: String?
     /// The channel's browser as shown, when known.
     public var channelBrowser: String?
@@ -34,7 +34,7 @@ public struct SignedApproval: Codable, Hashable, Sendable {
     public var channelPlatform: String?
     /// The channel's client address as shown, when known.
     public var channelAddress: String?
-    /// The number the user picked, for a sign-in.
+    /// The number the user picked, for a sign-in or a binding.
     public var number: Int?
     /// When the request was made, in milliseconds since 1970.
     public var createdAtMs: Int64
@@ -68,7 +68,7 @@ public struct SignedApproval: Codable, Hashable, Sendable {
         self.channelBrowser = approval.channel.browser.isEmpty ? nil : approval.channel.browser
         self.channelPlatform = approval.channel.platform.isEmpty ? nil : approval.channel.platform
         self.channelAddress = approval.channel.address.isEmpty ? nil : approval.channel.address
-        self.number = approval.kind == .signIn ? Int(approval.number) : nil
+        self.number = approval.kind.matchesNumber ? Int(approval.number) : nil
         self.createdAtMs = approval.createdAtMs
         self.deviceKeyId = Base64URL.encode(deviceKeyID)
         self.amr = amr
@@ -118,9 +118,9 @@ public struct SignedApproval: Codable, Hashable, Sendable {
     public var approval: CanonicalApproval? {
         guard let kind = CanonicalApproval.Kind(rawValue: kind) else { return nil }
         let number: UInt8
-        switch (kind, self.number) {
-        case (.signIn, .some(let value)) where (10...99).contains(value): number = UInt8(value)
-        case (.operation, .none): number = 0
+        switch (kind.matchesNumber, self.number) {
+        case (true, .some(let value)) where (10...99).contains(value): number = UInt8(value)
+        case (false, .none): number = 0
         default: return nil
         }
         return try? CanonicalApproval(

@@ -80,6 +80,19 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let invalidDeviceName = ProblemCode(rawValue: "invalid_device_name")
     /// No such device (for this account).
     public static let deviceNotFound = ProblemCode(rawValue: "device_not_found")
+    /// The account has a device already (or the deployment binds a first device only with a code): this one binds only
+    /// when a bound device approves it or with a binding code from the bank (403); nothing was bound.
+    public static let deviceBindingRequired = ProblemCode(rawValue: "device_binding_required")
+    /// The binding code is not one for this account that can still be used: mistyped, used, expired or another
+    /// account's, deliberately not told apart (403).
+    public static let bindingCodeInvalid = ProblemCode(rawValue: "binding_code_invalid")
+    /// The approval named does not bind this key: not approved (yet), used, or asked for another key or session (403).
+    public static let bindingApprovalInvalid = ProblemCode(rawValue: "binding_approval_invalid")
+    /// The account has no bound device that could approve a new one (409): bind this one directly.
+    public static let noBoundDevice = ProblemCode(rawValue: "no_bound_device")
+    /// The device was bound recently by a password alone and is in its cooling-off: it may not approve sign-ins or
+    /// bindings, nor pay past the cooling-off's daily limit, until it ends (403, `Retry-After` says when).
+    public static let deviceCoolingOff = ProblemCode(rawValue: "device_cooling_off")
     /// The device was revoked; its key is refused.
     public static let deviceRevoked = ProblemCode(rawValue: "device_revoked")
 
@@ -288,7 +301,8 @@ extension ProblemCode {
         .invalidUsername, .invalidPassword, .usernameTaken, .invalidCredentials, .accountLocked, .invalidInstallationID, .unauthenticated,
         .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused, .challengeNotFound, .challengeExpired, .challengeUsed,
         .challengeMismatch, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing, .invalidPublicKey, .keyIDMismatch,
-        .keyAlreadyRegistered, .invalidDeviceName, .deviceNotFound, .deviceRevoked, .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo,
+        .keyAlreadyRegistered, .invalidDeviceName, .deviceNotFound, .deviceBindingRequired, .bindingCodeInvalid, .bindingApprovalInvalid,
+        .noBoundDevice, .deviceCoolingOff, .deviceRevoked, .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo,
         .invalidIdempotencyKey, .idempotencyKeyReused, .paymentNotFound, .paymentAlreadyAuthorized, .paymentCancelled, .paymentExpired,
         .paymentLocked, .transactionMismatch, .invalidPIN, .weakPIN, .pinNotSet, .wrongPIN, .pinLocked, .pinPaymentsDisabled, .rateLimited,
         .invalidClient, .unsupportedGrantType, .invalidScope, .invalidServiceToken, .insufficientScope, .payeeNotRegistered, .payeeNameMismatch,

@@ -120,6 +120,8 @@ public struct ServerConfiguration: Sendable {
     public var passkeys = PasskeyPolicy()
     /// Approval requests (CIBA): their lifetime and the limits against push bombing.
     public var approvals = ApprovalPolicy()
+    /// Which evidence beyond a password binds a device, and the cooling-off of one bound by a password alone.
+    public var binding = BindingPolicy()
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}
@@ -195,6 +197,7 @@ public struct ServerConfiguration: Sendable {
         passkeys.applyDefaultOrigin(port: port)
         try passkeys.validate()
         try approvals.validate()
+        try binding.validate()
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }
             for appID in appAttest.allowedAppIDs {
@@ -241,8 +244,9 @@ extension ServerConfiguration {
     /// A configuration for tests on one machine: the database `database` (in memory unless given), receipt and PIN keys
     /// made in memory, bcrypt at its lowest cost (4, so tests do not wait for it), relying party `bank.example`, any
     /// free port, webhook deliveries allowed to loopback (where test receivers listen), and names resolved by a
-    /// ``StaticHostResolver`` that knows only `localhost` (tests never wait on the machine's DNS). Never for production:
-    /// nothing it signs outlives the process.
+    /// ``StaticHostResolver`` that knows only `localhost` (tests never wait on the machine's DNS), and no cooling-off for a
+    /// device bound by a password (tests bind a phone and use it at once; those of the cooling-off turn it on). Never for
+    /// production: nothing it signs outlives the process.
     public static func forTests(database: String = ":memory:") -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.databasePath = database
@@ -253,6 +257,7 @@ extension ServerConfiguration {
         configuration.port = 0
         configuration.outbound.allowed = ["127.0.0.1", "::1", "localhost"]
         configuration.outbound.resolver = StaticHostResolver()
+        configuration.binding.coolingOff = 0
         return configuration
     }
 }

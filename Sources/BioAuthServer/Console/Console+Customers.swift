@@ -74,8 +74,10 @@ extension Console {
                 [
                     "id": device.id, "name": device.name, "biometryKind": language.word("biometry", device.biometryKind),
                     "attested": language[device.attestation == "apple-appattest" ? "yes" : "no"], "createdAt": clock.format(device.createdAt),
-                    "lastUsedAt": clock.format(device.lastUsedAt),
-                    "state": device.revokedAt.map { "\(language["revoked"]) \(clock.format($0))" } ?? language["active"],
+                    "lastUsedAt": clock.format(device.lastUsedAt), "boundBy": language.word("boundBy", device.boundBy),
+                    // A device bound by a password alone says until when it cools off (no approvals elsewhere, a payment limit).
+                    "state": device.revokedAt.map { "\(language["revoked"]) \(clock.format($0))" }
+                        ?? device.coolingOffUntil.map { "\(language["coolingOffUntil"]) \(clock.format($0))" } ?? language["active"],
                     "canRevoke": canAct && device.revokedAt == nil,
                 ]
             },

@@ -53,12 +53,14 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
             .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken, .approvalMismatch:
             .unauthorized
-        case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope, .approvalNumberMismatch, .qrBrowserMismatch: .forbidden
+        case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope, .approvalNumberMismatch, .qrBrowserMismatch, .deviceBindingRequired,
+            .bindingCodeInvalid, .bindingApprovalInvalid, .deviceCoolingOff:
+            .forbidden
         case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound, .webhookEndpointNotFound,
             .approvalNotFound, .qrCodeNotFound, .qrSignInDisabled:
             .notFound
         case .usernameTaken, .payeeNameTaken, .keyAlreadyRegistered, .challengeUsed, .paymentAlreadyAuthorized, .paymentCancelled, .pinNotSet,
-            .approvalAlreadyAnswered, .qrCodeUsed:
+            .approvalAlreadyAnswered, .qrCodeUsed, .noBoundDevice:
             .conflict
         case .paymentExpired, .approvalExpired: .gone
         case .idempotencyKeyReused, .payeeNotRegistered, .payeeNameMismatch, .webhookEndpointLimit, .webhookDestinationNotAllowed:

@@ -248,6 +248,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.requestDeviceBinding(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .post,
+            path: server.apiPathComponentsWithServerPrefix("/v1/devices/binding-approvals")
+        )
+        try transport.register(
+            {
                 try await server.revokeDevice(
                     request: $0,
                     body: $1,
@@ -311,6 +322,17 @@ extension APIProtocol {
             },
             method: .post,
             path: server.apiPathComponentsWithServerPrefix("/v1/service/payees")
+        )
+        try transport.register(
+            {
+                try await server.createBindingCode(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .post,
+            path: server.apiPathComponentsWithServerPrefix("/v1/service/binding-codes")
         )
         try transport.register(
             {
@@ -2070,6 +2092,13 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     }
     /// Binds a device key to the account. The key signs the registration payload.
     ///
+    /// The binding policy (docs/PROTOCOL.md, "Binding a device") decides what binds the key beyond the session: an
+    /// account with a live device binds another only with approvalId (a bind_device request one of its devices approved
+    /// for this key and this session) or bindingCode (one the bank's backend asked for); otherwise device_binding_required
+    /// (403), nothing bound. A first device binds by the session alone where the deployment allows it, and then starts in
+    /// its cooling-off (coolingOffUntil).
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/devices`.
     /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)`.
     func registerDevice(
@@ -2108,6 +2137,102 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                     preconditionFailure("bestContentType chose an invalid content type.")
                 }
                 return Operations.RegisterDevice.Input(
+                    headers: headers,
+                    body: body
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .created(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 201)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Retry-After",
+                        value: value.headers.retryAfter
+                    )
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .applicationProblemJson(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/problem+json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// Asks the account's bound devices to approve binding this device's key (a bind_device approval, number matching).
+    ///
+    /// The new device shows matchNumber; the customer approves the request on a device bound before and picks that
+    /// number there. Read the request (GET /v1/approvals/{approvalId}) until it is approved, then register the key with
+    /// approvalId. no_bound_device (409) when the account has no device that could approve.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/devices/binding-approvals`.
+    /// - Remark: Generated from `#/paths//v1/devices/binding-approvals/post(requestDeviceBinding)`.
+    func requestDeviceBinding(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.RequestDeviceBinding.id,
+            using: {
+                APIHandler.requestDeviceBinding($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let headers: Operations.RequestDeviceBinding.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                let contentType = converter.extractContentTypeIfPresent(in: request.headerFields)
+                let body: Operations.RequestDeviceBinding.Input.Body
+                let chosenContentType = try converter.bestContentType(
+                    received: contentType,
+                    options: [
+                        "application/json"
+                    ]
+                )
+                switch chosenContentType {
+                case "application/json":
+                    body = try await converter.getRequiredRequestBodyAsJSON(
+                        Components.Schemas.DeviceBindingRequest.self,
+                        from: requestBody,
+                        transforming: { value in
+                            .json(value)
+                        }
+                    )
+                default:
+                    preconditionFailure("bestContentType chose an invalid content type.")
+                }
+                return Operations.RequestDeviceBinding.Input(
                     headers: headers,
                     body: body
                 )
@@ -2652,6 +2777,106 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                     suppressUnusedWarning(value)
                     var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
                     suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .`default`(statusCode, value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: statusCode)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Retry-After",
+                        value: value.headers.retryAfter
+                    )
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .applicationProblemJson(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/problem+json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                }
+            }
+        )
+    }
+    /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
+    ///
+    /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds
+    /// one device of this account, once, within 10 minutes at most; its device is not in a cooling-off.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/binding-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/binding-codes/post(createBindingCode)`.
+    func createBindingCode(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.CreateBindingCode.id,
+            using: {
+                APIHandler.createBindingCode($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let headers: Operations.CreateBindingCode.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                let contentType = converter.extractContentTypeIfPresent(in: request.headerFields)
+                let body: Operations.CreateBindingCode.Input.Body
+                let chosenContentType = try converter.bestContentType(
+                    received: contentType,
+                    options: [
+                        "application/json"
+                    ]
+                )
+                switch chosenContentType {
+                case "application/json":
+                    body = try await converter.getRequiredRequestBodyAsJSON(
+                        Components.Schemas.BindingCodeRequest.self,
+                        from: requestBody,
+                        transforming: { value in
+                            .json(value)
+                        }
+                    )
+                default:
+                    preconditionFailure("bestContentType chose an invalid content type.")
+                }
+                return Operations.CreateBindingCode.Input(
+                    headers: headers,
+                    body: body
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .created(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 201)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Cache-Control",
+                        value: value.headers.cacheControl
+                    )
                     let body: OpenAPIRuntime.HTTPBody
                     switch value.body {
                     case let .json(value):

@@ -699,6 +699,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Introspection/passkey_id`.
             internal var passkeyId: Swift.String?
+            /// Seconds since 1970: the device of a device-key sign-in was bound by a password alone and is in its cooling-off until then (docs/PROTOCOL.md, "Binding a device").
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/cooling_off_until`.
+            internal var coolingOffUntil: Swift.Int64?
             /// Creates a new `Introspection`.
             ///
             /// - Parameters:
@@ -715,6 +719,7 @@ extension Components {
             ///   - deviceId: The device of a device-key sign-in.
             ///   - appAttest: Whether the device's key is backed by an App Attest attestation (a device-key sign-in).
             ///   - passkeyId: The passkey of a passkey sign-in.
+            ///   - coolingOffUntil: Seconds since 1970: the device of a device-key sign-in was bound by a password alone and is in its cooling-off until then (docs/PROTOCOL.md, "Binding a device").
             internal init(
                 active: Swift.Bool,
                 tokenType: Components.Schemas.Introspection.TokenTypePayload? = nil,
@@ -728,7 +733,8 @@ extension Components {
                 amr: [Swift.String]? = nil,
                 deviceId: Swift.String? = nil,
                 appAttest: Swift.Bool? = nil,
-                passkeyId: Swift.String? = nil
+                passkeyId: Swift.String? = nil,
+                coolingOffUntil: Swift.Int64? = nil
             ) {
                 self.active = active
                 self.tokenType = tokenType
@@ -743,6 +749,7 @@ extension Components {
                 self.deviceId = deviceId
                 self.appAttest = appAttest
                 self.passkeyId = passkeyId
+                self.coolingOffUntil = coolingOffUntil
             }
             internal enum CodingKeys: String, CodingKey {
                 case active
@@ -758,6 +765,7 @@ extension Components {
                 case deviceId = "device_id"
                 case appAttest = "app_attest"
                 case passkeyId = "passkey_id"
+                case coolingOffUntil = "cooling_off_until"
             }
         }
         /// - Remark: Generated from `#/components/schemas/Health`.
@@ -1183,6 +1191,14 @@ extension Components {
             internal var signature: Components.Schemas.Signature
             /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/appAttest`.
             internal var appAttest: Components.Schemas.AppAttestAttestation?
+            /// A bind_device request a bound device approved for this key and this session (POST /v1/devices/binding-approvals).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/approvalId`.
+            internal var approvalId: Swift.String?
+            /// A binding code the bank gave the customer (POST /v1/service/binding-codes), as typed: case, hyphens and spaces do not matter.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/bindingCode`.
+            internal var bindingCode: Swift.String?
             /// Creates a new `RegisterDeviceRequest`.
             ///
             /// - Parameters:
@@ -1194,6 +1210,8 @@ extension Components {
             ///   - counter: The key's signature counter at registration.
             ///   - signature:
             ///   - appAttest:
+            ///   - approvalId: A bind_device request a bound device approved for this key and this session (POST /v1/devices/binding-approvals).
+            ///   - bindingCode: A binding code the bank gave the customer (POST /v1/service/binding-codes), as typed: case, hyphens and spaces do not matter.
             internal init(
                 challengeId: Swift.String,
                 publicKey: Swift.String,
@@ -1202,7 +1220,9 @@ extension Components {
                 deviceName: Swift.String,
                 counter: Swift.Int64,
                 signature: Components.Schemas.Signature,
-                appAttest: Components.Schemas.AppAttestAttestation? = nil
+                appAttest: Components.Schemas.AppAttestAttestation? = nil,
+                approvalId: Swift.String? = nil,
+                bindingCode: Swift.String? = nil
             ) {
                 self.challengeId = challengeId
                 self.publicKey = publicKey
@@ -1212,6 +1232,8 @@ extension Components {
                 self.counter = counter
                 self.signature = signature
                 self.appAttest = appAttest
+                self.approvalId = approvalId
+                self.bindingCode = bindingCode
             }
             internal enum CodingKeys: String, CodingKey {
                 case challengeId
@@ -1222,6 +1244,8 @@ extension Components {
                 case counter
                 case signature
                 case appAttest
+                case approvalId
+                case bindingCode
             }
             internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1257,6 +1281,14 @@ extension Components {
                     Components.Schemas.AppAttestAttestation.self,
                     forKey: .appAttest
                 )
+                self.approvalId = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .approvalId
+                )
+                self.bindingCode = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .bindingCode
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "challengeId",
                     "publicKey",
@@ -1265,8 +1297,152 @@ extension Components {
                     "deviceName",
                     "counter",
                     "signature",
-                    "appAttest"
+                    "appAttest",
+                    "approvalId",
+                    "bindingCode"
                 ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DeviceBindingRequest`.
+        internal struct DeviceBindingRequest: Codable, Hashable, Sendable {
+            /// The new key's id: the only key the approval binds.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceBindingRequest/keyId`.
+            internal var keyId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DeviceBindingRequest/biometryKind`.
+            internal var biometryKind: Components.Schemas.BiometryKind
+            /// The name the bound device shows, by the display-name rule.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceBindingRequest/deviceName`.
+            internal var deviceName: Swift.String
+            /// Creates a new `DeviceBindingRequest`.
+            ///
+            /// - Parameters:
+            ///   - keyId: The new key's id: the only key the approval binds.
+            ///   - biometryKind:
+            ///   - deviceName: The name the bound device shows, by the display-name rule.
+            internal init(
+                keyId: Swift.String,
+                biometryKind: Components.Schemas.BiometryKind,
+                deviceName: Swift.String
+            ) {
+                self.keyId = keyId
+                self.biometryKind = biometryKind
+                self.deviceName = deviceName
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case keyId
+                case biometryKind
+                case deviceName
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.keyId = try container.decode(
+                    Swift.String.self,
+                    forKey: .keyId
+                )
+                self.biometryKind = try container.decode(
+                    Components.Schemas.BiometryKind.self,
+                    forKey: .biometryKind
+                )
+                self.deviceName = try container.decode(
+                    Swift.String.self,
+                    forKey: .deviceName
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "keyId",
+                    "biometryKind",
+                    "deviceName"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DeviceBinding`.
+        internal struct DeviceBinding: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DeviceBinding/approvalId`.
+            internal var approvalId: Swift.String
+            /// Show it on the new device: the customer picks it on the bound device.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DeviceBinding/matchNumber`.
+            internal var matchNumber: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/DeviceBinding/expiresAt`.
+            internal var expiresAt: Foundation.Date
+            /// Creates a new `DeviceBinding`.
+            ///
+            /// - Parameters:
+            ///   - approvalId:
+            ///   - matchNumber: Show it on the new device: the customer picks it on the bound device.
+            ///   - expiresAt:
+            internal init(
+                approvalId: Swift.String,
+                matchNumber: Swift.Int,
+                expiresAt: Foundation.Date
+            ) {
+                self.approvalId = approvalId
+                self.matchNumber = matchNumber
+                self.expiresAt = expiresAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case approvalId
+                case matchNumber
+                case expiresAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/BindingCodeRequest`.
+        internal struct BindingCodeRequest: Codable, Hashable, Sendable {
+            /// The customer's account id or username.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BindingCodeRequest/accountId`.
+            internal var accountId: Swift.String
+            /// Creates a new `BindingCodeRequest`.
+            ///
+            /// - Parameters:
+            ///   - accountId: The customer's account id or username.
+            internal init(accountId: Swift.String) {
+                self.accountId = accountId
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case accountId
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.accountId = try container.decode(
+                    Swift.String.self,
+                    forKey: .accountId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "accountId"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/BindingCode`.
+        internal struct BindingCode: Codable, Hashable, Sendable {
+            /// 25 characters of Crockford base32 in five groups (125 random bits), single use. Hand it to the customer through the bank's own channel; it is shown here once and stored only as a hash.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BindingCode/code`.
+            internal var code: Swift.String
+            /// - Remark: Generated from `#/components/schemas/BindingCode/accountId`.
+            internal var accountId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/BindingCode/expiresAt`.
+            internal var expiresAt: Foundation.Date
+            /// Creates a new `BindingCode`.
+            ///
+            /// - Parameters:
+            ///   - code: 25 characters of Crockford base32 in five groups (125 random bits), single use. Hand it to the customer through the bank's own channel; it is shown here once and stored only as a hash.
+            ///   - accountId:
+            ///   - expiresAt:
+            internal init(
+                code: Swift.String,
+                accountId: Swift.String,
+                expiresAt: Foundation.Date
+            ) {
+                self.code = code
+                self.accountId = accountId
+                self.expiresAt = expiresAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case code
+                case accountId
+                case expiresAt
             }
         }
         /// The secure environment check: an App Attest attestation whose clientDataHash is SHA-256 of the register payload.
@@ -1354,6 +1530,22 @@ extension Components {
             internal var lastUsedAt: Foundation.Date?
             /// - Remark: Generated from `#/components/schemas/Device/revokedAt`.
             internal var revokedAt: Foundation.Date?
+            /// The evidence beyond the password that bound it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Device/boundBy`.
+            internal enum BoundByPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case password = "password"
+                case approval = "approval"
+                case bindingCode = "binding_code"
+            }
+            /// The evidence beyond the password that bound it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Device/boundBy`.
+            internal var boundBy: Components.Schemas.Device.BoundByPayload?
+            /// Bound by a password alone: until then it approves no sign-ins elsewhere or new devices, and pays up to the cooling-off's daily limit.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Device/coolingOffUntil`.
+            internal var coolingOffUntil: Foundation.Date?
             /// Creates a new `Device`.
             ///
             /// - Parameters:
@@ -1367,6 +1559,8 @@ extension Components {
             ///   - createdAt:
             ///   - lastUsedAt:
             ///   - revokedAt:
+            ///   - boundBy: The evidence beyond the password that bound it.
+            ///   - coolingOffUntil: Bound by a password alone: until then it approves no sign-ins elsewhere or new devices, and pays up to the cooling-off's daily limit.
             internal init(
                 deviceId: Swift.String,
                 keyId: Swift.String,
@@ -1377,7 +1571,9 @@ extension Components {
                 attestation: Components.Schemas.Device.AttestationPayload,
                 createdAt: Foundation.Date,
                 lastUsedAt: Foundation.Date? = nil,
-                revokedAt: Foundation.Date? = nil
+                revokedAt: Foundation.Date? = nil,
+                boundBy: Components.Schemas.Device.BoundByPayload? = nil,
+                coolingOffUntil: Foundation.Date? = nil
             ) {
                 self.deviceId = deviceId
                 self.keyId = keyId
@@ -1389,6 +1585,8 @@ extension Components {
                 self.createdAt = createdAt
                 self.lastUsedAt = lastUsedAt
                 self.revokedAt = revokedAt
+                self.boundBy = boundBy
+                self.coolingOffUntil = coolingOffUntil
             }
             internal enum CodingKeys: String, CodingKey {
                 case deviceId
@@ -1401,6 +1599,8 @@ extension Components {
                 case createdAt
                 case lastUsedAt
                 case revokedAt
+                case boundBy
+                case coolingOffUntil
             }
         }
         /// - Remark: Generated from `#/components/schemas/DeviceList`.
@@ -2069,14 +2269,15 @@ extension Components {
         internal struct Approval: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Approval/approvalId`.
             internal var approvalId: Swift.String
-            /// sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says.
+            /// sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says; bind_device: a new device (bindingMessage names it) asks to be bound, and shows the number to pick.
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/kind`.
             internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case signIn = "sign_in"
                 case operation = "operation"
+                case bindDevice = "bind_device"
             }
-            /// sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says.
+            /// sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says; bind_device: a new device (bindingMessage names it) asks to be bound, and shows the number to pick.
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/kind`.
             internal var kind: Components.Schemas.Approval.KindPayload
@@ -2084,7 +2285,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/requester`.
             internal var requester: Swift.String
-            /// What an operation is; show it verbatim. Absent for a sign-in.
+            /// What an operation is, or the new device of a bind_device request; show it verbatim. Absent for a sign-in.
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/bindingMessage`.
             internal var bindingMessage: Swift.String?
@@ -2123,7 +2324,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/channel`.
             internal var channel: Components.Schemas.Approval.ChannelPayload?
-            /// For a sign-in: three numbers, one of them the number the sign-in's channel shows. The user picks it; a wrong pick denies the request.
+            /// For a sign-in or a bind_device request: three numbers, one of them the number the sign-in's channel (or the new device) shows. The user picks it; a wrong pick denies the request.
             ///
             /// - Remark: Generated from `#/components/schemas/Approval/numberChoices`.
             internal var numberChoices: [Swift.Int]?
@@ -2171,11 +2372,11 @@ extension Components {
             ///
             /// - Parameters:
             ///   - approvalId:
-            ///   - kind: sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says.
+            ///   - kind: sign_in: a sign-in on another channel (pick the number it shows among numberChoices); operation: what bindingMessage says; bind_device: a new device (bindingMessage names it) asks to be bound, and shows the number to pick.
             ///   - requester: Who asks: the service client's display name. Show it.
-            ///   - bindingMessage: What an operation is; show it verbatim. Absent for a sign-in.
+            ///   - bindingMessage: What an operation is, or the new device of a bind_device request; show it verbatim. Absent for a sign-in.
             ///   - channel: Where a sign-in comes from, as far as known; show what is there.
-            ///   - numberChoices: For a sign-in: three numbers, one of them the number the sign-in's channel shows. The user picks it; a wrong pick denies the request.
+            ///   - numberChoices: For a sign-in or a bind_device request: three numbers, one of them the number the sign-in's channel (or the new device) shows. The user picks it; a wrong pick denies the request.
             ///   - challenge: 32 bytes, base64url: the challenge the approval payload carries.
             ///   - relyingPartyId: The relying-party id the approval payload carries.
             ///   - status:
@@ -2393,7 +2594,7 @@ extension Components {
             internal var keyId: Swift.String
             /// - Remark: Generated from `#/components/schemas/ApproveRequest/counter`.
             internal var counter: Swift.Int64
-            /// The number the user picked; required for a sign-in, absent for an operation.
+            /// The number the user picked; required for a sign-in or a bind_device request, absent for an operation.
             ///
             /// - Remark: Generated from `#/components/schemas/ApproveRequest/number`.
             internal var number: Swift.Int?
@@ -2412,7 +2613,7 @@ extension Components {
             /// - Parameters:
             ///   - keyId:
             ///   - counter:
-            ///   - number: The number the user picked; required for a sign-in, absent for an operation.
+            ///   - number: The number the user picked; required for a sign-in or a bind_device request, absent for an operation.
             ///   - approvalHash: SHA-256 of the canonical approval the device showed and signed, base64url.
             ///   - signature:
             ///   - appAttestAssertion: An App Attest assertion (CBOR) whose clientDataHash is SHA-256 of the approval payload, base64url. Required when the deployment requires App Attest.
@@ -2489,6 +2690,7 @@ extension Components {
             internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case signIn = "sign_in"
                 case operation = "operation"
+                case bindDevice = "bind_device"
             }
             /// - Remark: Generated from `#/components/schemas/SignedApproval/kind`.
             internal var kind: Components.Schemas.SignedApproval.KindPayload

@@ -2656,6 +2656,13 @@ internal enum Operations {
     }
     /// Binds a device key to the account. The key signs the registration payload.
     ///
+    /// The binding policy (docs/PROTOCOL.md, "Binding a device") decides what binds the key beyond the session: an
+    /// account with a live device binds another only with approvalId (a bind_device request one of its devices approved
+    /// for this key and this session) or bindingCode (one the bank's backend asked for); otherwise device_binding_required
+    /// (403), nothing bound. A first device binds by the session alone where the deployment allows it, and then starts in
+    /// its cooling-off (coolingOffUntil).
+    ///
+    ///
     /// - Remark: HTTP `POST /v1/devices`.
     /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)`.
     internal enum RegisterDevice {
@@ -2747,6 +2754,157 @@ internal enum Operations {
             /// A failure, with a stable machine code.
             ///
             /// - Remark: Generated from `#/paths//v1/devices/post(registerDevice)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Asks the account's bound devices to approve binding this device's key (a bind_device approval, number matching).
+    ///
+    /// The new device shows matchNumber; the customer approves the request on a device bound before and picks that
+    /// number there. Read the request (GET /v1/approvals/{approvalId}) until it is approved, then register the key with
+    /// approvalId. no_bound_device (409) when the account has no device that could approve.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/devices/binding-approvals`.
+    /// - Remark: Generated from `#/paths//v1/devices/binding-approvals/post(requestDeviceBinding)`.
+    internal enum RequestDeviceBinding {
+        internal static let id: Swift.String = "requestDeviceBinding"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/devices/binding-approvals/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RequestDeviceBinding.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RequestDeviceBinding.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RequestDeviceBinding.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/devices/binding-approvals/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/devices/binding-approvals/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.DeviceBindingRequest)
+            }
+            internal var body: Operations.RequestDeviceBinding.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.RequestDeviceBinding.Input.Headers = .init(),
+                body: Operations.RequestDeviceBinding.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/devices/binding-approvals/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/devices/binding-approvals/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.DeviceBinding)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.DeviceBinding {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RequestDeviceBinding.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.RequestDeviceBinding.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// The request, waiting on the bound devices.
+            ///
+            /// - Remark: Generated from `#/paths//v1/devices/binding-approvals/post(requestDeviceBinding)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.RequestDeviceBinding.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.RequestDeviceBinding.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/devices/binding-approvals/post(requestDeviceBinding)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses.Problem)
@@ -3666,6 +3824,179 @@ internal enum Operations {
             /// A failure, with a stable machine code.
             ///
             /// - Remark: Generated from `#/paths//v1/service/payees/post(registerPayee)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
+    ///
+    /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds
+    /// one device of this account, once, within 10 minutes at most; its device is not in a cooling-off.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/binding-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/binding-codes/post(createBindingCode)`.
+    internal enum CreateBindingCode {
+        internal static let id: Swift.String = "createBindingCode"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateBindingCode.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateBindingCode.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateBindingCode.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.BindingCodeRequest)
+            }
+            internal var body: Operations.CreateBindingCode.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.CreateBindingCode.Input.Headers = .init(),
+                body: Operations.CreateBindingCode.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/responses/201/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/responses/201/headers/Cache-Control`.
+                    internal enum CacheControlPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case noStore = "no-store"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/responses/201/headers/Cache-Control`.
+                    internal var cacheControl: Operations.CreateBindingCode.Output.Created.Headers.CacheControlPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl:
+                    internal init(cacheControl: Operations.CreateBindingCode.Output.Created.Headers.CacheControlPayload? = nil) {
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.CreateBindingCode.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/service/binding-codes/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.BindingCode)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BindingCode {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateBindingCode.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.CreateBindingCode.Output.Created.Headers = .init(),
+                    body: Operations.CreateBindingCode.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/service/binding-codes/post(createBindingCode)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateBindingCode.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreateBindingCode.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/service/binding-codes/post(createBindingCode)/responses/default`.
             ///
             /// HTTP response code: `default`.
             case `default`(statusCode: Swift.Int, Components.Responses.Problem)

@@ -2,7 +2,8 @@ import BioAuthCore
 import Foundation
 import OpenAPIRuntime
 
-/// Device binding: registration challenges, registration, listing and revocation.
+/// Device binding: registration challenges, registration (by the binding policy), the request for a bound device's
+/// approval, listing and revocation.
 extension APIHandler {
     // MARK: Devices
 
@@ -25,9 +26,24 @@ extension APIHandler {
             name: request.deviceName,
             counter: request.counter,
             signature: request.signature,
-            appAttest: request.appAttest.map { ($0.keyId, $0.attestation) }
+            appAttest: request.appAttest.map { ($0.keyId, $0.attestation) },
+            approvalID: request.approvalId,
+            bindingCode: request.bindingCode
         )
         return .created(.init(body: .json(try .init(try await service.registerDevice(session: session, registration)))))
+    }
+
+    func requestDeviceBinding(_ input: Operations.RequestDeviceBinding.Input) async throws -> Operations.RequestDeviceBinding.Output {
+        guard case .json(let request) = input.body else { throw Self.unreadableBody }
+        let issued = try await service.requestBindingApproval(
+            keyID: request.keyId,
+            name: request.deviceName,
+            biometryKind: try BiometryKind(request.biometryKind),
+            session: try session()
+        )
+        return .created(
+            .init(body: .json(.init(approvalId: issued.approval.id, matchNumber: issued.matchNumber, expiresAt: issued.approval.expiresAt)))
+        )
     }
 
     func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output {

@@ -50,7 +50,8 @@ extension APIHandler {
                         amr: found.methods,
                         deviceId: found.deviceID,
                         appAttest: found.appAttested,
-                        passkeyId: found.passkeyID
+                        passkeyId: found.passkeyID,
+                        coolingOffUntil: found.coolingOffUntil.map { Int64($0.timeIntervalSince1970) }
                     )
                 )
             )
@@ -74,6 +75,18 @@ extension APIHandler {
             updatedAt: payee.updatedAt
         )
         return created ? .created(.init(body: .json(wire))) : .ok(.init(body: .json(wire)))
+    }
+
+    func createBindingCode(_ input: Operations.CreateBindingCode.Input) async throws -> Operations.CreateBindingCode.Output {
+        let client = try serviceClient()
+        guard case .json(let body) = input.body else { throw Self.unreadableBody }
+        let issued = try await service.issueBindingCode(account: body.accountId, client: client)
+        return .created(
+            .init(
+                headers: .init(cacheControl: .noStore),
+                body: .json(.init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt))
+            )
+        )
     }
 
     func createServicePayment(_ input: Operations.CreateServicePayment.Input) async throws -> Operations.CreateServicePayment.Output {

@@ -67,6 +67,7 @@ struct OperationPolicy: Sendable, Equatable {
         // Devices
         Operations.CreateRegistrationChallenge.id: session,
         Operations.RegisterDevice.id: session,
+        Operations.RequestDeviceBinding.id: session,
         Operations.ListDevices.id: session,
         Operations.RevokeDevice.id: sessionNoContent,
         // Passkeys
@@ -99,6 +100,7 @@ struct OperationPolicy: Sendable, Equatable {
         Operations.BackchannelAuthorize.id: client("approvals:write"),
         Operations.IntrospectToken.id: service("sessions:introspect"),
         Operations.RegisterPayee.id: service("payees:write"),
+        Operations.CreateBindingCode.id: service("bindings:write"),
         Operations.CreateServicePayment.id: OperationPolicy(credential: .service(scope: "payments:write"), idempotencyKey: true),
         Operations.CreateWebhookEndpoint.id: service("webhooks:write"),
         Operations.ListWebhookEndpoints.id: service("webhooks:write"),

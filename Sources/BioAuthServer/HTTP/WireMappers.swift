@@ -39,7 +39,7 @@ extension Components.Schemas.Approval {
         let channel = approval.channel
         self.init(
             approvalId: approval.id,
-            kind: approval.kind == .signIn ? .signIn : .operation,
+            kind: .init(rawValue: approval.kind.rawValue) ?? .operation,
             requester: approval.requester,
             bindingMessage: approval.bindingMessage,
             channel: channel == .unknown
@@ -71,7 +71,7 @@ extension Components.Schemas.SignedApproval {
             version: signed.version,
             approvalId: signed.approvalId,
             accountId: signed.accountId,
-            kind: signed.kind == CanonicalApproval.Kind.signIn.rawValue ? .signIn : .operation,
+            kind: .init(rawValue: signed.kind) ?? .operation,
             requester: signed.requester,
             bindingMessage: signed.bindingMessage,
             channelBrowser: signed.channelBrowser,
@@ -176,7 +176,9 @@ extension Components.Schemas.Device {
             attestation: device.attestation == "apple-appattest" ? .appleAppattest : Components.Schemas.Device.AttestationPayload.none,
             createdAt: device.createdAt,
             lastUsedAt: device.lastUsedAt,
-            revokedAt: device.revokedAt
+            revokedAt: device.revokedAt,
+            boundBy: .init(rawValue: device.boundBy.rawValue) ?? .password,
+            coolingOffUntil: device.coolingOffUntil
         )
     }
 }

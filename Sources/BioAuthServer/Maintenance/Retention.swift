@@ -35,6 +35,7 @@ public struct Retention: Sendable {
         case qrSignIns = "qr_sign_ins"
         case cibaPings = "ciba_pings"
         case approvals
+        case bindingCodes = "binding_codes"
     }
 
     /// What a purge deleted, or a dry run would delete, by kind.
@@ -232,6 +233,8 @@ public struct Retention: Sendable {
             Rule(kind: .qrSignIns, purge: QRSignInsTable.purge(expiredBefore: tokens)),
             Rule(kind: .cibaPings, purge: CIBAPingsTable.purge(givenUpBefore: tokens)),
             Rule(kind: .approvals, purge: ApprovalsTable.purge(expiredBefore: now - Int64(policy.auditEvents * 1000))),
+            // A binding code binds nothing after its 10 minutes; the audit events say what it bound.
+            Rule(kind: .bindingCodes, purge: BindingCodesTable.purge(expiredBefore: tokens)),
         ]
     }
 

@@ -238,6 +238,8 @@ public final class ServerMetrics: Sendable {
         case consoleSignIn = "console_sign_in"
         case approvalClient = "approval_client"
         case approvalAccount = "approval_account"
+        case bindingCodeAccount = "binding_code_account"
+        case bindingCodeAddress = "binding_code_address"
     }
 
     /// A request refused by a rate limit, by limit.

@@ -20,6 +20,10 @@ public struct CustomerRecord: Sendable {
         public let lastUsedAt: Date?
         /// When it was revoked, if it was.
         public let revokedAt: Date?
+        /// What bound it beyond the password: `password`, `approval` or `binding_code`.
+        public let boundBy: String
+        /// Until when it is in its cooling-off, while it is (bound by a password alone).
+        public let coolingOffUntil: Date?
     }
     /// A passkey of the account.
     public struct Passkey: Sendable {

@@ -25,7 +25,9 @@ extension SupportDesk {
                     attestation: device.attestation,
                     createdAt: device.createdAt,
                     lastUsedAt: device.lastUsedAt,
-                    revokedAt: device.revokedAt
+                    revokedAt: device.revokedAt,
+                    boundBy: device.boundBy.rawValue,
+                    coolingOffUntil: current(device.coolingOffUntil)
                 )
             }
             let passkeys = try await db.passkeys.list(account: id).map { passkey in

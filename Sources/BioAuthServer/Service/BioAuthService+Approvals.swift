@@ -40,6 +40,18 @@ struct ApprovalInfo: Sendable, Equatable {
     var deliveryMode: DeliveryMode
     /// Seconds the client waits between polls (grows by 5 with each `slow_down`).
     var pollInterval: Int
+    /// Whether its outcome was collected (a sign-in's tokens, a binding's device).
+    var redeemed = false
+    /// For a binding (`bind_device`): the new key, and the session on the new device that asked.
+    var binding: Binding?
+
+    /// What a `bind_device` request would bind, and for whom.
+    struct Binding: Sendable, Equatable {
+        /// The session on the new device: the only one that may bind with the approval.
+        var sessionID: String
+        /// The new key's id: the only key the approval binds.
+        var keyID: Data
+    }
 
     /// The canonical approval of the server's own record, with the number its channel shows: what the phone must have
     /// signed.
@@ -274,9 +286,24 @@ extension BioAuthService {
                 refusals: ProofRefusals(kind: .approvalApproved, session: session.sessionID, client: approval.clientID)
             )
             let device = try await usableDevice(keyID: proof.keyID, account: session.accountID, refusals: ceremony.refusals, on: db)
-            if approval.kind == .signIn {
+            if approval.binding?.sessionID == session.sessionID {
+                throw Refusal(APIError(.bindingApprovalInvalid, "A new device cannot approve its own binding: approve it on a device bound before."))
+            }
+            if approval.kind.matchesNumber, device.isCoolingOff(at: now) {
+                // A device bound by a password alone cannot yet vouch for another channel or another device.
+                throw Refusal(
+                    try await record(
+                        refuseCoolingOff(device, "it can approve sign-ins elsewhere and new devices"),
+                        device: device.id,
+                        account: session.accountID,
+                        ceremony.refusals,
+                        on: db
+                    )
+                )
+            }
+            if approval.kind.matchesNumber {
                 guard let number else {
-                    throw Refusal(APIError(.malformedRequest, "number (the one the user picked) is required to approve a sign-in."))
+                    throw Refusal(APIError(.malformedRequest, "number (the one the user picked) is required to approve a sign-in or a new device."))
                 }
                 guard number == approval.matchNumber else {
                     // Not a retry: a guess among three must not get a second try. The request is denied.
@@ -284,12 +311,12 @@ extension BioAuthService {
                     throw Refusal(
                         APIError(
                             .approvalNumberMismatch,
-                            "The number picked is not the one the sign-in shows; the request is denied. Start the sign-in again if it was yours."
+                            "The number picked is not the one the sign-in or the new device shows; the request is denied. Start again if it was yours."
                         )
                     )
                 }
             } else if number != nil {
-                throw Refusal(APIError(.malformedRequest, "number is only for sign-ins."))
+                throw Refusal(APIError(.malformedRequest, "number is only for sign-ins and new devices."))
             }
             _ = try await verifyProof(proof, ceremony, by: device, on: db)
             let signed = try receipts.sign(

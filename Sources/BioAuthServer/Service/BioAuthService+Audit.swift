@@ -55,6 +55,8 @@ enum AuditKind: String, Sendable, CaseIterable {
     case approvalExpired = "approval_expired"
     /// A sign-in on another channel, approved on the phone, handed to its client as a session.
     case approvalSignIn = "approval_sign_in"
+    /// A binding code the bank's backend asked for (never the code).
+    case bindingCodeIssued = "binding_code_issued"
 }
 
 /// One row of the audit log.

@@ -15,6 +15,24 @@ struct DeviceInfo: Sendable {
     var createdAt: Date
     var lastUsedAt: Date?
     var revokedAt: Date?
+    /// The evidence beyond the session's password that bound it (docs/PROTOCOL.md, "Binding a device").
+    var boundBy: Binding = .password
+    /// Until when it is in its cooling-off (bound by a password alone): no sign-ins elsewhere approved with it, and
+    /// payments up to the cooling-off's daily limit. Nil when it has none.
+    var coolingOffUntil: Date?
+
+    /// How a device came to be bound.
+    enum Binding: String, Sendable, CaseIterable {
+        /// The first device of an account, by the session's password alone (where the deployment allows it).
+        case password
+        /// Approved on a device of the account that was bound already.
+        case approval
+        /// With a binding code the bank's backend asked for and handed to the customer.
+        case bindingCode = "binding_code"
+    }
+
+    /// Whether it is in its cooling-off at `now`.
+    func isCoolingOff(at now: Date) -> Bool { coolingOffUntil.map { $0 > now } ?? false }
 }
 
 /// What a client sends to register a device key, already decoded.
@@ -26,6 +44,8 @@ struct DeviceRegistration: Sendable {
     /// The new key's proof of possession: its signature over the register payload.
     var proof: DeviceProof
     var appAttest: AppAttestSubmission?
+    /// What binds the key beyond the session: nothing, an approval on a bound device, or a binding code.
+    var evidence: BindingEvidence
 
     /// Decodes and checks every field; throws before anything is read or written.
     init(
@@ -36,7 +56,9 @@ struct DeviceRegistration: Sendable {
         name: String,
         counter: Int64,
         signature: String,
-        appAttest: (keyID: String, attestation: String)? = nil
+        appAttest: (keyID: String, attestation: String)? = nil,
+        approvalID: String? = nil,
+        bindingCode: String? = nil
     ) throws {
         let keyBytes = try Validation.bytes(publicKey, field: "publicKey")
         do {
@@ -56,6 +78,7 @@ struct DeviceRegistration: Sendable {
             signature: try Validation.bytes(signature, field: "signature")
         )
         self.appAttest = try appAttest.map { try AppAttestSubmission(keyID: $0.keyID, attestation: $0.attestation) }
+        self.evidence = try BindingEvidence(approvalID: approvalID, bindingCode: bindingCode)
     }
 }
 
@@ -73,7 +96,7 @@ extension BioAuthService {
     }
 
     /// Binds a device key to the account after checking the challenge and the key's signature over the
-    /// register payload.
+    /// register payload, and the evidence the binding policy asks for (``decideBinding(_:keyID:device:session:refusals:on:)``).
     func registerDevice(session: AuthenticatedSession, _ registration: DeviceRegistration) async throws -> DeviceInfo {
         try await commit { db in
             let refusals = ProofRefusals(kind: .deviceRegistered, session: session.sessionID)
@@ -102,8 +125,17 @@ extension BioAuthService {
                 session: session.sessionID,
                 on: db
             )
+            let id = newID()
+            let (binding, coolingOffUntil) = try await decideBinding(
+                registration.evidence,
+                keyID: registration.publicKey.keyID,
+                device: id,
+                session: session,
+                refusals: refusals,
+                on: db
+            )
             let device = DeviceInfo(
-                id: newID(),
+                id: id,
                 accountID: session.accountID,
                 publicKey: registration.publicKey,
                 biometryKind: registration.biometryKind,
@@ -111,7 +143,9 @@ extension BioAuthService {
                 installationID: session.installationID,
                 counter: Int64(registration.proof.counter),
                 attestation: attested == nil ? "none" : "apple-appattest",
-                createdAt: now
+                createdAt: now,
+                boundBy: binding,
+                coolingOffUntil: coolingOffUntil
             )
             try await db.devices.insert(device)
             if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }

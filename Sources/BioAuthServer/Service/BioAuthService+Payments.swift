@@ -282,6 +282,8 @@ extension BioAuthService {
             let authorized = try await writingFirst({ db in
                 guard let payment = try await payablePayment(paymentID, account: session.accountID, on: db) else { throw CheckBeforeWriting() }
                 let proven = try await verifyProofWritingFirst(proof, try ceremony(payment), early: early, on: db)
+                // A device in its cooling-off has a limit to check: the way below checks it.
+                guard !proven.device.isCoolingOff(at: now) else { throw CheckBeforeWriting() }
                 return try await authorize(payment, method: "biometric", device: proven.device.id, session: session, on: db)
             })
         {
@@ -293,8 +295,36 @@ extension BioAuthService {
         return try await commit(isolation: .readCommitted) { db in
             let payment = try await pendingPayment(paymentID, account: session.accountID, on: db)
             let proven = try await verifyProof(proof, try ceremony(payment), early: early, on: db)
+            try await checkCoolingOffLimit(proven.device, paying: payment, session: session, on: db)
             return try await authorize(payment, method: "biometric", device: proven.device.id, session: session, on: db)
         }
+    }
+
+    /// Refuses `payment` when `device` is in its cooling-off and the payment would take what it authorized in the last 24
+    /// hours in that currency past ``BindingPolicy/coolingOffPaymentLimit`` (audited; the payment stays pending, and the
+    /// refusal does not count toward its lock: the customer may pay it once the cooling-off ends, or with another device).
+    func checkCoolingOffLimit(_ device: DeviceInfo, paying payment: PaymentInfo, session: AuthenticatedSession, on db: any SQLDatabase) async throws {
+        guard device.isCoolingOff(at: now) else { return }
+        let spent = try await db.payments.authorizedTotal(
+            account: payment.accountID,
+            device: device.id,
+            currency: payment.currency,
+            since: now.addingTimeInterval(-86_400).millisecondsSince1970
+        )
+        let limit = Int64(bindingPolicy.coolingOffPaymentLimit)
+        guard payment.amountMinor > limit - spent else { return }
+        let refusal = refuseCoolingOff(device, "it can pay at most \(limit) minor units of \(payment.currency) in 24 hours (\(spent) so far)")
+        try await recorder.audit(
+            .paymentAuthorized,
+            succeeded: false,
+            account: payment.accountID,
+            device: device.id,
+            session: session.sessionID,
+            code: refusal.code.rawValue,
+            payment: payment.id,
+            on: db
+        )
+        throw Refusal(refusal)
     }
 
     static let transactionMismatch = APIError(

@@ -38,6 +38,8 @@ struct TokenIntrospection: Sendable, Equatable {
     var appAttested: Bool?
     /// The passkey of a passkey sign-in.
     var passkeyID: String? = nil
+    /// When the device of a device-key sign-in leaves its cooling-off, while it is in one.
+    var coolingOffUntil: Date? = nil
 
     static let inactive = TokenIntrospection(active: false)
 }
@@ -219,7 +221,8 @@ extension BioAuthService {
                     methods: methods,
                     deviceID: session.deviceID,
                     appAttested: method == .biometric ? found.deviceAttested : nil,
-                    passkeyID: session.passkeyID
+                    passkeyID: session.passkeyID,
+                    coolingOffUntil: found.deviceCoolingOffUntil.flatMap { $0 > now ? $0 : nil }
                 )
             }
             if let found = try await db.serviceClients.token(hash: hash) {

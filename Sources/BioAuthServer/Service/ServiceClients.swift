@@ -7,7 +7,9 @@ import SQLKit
 /// its SHA-256 (a 256-bit random secret needs no slow hash).
 public struct ServiceClients: Sendable {
     /// The scopes a client can hold.
-    public static let scopes: Set<String> = ["sessions:introspect", "payments:write", "payees:write", "webhooks:write", "approvals:write"]
+    public static let scopes: Set<String> = [
+        "sessions:introspect", "payments:write", "payees:write", "webhooks:write", "approvals:write", "bindings:write",
+    ]
 
     /// A client as listed (never its secrets).
     public struct Client: Sendable, Equatable {

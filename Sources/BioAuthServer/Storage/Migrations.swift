@@ -448,6 +448,26 @@ enum Migrations {
         (25, "on PostgreSQL, autovacuum keeps the pages of the tables every sign-in uses instead of shrinking them under an exclusive lock", []),
         // The admin page shows it; console sessions are purged, so their times do not say it for long.
         (26, "operators: when each last signed in to the console", ["ALTER TABLE operators ADD COLUMN last_sign_in_at BIGINT"]),
+        (
+            27, "device binding by policy: how each device was bound and its cooling-off, binding codes, and bind_device approvals",
+            [
+                // bound_by: password, approval, binding_code (docs/PROTOCOL.md, "Binding a device"). Devices bound before this
+                // migration were bound by a password; they are not put in a cooling-off they never had.
+                "ALTER TABLE devices ADD COLUMN bound_by TEXT NOT NULL DEFAULT 'password'",
+                "ALTER TABLE devices ADD COLUMN cooling_off_until BIGINT",
+                // code_hash: SHA-256 of the code (at least 120 random bits, so no pepper or slow hash is needed); one account,
+                // used once, within its lifetime. client_id: the service client that asked for it.
+                """
+                CREATE TABLE binding_codes (
+                    id TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), code_hash TEXT NOT NULL UNIQUE,
+                    client_id TEXT, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, used_at BIGINT, device_id TEXT)
+                """,
+                "CREATE INDEX binding_codes_by_expiry ON binding_codes (expires_at)",
+                // A bind_device approval is for one new key and the session that asked: only that session may bind that key with it.
+                "ALTER TABLE approvals ADD COLUMN bind_session_id TEXT",
+                "ALTER TABLE approvals ADD COLUMN bind_key_id TEXT",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

@@ -52,6 +52,10 @@ struct WebhookEventBody: Encodable, Sendable {
         var expiresAt: String?
         var denyReason: String?
         var signedApproval: SignedApproval?
+        /// How a registered device was bound: `password`, `approval` or `binding_code`.
+        var boundBy: String?
+        /// When a device bound by a password alone leaves its cooling-off.
+        var coolingOffUntil: String?
     }
 
     var id: String
@@ -102,7 +106,14 @@ extension WebhookEventBody.EventData {
 
     /// A device event's data.
     init(device: DeviceInfo) {
-        self.init(accountId: device.accountID, deviceId: device.id, biometryKind: device.biometryKind.rawValue, deviceName: device.name)
+        self.init(
+            accountId: device.accountID,
+            deviceId: device.id,
+            biometryKind: device.biometryKind.rawValue,
+            deviceName: device.name,
+            boundBy: device.boundBy.rawValue,
+            coolingOffUntil: device.coolingOffUntil.flatMap { try? InternetDateTime().encode($0) }
+        )
     }
 
     /// A passkey event's data: which passkey, its name, and whether it is synced (backup eligible).

@@ -64,6 +64,14 @@ struct BankBackend {
         return id
     }
 
+    /// `POST /v1/service/binding-codes`: a one-time code that binds one new device of `account`, for the bank to hand the
+    /// customer after its own identity check.
+    func bindingCode(for account: String, token: String) async throws -> String {
+        let answer = try await json("POST", "v1/service/binding-codes", ["accountId": account], token: token)
+        guard let code = answer["code"] as? String else { throw Failure(status: 201, body: "no code") }
+        return code
+    }
+
     /// `POST /oauth/introspect`: what the bank's API gateway learns about a customer's access token.
     func introspect(_ accessToken: String, token: String) async throws -> [String: Any] {
         let form = "token=" + (accessToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")

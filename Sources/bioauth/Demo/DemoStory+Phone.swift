@@ -21,8 +21,13 @@ extension DemoStory {
     /// A key behind Face ID, registered with the server.
     func enableFaceID(_ stage: DemoStage) async throws -> String {
         let face = stage.face
+        let code = try await stage.bank.bindingCode(for: "alice", token: try await stage.bank.token())
+        say(
+            "The branch checked Alice's ID and gave her a one-time binding code: \(code.prefix(5))-…",
+            "网点核验了 Alice 的身份，并交给她一次性绑定码：\(code.prefix(5))-…"
+        )
         await face.sensor.script(.match)
-        try await face.flows.enableBiometricSignIn()
+        try await face.flows.enableBiometricSignIn(bindingCode: code)
         let binding = try await face.flows.snapshot.biometricSignIn.binding.orThrow("no binding")
         say(
             "P-256 key \(binding.publicKey.keyID.hex.prefix(16))… registered as device \(binding.deviceID.map(Self.short) ?? "?"); the server checked its signature.",
@@ -149,8 +154,46 @@ extension DemoStory {
         await face.sensor.script(.match)
         try await face.flows.enableBiometricSignIn()
         say("Signed in with the password and turned Face ID sign-in on again with a new key.", "已用密码登录，并用新密钥重新开启面容 ID 登录。")
-        return t("off with its reason, then on again", "显示原因后关闭，再重新开启")
+        // The old key's device was revoked first; bound by a password alone, the new one starts in its cooling-off.
+        let devices = try await face.api.devices(accessToken: try await face.flows.accessToken())
+        let current = try devices.first { $0.revokedAt == nil }.orThrow("no bound device")
+        let until = try current.coolingOffUntil.orThrow("bound by a password, but no cooling-off")
+        try expect(current.boundBy == "password", "bound by \(current.boundBy)")
+        say(
+            "Bound by a password alone: in its cooling-off until \(until.formatted(.iso8601)) (no approvals of sign-ins elsewhere, payments up to a daily limit).",
+            "仅凭密码绑定：冷静期至 \(until.formatted(.iso8601))（期间不能批准其他渠道的登录，付款有每日上限）。"
+        )
+        return t("off with its reason, then on again, cooling off", "显示原因后关闭，再重新开启，处于冷静期")
 
+    }
+
+    /// A thief with Alice's password on their own phone: turning Face ID sign-in on is refused, and the request to bind it
+    /// reaches Alice's iPhone, where she denies it (the thief cannot answer it: only a bound device can).
+    func phishedPassword(_ stage: DemoStage) async throws -> String {
+        let (face, thief, password) = (stage.face, stage.thief, stage.password)
+        try await thief.launch()
+        _ = try await thief.flows.signIn(username: "alice", password: password)
+        await thief.sensor.script(.match)
+        do {
+            try await thief.flows.enableBiometricSignIn()
+            throw Deviation(detail: "the thief's phone was bound by the password alone")
+        } catch let problem as APIProblem {
+            print("  ⚠︎ \(problem.message(in: language)) (\(problem.code))")
+            try expect(problem.code == .deviceBindingRequired, "refused with \(problem.code)")
+        }
+        await thief.sensor.script(.match)
+        let pending = try await thief.flows.requestDeviceBinding()
+        let request = try await face.flows.pendingApprovals().first { $0.kind == .bindDevice }.orThrow("the iPhone has no binding request")
+        print("  📱 \(PromptCopy(language: language).approvalReason(request.summary))  \(request.numberChoices)")
+        _ = try await face.flows.deny(request.id)
+        say("Alice did not ask for this: she taps “It wasn't me”.", "这不是 Alice 发起的：她点击“不是我本人”。")
+        do {
+            try await thief.flows.completeDeviceBinding(pending, pollInterval: .milliseconds(100))
+            throw Deviation(detail: "the denied request bound the thief's phone")
+        } catch let problem as APIProblem {
+            try expect(problem.code == .accessDenied, "ended with \(problem.code)")
+        }
+        return t("device_binding_required; the request denied on the iPhone", "device_binding_required；绑定请求已在 iPhone 上拒绝")
     }
 
     /// The iPad revoked from the iPhone: its key is refused and its sign-in turns off.
@@ -159,8 +202,15 @@ extension DemoStory {
         try await touch.launch()
         let offer = try await touch.flows.signIn(username: "alice", password: password)
         try expect(offer?.title == (zh ? "启用触控 ID 登录？" : "Sign in with Touch ID?"), "offer \(offer?.title ?? "none")")
+        // The iPhone is bound: the iPad binds only when the iPhone approves it, with the number the iPad shows.
         await touch.sensor.script(.match)
-        try await touch.flows.enableBiometricSignIn()
+        let pending = try await touch.flows.requestDeviceBinding()
+        say("The iPad shows \(pending.matchNumber).", "iPad 显示 \(pending.matchNumber)。")
+        let request = try await face.flows.pendingApprovals().first { $0.kind == .bindDevice }.orThrow("the iPhone has no binding request")
+        print("  📱 \(PromptCopy(language: language).approvalReason(request.summary))  \(request.numberChoices)")
+        await face.sensor.script(.match)
+        _ = try await face.flows.approve(request, number: pending.matchNumber)
+        try await touch.flows.completeDeviceBinding(pending, pollInterval: .milliseconds(100))
         try await touch.flows.signOut()
         let token = try await face.flows.accessToken()
         let devices = try await face.api.devices(accessToken: token)

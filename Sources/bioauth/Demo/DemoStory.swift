@@ -96,7 +96,13 @@ struct DemoStory {
     var steps: [DemoStep] {
         [
             DemoStep(title: t("Register, sign in with the password, and the offer", "注册、密码登录、提示开启"), run: registerAndOffer),
-            DemoStep(title: t("Enable: a key behind Face ID, registered with the server", "启用：创建受面容 ID 保护的密钥并在服务器登记"), run: enableFaceID),
+            DemoStep(
+                title: t(
+                    "Enable with the code the bank's branch gave Alice: a key behind Face ID, bound to her account",
+                    "用银行网点交给 Alice 的绑定码启用：创建受面容 ID 保护的密钥并绑定到她的账户"
+                ),
+                run: enableFaceID
+            ),
             DemoStep(
                 title: t("Relaunch: locked until Face ID, which waits for the app to be active", "重新启动：应用锁定，待应用进入前台后用面容 ID 解锁"),
                 run: relaunchLocked
@@ -144,12 +150,25 @@ struct DemoStory {
             ),
             DemoStep(title: t("Face ID fails at the till: the payment PIN pays", "付款时面容 ID 失败：使用支付密码付款"), run: payWithPIN),
             DemoStep(
-                title: t("A face is added in Settings: Face ID sign-in turns off; password, then on again", "在“设置”中添加面容：面容 ID 登录关闭；密码登录后重新开启"),
-                run: enrollmentChanged
+                title: t(
+                    "A phished password cannot bind a phone: the thief's is refused, and Alice's iPhone says no to its request",
+                    "被钓鱼的密码无法绑定手机：窃贼的手机被拒绝，Alice 在 iPhone 上拒绝其绑定请求"
+                ),
+                run: phishedPassword
             ),
             DemoStep(
-                title: t("The iPad is revoked from the iPhone: its Touch ID sign-in is refused", "在 iPhone 上撤销 iPad：iPad 的触控 ID 登录被拒绝"),
+                title: t(
+                    "The iPad is approved on the iPhone with the number it shows, then revoked from the iPhone: its Touch ID sign-in is refused",
+                    "在 iPhone 上选择 iPad 显示的数字批准 iPad，随后在 iPhone 上撤销：iPad 的触控 ID 登录被拒绝"
+                ),
                 run: revokeIPad
+            ),
+            DemoStep(
+                title: t(
+                    "A face is added in Settings: Face ID sign-in turns off; password, then on again, in a cooling-off",
+                    "在“设置”中添加面容：面容 ID 登录关闭；密码登录后重新开启，进入冷静期"
+                ),
+                run: enrollmentChanged
             ),
         ]
     }
@@ -204,7 +223,8 @@ struct DemoStep {
 }
 
 /// What every step plays on: the server (in this process, on loopback, over a temporary SQLite file), the bank's webhook
-/// receiver and backend, the call centre's client, Alice's two phones, and what one step leaves for a later one.
+/// receiver and backend, the call centre's client, Alice's two phones and a thief's, and what one step leaves for a later
+/// one.
 final class DemoStage: @unchecked Sendable {
     let folder: URL
     let server: LoopbackServer
@@ -213,6 +233,8 @@ final class DemoStage: @unchecked Sendable {
     let callCentre: ServiceClients.Credentials?
     let face: DemoStory.Phone
     let touch: DemoStory.Phone
+    /// A phone that is not Alice's, in the hands of someone who phished her password.
+    let thief: DemoStory.Phone
     let password = "correct horse battery"
     let pin = "258046"
     /// The bank's service token, once it has one.
@@ -227,7 +249,8 @@ final class DemoStage: @unchecked Sendable {
         bank: BankBackend,
         callCentre: ServiceClients.Credentials?,
         face: DemoStory.Phone,
-        touch: DemoStory.Phone
+        touch: DemoStory.Phone,
+        thief: DemoStory.Phone
     ) {
         self.folder = folder
         self.server = server
@@ -236,6 +259,7 @@ final class DemoStage: @unchecked Sendable {
         self.callCentre = callCentre
         self.face = face
         self.touch = touch
+        self.thief = thief
     }
 
     /// Starts the server and the receiver, makes the bank's credentials, and sets up the phones.
@@ -270,7 +294,7 @@ final class DemoStage: @unchecked Sendable {
                 // The operator makes the backend's credentials (what `bioauth admin service create` does).
                 credentials = try await ServiceClients(database: database).create(
                     name: "core-banking",
-                    scopes: ["payees:write", "payments:write", "webhooks:write", "sessions:introspect"]
+                    scopes: ["payees:write", "payments:write", "webhooks:write", "sessions:introspect", "bindings:write"]
                 )
                 // The call centre asks customers to approve on their phone (OpenID CIBA), under the name the phone shows.
                 let clients = ServiceClients(database: database)
@@ -291,7 +315,8 @@ final class DemoStage: @unchecked Sendable {
             bank: BankBackend(server: server.url, credentials: try credentials.orThrow("no backend credentials"), http: .shared),
             callCentre: callCentre,
             face: phone("Alice's iPhone (Face ID)", "Alice 的 iPhone（面容 ID）", .faceID),
-            touch: phone("Alice's iPad (Touch ID)", "Alice 的 iPad（触控 ID）", .touchID)
+            touch: phone("Alice's iPad (Touch ID)", "Alice 的 iPad（触控 ID）", .touchID),
+            thief: phone("A thief's iPhone (Face ID)", "窃贼的 iPhone（面容 ID）", .faceID)
         )
     }
 

@@ -113,6 +113,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Approval requests for one customer per 10 minutes, refused ones counted (default 5).")
     var approvalRequestsPerCustomer: String?
 
+    @Option(help: "How an account's first device binds: password (then in its cooling-off) or binding-code (default password).")
+    var firstDeviceBinding: String?
+
+    @Option(help: "Seconds a binding code from the bank's backend is accepted, 60-600 (default 600).")
+    var bindingCodeLifetime: String?
+
+    @Option(help: "Seconds a device bound by a password alone is in its cooling-off; 0 turns it off (default 86400).")
+    var coolingOff: String?
+
+    @Option(help: "What a device in its cooling-off may pay in 24 hours, in minor units of each currency (default 200000).")
+    var coolingOffPaymentLimit: String?
+
     @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
     var appAttest: String?
 
@@ -255,6 +267,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("consoleTimeZone", consoleTimeZone),
             ("approvalLifetime", approvalLifetime), ("approvalMaxPending", approvalMaxPending),
             ("approvalRequestsPerCustomer", approvalRequestsPerCustomer),
+            ("firstDeviceBinding", firstDeviceBinding), ("bindingCodeLifetime", bindingCodeLifetime), ("coolingOff", coolingOff),
+            ("coolingOffPaymentLimit", coolingOffPaymentLimit),
         ]
         for (key, value) in given { flags[key] = value }
         return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }.merging(passkeys.flags) { $1 }

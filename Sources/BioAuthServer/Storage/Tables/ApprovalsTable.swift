@@ -14,7 +14,7 @@ struct ApprovalsTable: Table {
     static let columns = [
         "id", "account_id", "kind", "client_id", "requester", "binding_message", "channel_browser", "channel_platform", "channel_address",
         "match_number", "number_choices", "challenge", "status", "created_at", "expires_at", "answered_at", "device_id", "deny_reason",
-        "signed_approval", "delivery_mode", "poll_interval", "next_poll_at", "redeemed_at", "session_id",
+        "signed_approval", "delivery_mode", "poll_interval", "next_poll_at", "redeemed_at", "session_id", "bind_session_id", "bind_key_id",
     ]
 
     /// Stores a new pending request; `authRequestHash` is the hash of CIBA's `auth_req_id` (nil for a request without one).
@@ -45,6 +45,8 @@ struct ApprovalsTable: Table {
                 SQLBind(Int64?.none),
                 SQLBind(Int64?.none),
                 SQLBind(String?.none),
+                SQLBind(approval.binding?.sessionID),
+                SQLBind(approval.binding.map { Base64URL.encode($0.keyID) }),
                 SQLBind(authRequestHash)
             )
             .run()
@@ -171,6 +173,13 @@ extension ApprovalInfo {
         guard let challenge = Base64URL.decode(try row.decode(column: "challenge", as: String.self)) else {
             throw UnreadableRow(table: "approvals", column: "challenge")
         }
+        var binding: Binding?
+        if let session = try row.decode(column: "bind_session_id", as: String?.self) {
+            guard let key = try row.decode(column: "bind_key_id", as: String?.self).flatMap(Base64URL.decode) else {
+                throw UnreadableRow(table: "approvals", column: "bind_key_id")
+            }
+            binding = Binding(sessionID: session, keyID: key)
+        }
         self.init(
             id: try row.decode(column: "id", as: String.self),
             accountID: try row.decode(column: "account_id", as: String.self),
@@ -194,7 +203,9 @@ extension ApprovalInfo {
             denyReason: try row.decode(column: "deny_reason", as: String?.self),
             signedApproval: try row.decode(column: "signed_approval", as: String?.self).map { try StoredJSON.decode(SignedApproval.self, $0) },
             deliveryMode: mode,
-            pollInterval: try row.decode(column: "poll_interval", as: Int.self)
+            pollInterval: try row.decode(column: "poll_interval", as: Int.self),
+            redeemed: try row.decode(column: "redeemed_at", as: Int64?.self) != nil,
+            binding: binding
         )
     }
 }

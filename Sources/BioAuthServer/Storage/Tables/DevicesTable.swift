@@ -20,7 +20,7 @@ struct DevicesTable: Table {
 
     static let columns = [
         "id", "account_id", "public_key", "biometry_kind", "name", "installation_id", "counter", "attestation", "created_at", "last_used_at",
-        "revoked_at",
+        "revoked_at", "bound_by", "cooling_off_until",
     ]
 
     /// The device of a key id, revoked or not, of any account (a sign-in names only the key).
@@ -43,6 +43,12 @@ struct DevicesTable: Table {
         try await select().where("account_id", .equal, account).orderBy("created_at", .descending).all().map(device)
     }
 
+    /// Whether the account has a device that is not revoked.
+    func hasLive(account: String) async throws -> Bool {
+        try await db.select().column("id").from("devices").where("account_id", .equal, account).where("revoked_at", .is, SQLLiteral.null)
+            .limit(1).first() != nil
+    }
+
     /// Whether any device, of any account, has this key.
     func isRegistered(keyID: Data) async throws -> Bool {
         try await db.select().column("id").from("devices").where("key_id", .equal, Base64URL.encode(keyID)).first() != nil
@@ -63,7 +69,9 @@ struct DevicesTable: Table {
                 "attestation",
                 "created_at",
                 "last_used_at",
-                "revoked_at"
+                "revoked_at",
+                "bound_by",
+                "cooling_off_until"
             )
             .values(
                 SQLBind(device.id),
@@ -77,7 +85,9 @@ struct DevicesTable: Table {
                 SQLBind(device.attestation),
                 SQLBind(device.createdAt.millisecondsSince1970),
                 SQLBind(Int64?.none),
-                SQLBind(Int64?.none)
+                SQLBind(Int64?.none),
+                SQLBind(device.boundBy.rawValue),
+                SQLBind(device.coolingOffUntil?.millisecondsSince1970)
             )
             .run()
     }
@@ -111,6 +121,9 @@ struct DevicesTable: Table {
         guard let kind = BiometryKind(rawValue: try row.decode(column: "biometry_kind", as: String.self)) else {
             throw UnreadableRow(table: "devices", column: "biometry_kind")
         }
+        guard let binding = DeviceInfo.Binding(rawValue: try row.decode(column: "bound_by", as: String.self)) else {
+            throw UnreadableRow(table: "devices", column: "bound_by")
+        }
         return DeviceInfo(
             id: try row.decode(column: "id", as: String.self),
             accountID: try row.decode(column: "account_id", as: String.self),
@@ -122,7 +135,9 @@ struct DevicesTable: Table {
             attestation: try row.decode(column: "attestation", as: String.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             lastUsedAt: Date(storedMilliseconds: try row.decode(column: "last_used_at", as: Int64?.self)),
-            revokedAt: Date(storedMilliseconds: try row.decode(column: "revoked_at", as: Int64?.self))
+            revokedAt: Date(storedMilliseconds: try row.decode(column: "revoked_at", as: Int64?.self)),
+            boundBy: binding,
+            coolingOffUntil: Date(storedMilliseconds: try row.decode(column: "cooling_off_until", as: Int64?.self))
         )
     }
 

@@ -47,6 +47,18 @@ struct PaymentsTable: Table {
         )
     }
 
+    /// The sum, in minor units, of the account's payments in `currency` that `device` authorized at or after `since`: what a
+    /// device in its cooling-off has spent of its daily limit (read through the account's index; only such a device asks).
+    func authorizedTotal(account: String, device: String, currency: String, since: Int64) async throws -> Int64 {
+        // PostgreSQL sums BIGINT as NUMERIC: cast back.
+        try await db.raw(
+            """
+            SELECT CAST(COALESCE(SUM(amount_minor), 0) AS BIGINT) AS total FROM payments WHERE account_id = \(bind: account) \
+            AND device_id = \(bind: device) AND currency = \(bind: currency) AND status = 'authorized' AND authorized_at >= \(bind: since)
+            """
+        ).first()?.decode(column: "total", as: Int64.self) ?? 0
+    }
+
     /// Moves the payment from pending to authorized with its receipt; false when it was not pending any more (another unit
     /// of work got there first). The status condition makes the move happen once.
     func markAuthorized(_ id: String, at: Int64, method: String, device: String?, receipt: PaymentReceipt) async throws -> Bool {

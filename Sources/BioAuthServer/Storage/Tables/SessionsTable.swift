@@ -70,6 +70,8 @@ struct SessionsTable: Table {
         var deviceAttested: Bool
         /// Whether the passkey that opened it is synced, for a passkey sign-in.
         var passkeyBackupEligible: Bool?
+        /// The end of that device's cooling-off, when it was bound by a password alone.
+        var deviceCoolingOffUntil: Date?
     }
 
     /// The access token whose hash is `tokenHash`, for introspection.
@@ -78,7 +80,7 @@ struct SessionsTable: Table {
             let row = try await db.raw(
                 """
                 SELECT s.id, s.account_id, s.installation_id, s.method, s.device_id, s.passkey_id, s.ended_at, t.expires_at, t.issued_at, a.username,
-                    d.biometry_kind, (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested,
+                    d.biometry_kind, d.cooling_off_until, (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested,
                     p.backup_eligible
                 FROM access_tokens t JOIN sessions s ON s.id = t.session_id JOIN accounts a ON a.id = s.account_id
                 LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN passkeys p ON p.id = s.passkey_id
@@ -91,7 +93,8 @@ struct SessionsTable: Table {
             issuedAt: Date(storedMilliseconds: try row.decode(column: "issued_at", as: Int64?.self)),
             biometryKind: try row.decode(column: "biometry_kind", as: String?.self).flatMap(BiometryKind.init(rawValue:)),
             deviceAttested: try row.decode(column: "attested", as: Int.self) > 0,
-            passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 }
+            passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 },
+            deviceCoolingOffUntil: Date(storedMilliseconds: try row.decode(column: "cooling_off_until", as: Int64?.self))
         )
     }
 

@@ -1,0 +1,283 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+/// What a registration brings, beyond its session, to bind its key (docs/PROTOCOL.md, "Binding a device").
+enum BindingEvidence: Sendable, Equatable {
+    /// Nothing: enough only for an account's first device, where the deployment binds it by password.
+    case none
+    /// A `bind_device` request a device of the account approved for this key and this session.
+    case approval(id: String)
+    /// A binding code the bank's backend asked for.
+    case code(String)
+
+    /// The evidence a registration's body names; both at once is refused.
+    init(approvalID: String?, bindingCode: String?) throws {
+        switch (approvalID, bindingCode) {
+        case (nil, nil): self = .none
+        case (let id?, nil): self = .approval(id: id)
+        case (nil, let code?): self = .code(code)
+        case (.some, .some): throw APIError(.malformedRequest, "Send approvalId or bindingCode, not both.")
+        }
+    }
+}
+
+/// A binding code as the bank's backend receives it, once.
+struct IssuedBindingCode: Sendable {
+    var code: String
+    var accountID: String
+    var expiresAt: Date
+}
+
+/// A `bind_device` request as the new device receives it: the number it shows, which the customer picks on the device
+/// that approves.
+struct IssuedBindingApproval: Sendable {
+    var approval: ApprovalInfo
+    var matchNumber: Int
+}
+
+extension BioAuthService {
+    /// The deployment's binding policy.
+    var bindingPolicy: BindingPolicy { configuration.binding }
+
+    // MARK: Binding codes
+
+    /// A binding code for `account`, asked for by the bank's backend (scope `bindings:write`) after its own check of the
+    /// customer: 25 characters of Crockford base32 (125 random bits), single use, for ``BindingPolicy/codeLifetime``.
+    /// Only its SHA-256 is stored; the code is in this answer and nowhere else (no log, audit detail or webhook).
+    func issueBindingCode(account rawAccount: String, client: AuthenticatedService) async throws -> IssuedBindingCode {
+        guard (1...128).contains(rawAccount.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
+        let code = BindingCodeText.make(random.bytes(16))
+        let lifetime = bindingPolicy.codeLifetime
+        return try await commit { db in
+            var found = try await db.accounts.find(idOrUsername: rawAccount)
+            if found == nil { found = try await db.accounts.find(idOrUsername: rawAccount.lowercased()) }
+            guard let account = found else { throw Refusal(APIError(.accountNotFound, "There is no such account.")) }
+            let stored = BindingCode(
+                id: newID(),
+                accountID: account.id,
+                clientID: client.clientID,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(lifetime)
+            )
+            try await db.bindingCodes.insert(stored, codeHash: Self.bindingCodeHash(code))
+            try await recorder.audit(.bindingCodeIssued, succeeded: true, account: account.id, client: client.clientID, on: db)
+            return IssuedBindingCode(code: code, accountID: account.id, expiresAt: stored.expiresAt)
+        }
+    }
+
+    /// The stored form of a binding code: SHA-256 of its canonical form (``BindingCodeText/canonical(_:)``).
+    static func bindingCodeHash(_ code: String) -> String { tokenHash(code) }
+
+    // MARK: Approval on a bound device
+
+    /// A `bind_device` request: the new device, signed in on this account, asks the account's bound devices to approve its
+    /// key. The request shows the new device's name and biometry and where it asks from; the new device shows the
+    /// number the customer must pick on the bound device. Refused when the account has no bound device (nothing could
+    /// approve), the key is bound already, or the customer has as many requests waiting as allowed.
+    func requestBindingApproval(
+        keyID rawKeyID: String,
+        name rawName: String,
+        biometryKind: BiometryKind,
+        session: AuthenticatedSession
+    ) async throws -> IssuedBindingApproval {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        let name = try Validation.deviceName(rawName)
+        let policy = configuration.approvals
+        let match = randomNumber(in: 10...99)
+        let choices = numberChoices(around: match)
+        let agent = UserAgentSummary(caller.userAgent ?? "")
+        let address = caller.address ?? ""
+        return try await commit { db in
+            guard try await db.devices.hasLive(account: session.accountID) else {
+                throw Refusal(
+                    APIError(.noBoundDevice, "This account has no device that could approve another. Turn on biometric sign-in directly.")
+                )
+            }
+            if try await db.devices.isRegistered(keyID: keyID) {
+                throw Refusal(APIError(.keyAlreadyRegistered, "This key is registered already."))
+            }
+            try await rateLimit(
+                "approvals-account:" + session.accountID,
+                name: .approvalAccount,
+                limit: policy.requestsPerCustomer,
+                window: policy.window,
+                on: db
+            )
+            guard try await db.approvals.pendingCount(account: session.accountID, now: now.millisecondsSince1970) < policy.maxPendingPerCustomer
+            else {
+                throw Refusal(
+                    APIError(
+                        .approvalLimit,
+                        "The customer already has \(policy.maxPendingPerCustomer) requests waiting for an answer. Try again when one is answered or expired.",
+                        retryAfter: Int(policy.lifetime)
+                    )
+                )
+            }
+            let approval = ApprovalInfo(
+                id: newID(),
+                accountID: session.accountID,
+                kind: .bindDevice,
+                clientID: nil,
+                requester: configuration.passkeys.relyingPartyName,
+                bindingMessage: "\(name) · \(biometryKind.productName)",
+                channel: .init(browser: "", platform: agent.platform, address: address),
+                matchNumber: match,
+                numberChoices: choices,
+                challenge: random.bytes(32),
+                status: .pending,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(policy.lifetime),
+                deliveryMode: .poll,
+                pollInterval: 2,
+                binding: .init(sessionID: session.sessionID, keyID: keyID)
+            )
+            try await db.approvals.insert(approval, authRequestHash: nil)
+            try await recorder.audit(.approvalRequested, succeeded: true, account: session.accountID, session: session.sessionID, on: db)
+            try await recorder.emit(.approvalRequested, .init(approval: approval), on: db)
+            return IssuedBindingApproval(approval: approval, matchNumber: match)
+        }
+    }
+
+    // MARK: The policy
+
+    /// How the key `keyID` of a registration in `session` binds, by the policy and the `evidence`: the binding and the end
+    /// of its cooling-off, or a refusal (audited as a failed `device_registered`, nothing else written, the evidence
+    /// left unused). An approval or a code is used up here, in the registration's unit of work.
+    func decideBinding(
+        _ evidence: BindingEvidence,
+        keyID: Data,
+        device: String,
+        session: AuthenticatedSession,
+        refusals: ProofRefusals,
+        on db: any SQLDatabase
+    ) async throws -> (binding: DeviceInfo.Binding, coolingOffUntil: Date?) {
+        func refuse(_ error: APIError) async throws -> Never {
+            throw Refusal(try await record(error, device: nil, account: session.accountID, refusals, on: db))
+        }
+        switch evidence {
+        case .none:
+            if try await db.devices.hasLive(account: session.accountID) {
+                try await refuse(
+                    APIError(
+                        .deviceBindingRequired,
+                        "This account has a device already: approve this one on it, or use a binding code from the bank."
+                    )
+                )
+            }
+            guard bindingPolicy.firstDevice == .password else {
+                try await refuse(APIError(.deviceBindingRequired, "This bank binds a first device only with a binding code it gives you."))
+            }
+            let coolingOff = bindingPolicy.coolingOff
+            return (.password, coolingOff > 0 ? now.addingTimeInterval(coolingOff) : nil)
+        case .approval(let id):
+            let invalid = APIError(
+                .bindingApprovalInvalid,
+                "This approval does not bind this key: it is not approved, was used, or was asked for another key or session."
+            )
+            guard Validation.isIssuedID(id), let approval = try await db.approvals.find(id, account: session.accountID),
+                approval.kind == .bindDevice, approval.status == .approved, !approval.redeemed,
+                approval.binding == .init(sessionID: session.sessionID, keyID: keyID),
+                let approver = approval.deviceID, let approving = try await db.devices.find(approver, account: session.accountID),
+                approving.revokedAt == nil
+            else { try await refuse(invalid) }
+            guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970) else { try await refuse(invalid) }
+            return (.approval, nil)
+        case .code(let raw):
+            // Counted before the code is looked at, right or wrong, per account and per address; apart from the password's
+            // failures, so a flood of codes never locks the customer's password.
+            try await rateLimit(
+                "binding-code-account:" + session.accountID,
+                name: .bindingCodeAccount,
+                limit: bindingPolicy.attemptsPerAccount,
+                window: bindingPolicy.attemptWindow,
+                on: db
+            )
+            try await rateLimit(
+                "binding-code-address:" + (caller.address ?? "unknown"),
+                name: .bindingCodeAddress,
+                limit: bindingPolicy.attemptsPerAddress,
+                window: bindingPolicy.attemptWindow,
+                on: db
+            )
+            // An unknown code, another account's, a used or an expired one: one statement, one answer.
+            guard let canonical = BindingCodeText.canonical(raw),
+                try await db.bindingCodes.use(
+                    codeHash: Self.bindingCodeHash(canonical),
+                    account: session.accountID,
+                    device: device,
+                    at: now.millisecondsSince1970
+                ) != nil
+            else {
+                try await refuse(
+                    APIError(.bindingCodeInvalid, "This binding code is not valid for this account: it may be mistyped, used or expired.")
+                )
+            }
+            return (.bindingCode, nil)
+        }
+    }
+
+    /// Refuses what a device in its cooling-off may not do yet, with the seconds until it may (`Retry-After`).
+    func refuseCoolingOff(_ device: DeviceInfo, _ what: String) -> APIError {
+        let seconds = max(1, Int(((device.coolingOffUntil ?? now).timeIntervalSince(now)).rounded(.up)))
+        return APIError(
+            .deviceCoolingOff,
+            "This device was bound recently with a password alone: \(what) until its cooling-off ends in \(seconds) seconds.",
+            retryAfter: seconds
+        )
+    }
+}
+
+/// The text of a binding code: 25 characters of Crockford's base32 (`0-9 A-Z` without `I L O U`), shown in five groups
+/// of five for reading out; what a person types is taken in any case, with or without the hyphens and spaces, and with
+/// `I L` read as `1` and `O` as `0`.
+enum BindingCodeText {
+    private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+    /// The code of 16 random bytes: their first 125 bits, 5 to a character, grouped `XXXXX-XXXXX-XXXXX-XXXXX-XXXXX`.
+    static func make(_ bytes: Data) -> String {
+        var bits = 0
+        var value = 0
+        var characters: [Character] = []
+        for byte in bytes {
+            value = (value << 8) | Int(byte)
+            bits += 8
+            while bits >= 5, characters.count < 25 {
+                bits -= 5
+                characters.append(alphabet[(value >> bits) & 31])
+            }
+            value &= (1 << bits) - 1
+        }
+        return stride(from: 0, to: 25, by: 5).map { String(characters[$0..<$0 + 5]) }.joined(separator: "-")
+    }
+
+    /// The code as issued, from what a person typed; nil for anything that cannot be a code.
+    static func canonical(_ typed: String) -> String? {
+        guard typed.utf8.count <= 64 else { return nil }
+        var characters: [Character] = []
+        for character in typed.uppercased() where character != "-" && character != " " {
+            let read: Character =
+                switch character {
+                case "I", "L": "1"
+                case "O": "0"
+                default: character
+                }
+            guard alphabet.contains(read) else { return nil }
+            characters.append(read)
+        }
+        guard characters.count == 25 else { return nil }
+        return stride(from: 0, to: 25, by: 5).map { String(characters[$0..<$0 + 5]) }.joined(separator: "-")
+    }
+}
+
+extension BiometryKind {
+    /// Apple's name of the sensor, as a binding request shows it.
+    var productName: String {
+        switch self {
+        case .faceID: "Face ID"
+        case .touchID: "Touch ID"
+        case .opticID: "Optic ID"
+        default: "no biometry"
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import BioAuthCore
+import Foundation
+import SQLKit
+
+extension SQLDatabase {
+    /// `binding_codes`: one-time codes the bank's backend asks for, with which a customer binds a new device.
+    var bindingCodes: BindingCodesTable { BindingCodesTable(db: self) }
+}
+
+/// A binding code as stored: never the code itself, only its hash.
+struct BindingCode: Sendable, Equatable {
+    var id: String
+    var accountID: String
+    /// The service client that asked for it.
+    var clientID: String?
+    var createdAt: Date
+    var expiresAt: Date
+    var usedAt: Date?
+}
+
+/// The statements on `binding_codes`.
+struct BindingCodesTable: Table {
+    let db: any SQLDatabase
+
+    private static let columns = ["id", "account_id", "client_id", "created_at", "expires_at", "used_at"]
+
+    /// Stores a new code; `codeHash` is the hash of the code handed to the bank.
+    func insert(_ code: BindingCode, codeHash: String) async throws {
+        try await db.insert(into: "binding_codes").columns(Self.columns + ["code_hash"])
+            .values(
+                SQLBind(code.id),
+                SQLBind(code.accountID),
+                SQLBind(code.clientID),
+                SQLBind(code.createdAt.millisecondsSince1970),
+                SQLBind(code.expiresAt.millisecondsSince1970),
+                SQLBind(Int64?.none),
+                SQLBind(codeHash)
+            )
+            .run()
+    }
+
+    /// Uses the account's code that hashes to `hash` for device `device`, once: the code as it was, or nil (nothing
+    /// changed) when no unused code of this account within its lifetime at `at` has this hash. One conditional statement,
+    /// so two devices presenting the same code cannot both bind.
+    func use(codeHash hash: String, account: String, device: String, at: Int64) async throws -> BindingCode? {
+        try await db.update("binding_codes").set("used_at", to: at).set("device_id", to: device)
+            .where("code_hash", .equal, hash).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null)
+            .where("expires_at", .greaterThan, at)
+            .returning(Self.columns.map { SQLColumn($0) })
+            .first().map(Self.code)
+    }
+
+    private static func code(_ row: any SQLRow) throws -> BindingCode {
+        BindingCode(
+            id: try row.decode(column: "id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            clientID: try row.decode(column: "client_id", as: String?.self),
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
+            usedAt: Date(storedMilliseconds: try row.decode(column: "used_at", as: Int64?.self))
+        )
+    }
+
+    /// The codes past their expiry before `cutoff`, used or not: they can bind nothing any more.
+    static func purge(expiredBefore cutoff: Int64) -> PurgeRule {
+        PurgeRule(table: "binding_codes", key: "id", condition: "expires_at < \(bind: cutoff)")
+    }
+}
