@@ -11,7 +11,7 @@ struct DemoTests {
         for step in report.steps where !step.passed {
             Issue.record("\(step.title): \(step.detail)")
         }
-        #expect(report.steps.count == 15)
+        #expect(report.steps.count == 16)
         #expect(
             report.steps.contains { $0.detail.contains("webhook verified") || $0.detail.contains("Webhook 已验证") },
             "the bank's webhook arrived, verified"
@@ -20,6 +20,7 @@ struct DemoTests {
             report.steps.contains { $0.detail.hasPrefix("device_binding_required") },
             "the thief's phone was refused and the request denied on Alice's iPhone"
         )
+        #expect(report.steps.contains { $0.detail.contains("account.recovered") }, "the lost phone's recovery reached the bank")
         #expect(report.allPassed)
         if language == .english {
             // One language per run: no Chinese in the English story's titles.

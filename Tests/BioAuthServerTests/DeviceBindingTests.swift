@@ -188,6 +188,68 @@ struct DeviceBindingTests {
         }
     }
 
+    @Test(
+        "a lost phone: the bank's recovery code binds the new phone and, at once, every other device, passkey and session of the account is refused",
+        arguments: StorageBackend.available
+    )
+    func lostPhone(backend: StorageBackend) async throws {
+        try await TestServer.run(.live, backend: backend) { api in
+            let old = TestKey()
+            let (oldPhone, _) = try await api.enrolled(old)
+            let laptop = try await api.signIn(installation: "web-1")
+            let desk = try await Self.bindingDesk(api)
+            let issued = try await api.call(.post, "/v1/service/binding-codes", json: ["accountId": "alice", "recovery": true], token: desk)
+            #expect(issued.status == 201 && issued.json["recovery"] as? Bool == true, "\(issued.raw)")
+            let spare = try #require(try await api.call(.post, "/v1/service/binding-codes", json: ["accountId": "alice"], token: desk)["code"])
+
+            let newPhone = try await api.signIn(installation: "phone-new")
+            let key = TestKey()
+            let bound = try await api.register(key, token: newPhone.access, evidence: ["bindingCode": try #require(issued["code"])])
+            #expect(bound.status == 201 && bound["boundBy"] == "binding_code", "\(bound.raw)")
+
+            // Everything else is refused at once: the old key, the old sessions and their refresh tokens.
+            let oldSignIn = try await api.signInChallenge(old)
+            #expect(oldSignIn.status == 403 && oldSignIn.code == "device_revoked", "\(oldSignIn.raw)")
+            for ended in [oldPhone, laptop] {
+                #expect(try await api.call(.get, "/v1/me", token: ended.access).code == "session_ended")
+                let refreshed = try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": ended.refresh])
+                #expect(refreshed.status == 401, "\(refreshed.raw)")
+            }
+            #expect(try await api.call(.get, "/v1/me", token: newPhone.access).status == 200, "the recovering session goes on")
+            let spent = try await api.register(TestKey(), token: newPhone.access, evidence: ["bindingCode": spare])
+            #expect(spent.code == "binding_code_invalid", "a code handed out before the recovery binds nothing: \(spent.raw)")
+            let kinds = try await api.auditKinds()
+            #expect(kinds.contains("account_recovered:success") && kinds.contains("device_revoked:success"))
+            let signedIn = try await api.biometricSignIn(key, counter: 1)
+            #expect(signedIn.status == 201, "the new phone signs in: \(signedIn.raw)")
+        }
+    }
+
+    @Test("two recoveries at once with two codes: one binds its phone, the other binds nothing", arguments: StorageBackend.available)
+    func concurrentRecoveries(backend: StorageBackend) async throws {
+        try await TestServer.run(.live, backend: backend) { api in
+            _ = try await api.enrolled(TestKey())
+            let desk = try await Self.bindingDesk(api)
+            var codes: [String] = []
+            for _ in 0..<2 {
+                let issued = try await api.call(.post, "/v1/service/binding-codes", json: ["accountId": "alice", "recovery": true], token: desk)
+                codes.append(try #require(issued["code"]))
+            }
+            let first = try await api.signIn(installation: "phone-a")
+            let second = try await api.signIn(installation: "phone-b")
+            async let a = api.register(TestKey(), token: first.access, evidence: ["bindingCode": codes[0]])
+            async let b = api.register(TestKey(), token: second.access, evidence: ["bindingCode": codes[1]])
+            let replies = [try await a, try await b]
+            // The other is refused either way: its session ended with the first recovery, or its code was void.
+            #expect(replies.filter { $0.status == 201 }.count == 1, "\(replies.map(\.raw))")
+            #expect(replies.contains { $0.code == "session_ended" || $0.code == "binding_code_invalid" }, "\(replies.map(\.raw))")
+            let live = try await api.database.transaction { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM devices WHERE revoked_at IS NULL").first()?.decode(column: "n", as: Int.self)
+            }
+            #expect(live == 1, "one phone is left bound")
+        }
+    }
+
     @Test("two phones presenting one code at once: one binds, the other is refused")
     func concurrentCodes() async throws {
         try await TestServer.run(.live) { api in

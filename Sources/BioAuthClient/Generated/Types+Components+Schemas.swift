@@ -1393,15 +1393,25 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/BindingCodeRequest/accountId`.
             internal var accountId: Swift.String
+            /// A lost phone's code: the device it binds replaces every other device, passkey and session of the account (account.recovered).
+            ///
+            /// - Remark: Generated from `#/components/schemas/BindingCodeRequest/recovery`.
+            internal var recovery: Swift.Bool?
             /// Creates a new `BindingCodeRequest`.
             ///
             /// - Parameters:
             ///   - accountId: The customer's account id or username.
-            internal init(accountId: Swift.String) {
+            ///   - recovery: A lost phone's code: the device it binds replaces every other device, passkey and session of the account (account.recovered).
+            internal init(
+                accountId: Swift.String,
+                recovery: Swift.Bool? = nil
+            ) {
                 self.accountId = accountId
+                self.recovery = recovery
             }
             internal enum CodingKeys: String, CodingKey {
                 case accountId
+                case recovery
             }
             internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1409,8 +1419,13 @@ extension Components {
                     Swift.String.self,
                     forKey: .accountId
                 )
+                self.recovery = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .recovery
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
-                    "accountId"
+                    "accountId",
+                    "recovery"
                 ])
             }
         }
@@ -1424,25 +1439,31 @@ extension Components {
             internal var accountId: Swift.String
             /// - Remark: Generated from `#/components/schemas/BindingCode/expiresAt`.
             internal var expiresAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/BindingCode/recovery`.
+            internal var recovery: Swift.Bool
             /// Creates a new `BindingCode`.
             ///
             /// - Parameters:
             ///   - code: 25 characters of Crockford base32 in five groups (125 random bits), single use. Hand it to the customer through the bank's own channel; it is shown here once and stored only as a hash.
             ///   - accountId:
             ///   - expiresAt:
+            ///   - recovery:
             internal init(
                 code: Swift.String,
                 accountId: Swift.String,
-                expiresAt: Foundation.Date
+                expiresAt: Foundation.Date,
+                recovery: Swift.Bool
             ) {
                 self.code = code
                 self.accountId = accountId
                 self.expiresAt = expiresAt
+                self.recovery = recovery
             }
             internal enum CodingKeys: String, CodingKey {
                 case code
                 case accountId
                 case expiresAt
+                case recovery
             }
         }
         /// The secure environment check: an App Attest attestation whose clientDataHash is SHA-256 of the register payload.

@@ -80,11 +80,11 @@ extension APIHandler {
     func createBindingCode(_ input: Operations.CreateBindingCode.Input) async throws -> Operations.CreateBindingCode.Output {
         let client = try serviceClient()
         guard case .json(let body) = input.body else { throw Self.unreadableBody }
-        let issued = try await service.issueBindingCode(account: body.accountId, client: client)
+        let issued = try await service.issueBindingCode(account: body.accountId, recovery: body.recovery ?? false, client: client)
         return .created(
             .init(
                 headers: .init(cacheControl: .noStore),
-                body: .json(.init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt))
+                body: .json(.init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt, recovery: issued.recovery))
             )
         )
     }

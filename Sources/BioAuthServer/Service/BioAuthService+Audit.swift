@@ -55,8 +55,10 @@ enum AuditKind: String, Sendable, CaseIterable {
     case approvalExpired = "approval_expired"
     /// A sign-in on another channel, approved on the phone, handed to its client as a session.
     case approvalSignIn = "approval_sign_in"
-    /// A binding code the bank's backend asked for (never the code).
+    /// A binding code the bank's backend asked for (never the code; `recovery` for a lost phone's).
     case bindingCodeIssued = "binding_code_issued"
+    /// A lost phone's code bound a new device: every other device, passkey and session of the account ended with it.
+    case accountRecovered = "account_recovered"
 }
 
 /// One row of the audit log.

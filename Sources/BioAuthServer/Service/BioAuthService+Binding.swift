@@ -27,6 +27,16 @@ struct IssuedBindingCode: Sendable {
     var code: String
     var accountID: String
     var expiresAt: Date
+    var recovery: Bool
+}
+
+/// How a registration's key binds, by the policy.
+struct BindingDecision: Sendable {
+    var binding: DeviceInfo.Binding
+    /// The end of its cooling-off, for a device bound by a password alone.
+    var coolingOffUntil: Date?
+    /// A lost phone's code: the new device replaces every other device, passkey and session of the account.
+    var recovers = false
 }
 
 /// A `bind_device` request as the new device receives it: the number it shows, which the customer picks on the device
@@ -44,8 +54,9 @@ extension BioAuthService {
 
     /// A binding code for `account`, asked for by the bank's backend (scope `bindings:write`) after its own check of the
     /// customer: 25 characters of Crockford base32 (125 random bits), single use, for ``BindingPolicy/codeLifetime``.
-    /// Only its SHA-256 is stored; the code is in this answer and nowhere else (no log, audit detail or webhook).
-    func issueBindingCode(account rawAccount: String, client: AuthenticatedService) async throws -> IssuedBindingCode {
+    /// Only its SHA-256 is stored; the code is in this answer and nowhere else (no log, audit detail or webhook). A
+    /// `recovery` code is for a customer who lost their phone: the device it binds replaces every other.
+    func issueBindingCode(account rawAccount: String, recovery: Bool = false, client: AuthenticatedService) async throws -> IssuedBindingCode {
         guard (1...128).contains(rawAccount.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
         let code = BindingCodeText.make(random.bytes(16))
         let lifetime = bindingPolicy.codeLifetime
@@ -58,11 +69,19 @@ extension BioAuthService {
                 accountID: account.id,
                 clientID: client.clientID,
                 createdAt: now,
-                expiresAt: now.addingTimeInterval(lifetime)
+                expiresAt: now.addingTimeInterval(lifetime),
+                recovery: recovery
             )
             try await db.bindingCodes.insert(stored, codeHash: Self.bindingCodeHash(code))
-            try await recorder.audit(.bindingCodeIssued, succeeded: true, account: account.id, client: client.clientID, on: db)
-            return IssuedBindingCode(code: code, accountID: account.id, expiresAt: stored.expiresAt)
+            try await recorder.audit(
+                .bindingCodeIssued,
+                succeeded: true,
+                account: account.id,
+                client: client.clientID,
+                code: recovery ? "recovery" : nil,
+                on: db
+            )
+            return IssuedBindingCode(code: code, accountID: account.id, expiresAt: stored.expiresAt, recovery: recovery)
         }
     }
 
@@ -151,7 +170,7 @@ extension BioAuthService {
         session: AuthenticatedSession,
         refusals: ProofRefusals,
         on db: any SQLDatabase
-    ) async throws -> (binding: DeviceInfo.Binding, coolingOffUntil: Date?) {
+    ) async throws -> BindingDecision {
         func refuse(_ error: APIError) async throws -> Never {
             throw Refusal(try await record(error, device: nil, account: session.accountID, refusals, on: db))
         }
@@ -169,7 +188,7 @@ extension BioAuthService {
                 try await refuse(APIError(.deviceBindingRequired, "This bank binds a first device only with a binding code it gives you."))
             }
             let coolingOff = bindingPolicy.coolingOff
-            return (.password, coolingOff > 0 ? now.addingTimeInterval(coolingOff) : nil)
+            return BindingDecision(binding: .password, coolingOffUntil: coolingOff > 0 ? now.addingTimeInterval(coolingOff) : nil)
         case .approval(let id):
             let invalid = APIError(
                 .bindingApprovalInvalid,
@@ -182,7 +201,7 @@ extension BioAuthService {
                 approving.revokedAt == nil
             else { try await refuse(invalid) }
             guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970) else { try await refuse(invalid) }
-            return (.approval, nil)
+            return BindingDecision(binding: .approval)
         case .code(let raw):
             // Counted before the code is looked at, right or wrong, per account and per address; apart from the password's
             // failures, so a flood of codes never locks the customer's password.
@@ -202,19 +221,36 @@ extension BioAuthService {
             )
             // An unknown code, another account's, a used or an expired one: one statement, one answer.
             guard let canonical = BindingCodeText.canonical(raw),
-                try await db.bindingCodes.use(
+                let used = try await db.bindingCodes.use(
                     codeHash: Self.bindingCodeHash(canonical),
                     account: session.accountID,
                     device: device,
                     at: now.millisecondsSince1970
-                ) != nil
+                )
             else {
                 try await refuse(
                     APIError(.bindingCodeInvalid, "This binding code is not valid for this account: it may be mistyped, used or expired.")
                 )
             }
-            return (.bindingCode, nil)
+            return BindingDecision(binding: .bindingCode, recovers: used.recovery)
         }
+    }
+
+    /// A lost phone's recovery, in the unit of work that bound `device`: every other device, passkey and session of the
+    /// account is revoked or ended (refused at once, on every instance: they are rows of the one database), the account's
+    /// other unused binding codes are void (a concurrent recovery with one of them binds nothing), and it is audited and
+    /// sent to the bank's webhooks as `account.recovered`.
+    func recover(_ account: String, device: DeviceInfo, session: AuthenticatedSession, on db: any SQLDatabase) async throws {
+        try await db.bindingCodes.voidUnused(account: account, at: now.millisecondsSince1970)
+        for other in try await db.devices.list(account: account) where other.id != device.id && other.revokedAt == nil {
+            try await recorder.revoke(other, keeping: session.sessionID, on: db)
+        }
+        for passkey in try await db.passkeys.list(account: account, liveOnly: true) {
+            try await recorder.revoke(passkey, keeping: session.sessionID, on: db)
+        }
+        try await recorder.endSessions(account: account, keeping: session.sessionID, reason: "account_recovered", on: db)
+        try await recorder.audit(.accountRecovered, succeeded: true, account: account, device: device.id, session: session.sessionID, on: db)
+        try await recorder.emit(.accountRecovered, .init(device: device), on: db)
     }
 
     /// Refuses what a device in its cooling-off may not do yet, with the seconds until it may (`Retry-After`).

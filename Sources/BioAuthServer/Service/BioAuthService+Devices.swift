@@ -126,7 +126,7 @@ extension BioAuthService {
                 on: db
             )
             let id = newID()
-            let (binding, coolingOffUntil) = try await decideBinding(
+            let decision = try await decideBinding(
                 registration.evidence,
                 keyID: registration.publicKey.keyID,
                 device: id,
@@ -144,8 +144,8 @@ extension BioAuthService {
                 counter: Int64(registration.proof.counter),
                 attestation: attested == nil ? "none" : "apple-appattest",
                 createdAt: now,
-                boundBy: binding,
-                coolingOffUntil: coolingOffUntil
+                boundBy: decision.binding,
+                coolingOffUntil: decision.coolingOffUntil
             )
             try await db.devices.insert(device)
             if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }
@@ -158,6 +158,7 @@ extension BioAuthService {
                 on: db
             )
             try await recorder.emit(.deviceRegistered, .init(device: device), on: db)
+            if decision.recovers { try await recover(session.accountID, device: device, session: session, on: db) }
             return device
         }
     }

@@ -456,12 +456,15 @@ enum Migrations {
                 "ALTER TABLE devices ADD COLUMN bound_by TEXT NOT NULL DEFAULT 'password'",
                 "ALTER TABLE devices ADD COLUMN cooling_off_until BIGINT",
                 // code_hash: SHA-256 of the code (at least 120 random bits, so no pepper or slow hash is needed); one account,
-                // used once, within its lifetime. client_id: the service client that asked for it.
+                // used once, within its lifetime. client_id: the service client that asked for it. recovery: 1 for a lost
+                // phone's code, whose binding revokes every other device, passkey and session of the account.
                 """
                 CREATE TABLE binding_codes (
                     id TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), code_hash TEXT NOT NULL UNIQUE,
-                    client_id TEXT, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, used_at BIGINT, device_id TEXT)
+                    client_id TEXT, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, used_at BIGINT, device_id TEXT,
+                    recovery INTEGER NOT NULL DEFAULT 0)
                 """,
+                "CREATE INDEX binding_codes_unused_by_account ON binding_codes (account_id) WHERE used_at IS NULL",
                 "CREATE INDEX binding_codes_by_expiry ON binding_codes (expires_at)",
                 // A bind_device approval is for one new key and the session that asked: only that session may bind that key with it.
                 "ALTER TABLE approvals ADD COLUMN bind_session_id TEXT",

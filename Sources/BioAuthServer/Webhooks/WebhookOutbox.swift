@@ -13,6 +13,7 @@ enum WebhookEventType: String, CaseIterable, Sendable {
     case passkeyRegistered = "passkey.registered"
     case passkeyRevoked = "passkey.revoked"
     case accountLocked = "account.locked"
+    case accountRecovered = "account.recovered"
     case approvalRequested = "approval.requested"
     case approvalApproved = "approval.approved"
     case approvalDenied = "approval.denied"

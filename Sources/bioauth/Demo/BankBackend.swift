@@ -66,8 +66,9 @@ struct BankBackend {
 
     /// `POST /v1/service/binding-codes`: a one-time code that binds one new device of `account`, for the bank to hand the
     /// customer after its own identity check.
-    func bindingCode(for account: String, token: String) async throws -> String {
-        let answer = try await json("POST", "v1/service/binding-codes", ["accountId": account], token: token)
+    /// With `recovery`, a lost phone's code: the device it binds replaces every other.
+    func bindingCode(for account: String, recovery: Bool = false, token: String) async throws -> String {
+        let answer = try await json("POST", "v1/service/binding-codes", ["accountId": account, "recovery": recovery], token: token)
         guard let code = answer["code"] as? String else { throw Failure(status: 201, body: "no code") }
         return code
     }

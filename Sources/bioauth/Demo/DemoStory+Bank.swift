@@ -12,7 +12,7 @@ extension DemoStory {
         stage.bankToken = try await bank.token()
         try await bank.registerPayee("merchant-coffee-042", name: "Coffee Shop", token: stage.bankToken)
         try await bank.registerPayee("merchant-tea-7", name: "Tea House", token: stage.bankToken)
-        receiver.trust(secret: try await bank.subscribe(receiver.url, events: ["payment.authorized"], token: stage.bankToken))
+        receiver.trust(secret: try await bank.subscribe(receiver.url, events: ["payment.authorized", "account.recovered"], token: stage.bankToken))
         let session = try await bank.introspect(try await face.flows.accessToken(), token: stage.bankToken)
         let account = try (session["sub"] as? String).orThrow("introspection gave no account")
         let methods = (session["amr"] as? [String]) ?? []

@@ -196,6 +196,38 @@ extension DemoStory {
         return t("device_binding_required; the request denied on the iPhone", "device_binding_required；绑定请求已在 iPhone 上拒绝")
     }
 
+    /// Alice loses her iPhone: the bank checks her identity at the branch and asks for a recovery code, which binds her
+    /// new iPhone and ends everything else of her account at once.
+    func lostPhone(_ stage: DemoStage) async throws -> String {
+        let (old, replacement, password) = (stage.face, stage.replacement, stage.password)
+        let oldKey = try await old.flows.snapshot.biometricSignIn.binding.orThrow("the old iPhone is not bound").publicKey.keyID
+        let before = stage.receiver.acceptedEvents.count
+        let code = try await stage.bank.bindingCode(for: "alice", recovery: true, token: try await stage.bank.token())
+        say("The branch checked Alice's ID and gave her a recovery code.", "网点核验了 Alice 的身份，并交给她恢复码。")
+        try await replacement.launch()
+        _ = try await replacement.flows.signIn(username: "alice", password: password)
+        await replacement.sensor.script(.match)
+        try await replacement.flows.enableBiometricSignIn(bindingCode: code)
+        do {
+            _ = try await old.api.signInChallenge(keyID: oldKey)
+            throw Deviation(detail: "the lost iPhone's key was still accepted")
+        } catch let problem as APIProblem {
+            print("  ⚠︎ \(problem.message(in: language)) (\(problem.code))")
+            try expect(problem.code == .deviceRevoked, "the lost iPhone's key: \(problem.code)")
+        }
+        let events = try await stage.receiver.waitForEvents(before + 1, timeout: .seconds(10))
+        let event = try events.last { $0.eventType == "account.recovered" }.orThrow("no account.recovered webhook")
+        try expect(event.verified, "the webhook's signature did not verify")
+        say(
+            "🏦 Webhook account.recovered \(Self.short(event.eventID)): BioAuth-Signature verified; every other device, passkey and session ended.",
+            "🏦 Webhook account.recovered \(Self.short(event.eventID))：BioAuth-Signature 验证通过；其他设备、通行密钥和会话均已失效。"
+        )
+        return t(
+            "new iPhone bound; the lost one device_revoked; account.recovered verified",
+            "新 iPhone 已绑定；丢失的手机 device_revoked；account.recovered 已验证"
+        )
+    }
+
     /// The iPad revoked from the iPhone: its key is refused and its sign-in turns off.
     func revokeIPad(_ stage: DemoStage) async throws -> String {
         let (face, touch, password) = (stage.face, stage.touch, stage.password)

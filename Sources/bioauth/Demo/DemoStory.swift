@@ -170,6 +170,13 @@ struct DemoStory {
                 ),
                 run: enrollmentChanged
             ),
+            DemoStep(
+                title: t(
+                    "Lost phone, new phone: the bank's recovery code binds the new iPhone; the old one's key is refused; the bank's webhook arrives",
+                    "手机丢失，换新手机：银行的恢复码绑定新 iPhone；旧手机的密钥被拒绝；银行收到 Webhook"
+                ),
+                run: lostPhone
+            ),
         ]
     }
 
@@ -235,6 +242,8 @@ final class DemoStage: @unchecked Sendable {
     let touch: DemoStory.Phone
     /// A phone that is not Alice's, in the hands of someone who phished her password.
     let thief: DemoStory.Phone
+    /// The phone Alice buys when she loses her iPhone.
+    let replacement: DemoStory.Phone
     let password = "correct horse battery"
     let pin = "258046"
     /// The bank's service token, once it has one.
@@ -250,7 +259,8 @@ final class DemoStage: @unchecked Sendable {
         callCentre: ServiceClients.Credentials?,
         face: DemoStory.Phone,
         touch: DemoStory.Phone,
-        thief: DemoStory.Phone
+        thief: DemoStory.Phone,
+        replacement: DemoStory.Phone
     ) {
         self.folder = folder
         self.server = server
@@ -260,6 +270,7 @@ final class DemoStage: @unchecked Sendable {
         self.face = face
         self.touch = touch
         self.thief = thief
+        self.replacement = replacement
     }
 
     /// Starts the server and the receiver, makes the bank's credentials, and sets up the phones.
@@ -316,7 +327,8 @@ final class DemoStage: @unchecked Sendable {
             callCentre: callCentre,
             face: phone("Alice's iPhone (Face ID)", "Alice 的 iPhone（面容 ID）", .faceID),
             touch: phone("Alice's iPad (Touch ID)", "Alice 的 iPad（触控 ID）", .touchID),
-            thief: phone("A thief's iPhone (Face ID)", "窃贼的 iPhone（面容 ID）", .faceID)
+            thief: phone("A thief's iPhone (Face ID)", "窃贼的 iPhone（面容 ID）", .faceID),
+            replacement: phone("Alice's new iPhone (Face ID)", "Alice 的新 iPhone（面容 ID）", .faceID)
         )
     }
 

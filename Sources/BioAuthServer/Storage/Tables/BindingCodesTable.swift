@@ -16,13 +16,15 @@ struct BindingCode: Sendable, Equatable {
     var createdAt: Date
     var expiresAt: Date
     var usedAt: Date?
+    /// A lost phone's code: the device it binds replaces every other device, passkey and session of the account.
+    var recovery = false
 }
 
 /// The statements on `binding_codes`.
 struct BindingCodesTable: Table {
     let db: any SQLDatabase
 
-    private static let columns = ["id", "account_id", "client_id", "created_at", "expires_at", "used_at"]
+    private static let columns = ["id", "account_id", "client_id", "created_at", "expires_at", "used_at", "recovery"]
 
     /// Stores a new code; `codeHash` is the hash of the code handed to the bank.
     func insert(_ code: BindingCode, codeHash: String) async throws {
@@ -34,6 +36,7 @@ struct BindingCodesTable: Table {
                 SQLBind(code.createdAt.millisecondsSince1970),
                 SQLBind(code.expiresAt.millisecondsSince1970),
                 SQLBind(Int64?.none),
+                SQLBind(code.recovery ? 1 : 0),
                 SQLBind(codeHash)
             )
             .run()
@@ -57,8 +60,15 @@ struct BindingCodesTable: Table {
             clientID: try row.decode(column: "client_id", as: String?.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
-            usedAt: Date(storedMilliseconds: try row.decode(column: "used_at", as: Int64?.self))
+            usedAt: Date(storedMilliseconds: try row.decode(column: "used_at", as: Int64?.self)),
+            recovery: try row.decode(column: "recovery", as: Int.self) != 0
         )
+    }
+
+    /// Voids the account's unused codes at `at` (a recovery happened: a code handed out before it binds nothing); the
+    /// update takes their rows, so a recovery with another of them that runs at once waits and then finds it used.
+    func voidUnused(account: String, at: Int64) async throws {
+        try await db.update("binding_codes").set("used_at", to: at).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null).run()
     }
 
     /// The codes past their expiry before `cutoff`, used or not: they can bind nothing any more.
