@@ -262,31 +262,42 @@ struct FlowsEndToEndTests {
                 #expect(await second.keyStorage.keys.isEmpty)
 
                 let client = try #require(made.withLock { $0 })
-                let basic = Data("\(client.clientID):\(client.secret)".utf8).base64EncodedString()
-                let token = try #require(
-                    try await ServicePaymentEndToEndTests.json(
-                        backend.server.url,
-                        "POST",
-                        "/oauth/token",
-                        basic: basic,
-                        form: "grant_type=client_credentials"
-                    )[
-                        "access_token"
-                    ] as? String
-                )
-                let issued = try await ServicePaymentEndToEndTests.json(
-                    backend.server.url,
-                    "POST",
-                    "/v1/service/binding-codes",
-                    bearer: token,
-                    body: ["accountId": "alice"]
-                )
-                let code = try #require(issued["code"] as? String)
+                let code = try await backend.code(at: "/v1/service/binding-codes", for: "alice", client: client)
                 await second.sensor.script(.match)
                 try await flows.enableBiometricSignIn(bindingCode: code.lowercased())
                 #expect(await flows.snapshot.biometricSignIn.binding != nil)
                 let devices = try await second.api.devices(accessToken: try await flows.accessToken())
                 #expect(devices.filter { $0.revokedAt == nil }.map(\.boundBy).sorted() == ["binding_code", "password"])
+            }
+        )
+    }
+
+    @Test("forgot password: the bank's reset code sets the new one and signs in; Face ID sign-in stays on; a wrong code is a message")
+    func forgotPassword() async throws {
+        let made = Mutex<ServiceClients.Credentials?>(nil)
+        try await TestBackend.run(
+            prepare: { database in
+                let client = try await ServiceClients(database: database).create(name: "branch", scopes: ["passwords:reset"])
+                made.withLock { $0 = client }
+            },
+            { backend in
+                let phone = Phone(backend)
+                let flows = try await phone.enrolled()
+                try await flows.signOut()
+                let client = try #require(made.withLock { $0 })
+                let code = try await backend.code(at: "/v1/service/password-reset-codes", for: "alice", client: client)
+                do {
+                    _ = try await flows.resetPassword(username: "alice", code: "00000-00000-00000-00000-00000", newPassword: "new horse battery")
+                    Issue.record("a made-up code reset the password")
+                } catch let problem as APIProblem {
+                    #expect(problem.code == .resetCodeInvalid && problem.message(in: .english).contains("reset code"))
+                }
+                let offer = try await flows.resetPassword(username: "alice", code: code, newPassword: "new horse battery")
+                #expect(offer == nil, "Face ID sign-in is still on: nothing to offer")
+                #expect(await flows.snapshot.state == .unlocked)
+                try await flows.signOut()
+                await phone.sensor.script(.match)
+                try await flows.signInWithBiometrics()
             }
         )
     }

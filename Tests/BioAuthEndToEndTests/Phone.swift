@@ -71,6 +71,24 @@ extension TestBackend {
     }
 }
 
+extension TestBackend {
+    /// What the bank's backend does after its own check of a customer: a service token of `client`, then a one-time code
+    /// for `account` from `path` (`/v1/service/binding-codes` or `/v1/service/password-reset-codes`).
+    func code(at path: String, for account: String, client: ServiceClients.Credentials) async throws -> String {
+        let basic = Data("\(client.clientID):\(client.secret)".utf8).base64EncodedString()
+        let grant = try await ServicePaymentEndToEndTests.json(
+            server.url,
+            "POST",
+            "/oauth/token",
+            basic: basic,
+            form: "grant_type=client_credentials"
+        )
+        let token = try #require(grant["access_token"] as? String)
+        let issued = try await ServicePaymentEndToEndTests.json(server.url, "POST", path, bearer: token, body: ["accountId": account])
+        return try #require(issued["code"] as? String)
+    }
+}
+
 /// A simulated phone running the SDK against the backend.
 struct Phone {
     let sensor: SimulatedAuthenticator

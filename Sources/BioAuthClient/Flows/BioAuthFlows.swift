@@ -156,6 +156,14 @@ public actor BioAuthFlows {
         try await api.createAccount(username: username, password: password)
     }
 
+    /// Forgot password: sets `newPassword` with the reset code the bank gave (``BioAuthAPI/resetPassword(username:code:newPassword:)``),
+    /// then signs in with it. Every other session of the account has ended; biometric sign-in on this device, if it was
+    /// on, stays on (a reset binds no device and unbinds none).
+    public func resetPassword(username: String, code: String, newPassword: String) async throws -> BiometricSignInOffer? {
+        try await api.resetPassword(username: username, code: code, newPassword: newPassword)
+        return try await signIn(username: username, password: newPassword)
+    }
+
     /// Password sign-in. Returns the offer to show ("Sign in with Face ID?" 启用 / 稍后) when the device can do
     /// biometrics and biometric sign-in is not on yet; `nil` otherwise.
     public func signIn(username: String, password: String) async throws -> BiometricSignInOffer? {

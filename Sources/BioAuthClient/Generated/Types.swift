@@ -168,6 +168,20 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/service/payees`.
     /// - Remark: Generated from `#/paths//v1/service/payees/post(registerPayee)`.
     func registerPayee(_ input: Operations.RegisterPayee.Input) async throws -> Operations.RegisterPayee.Output
+    /// A one-time password reset code for a customer who forgot the password (scope passwords:reset), after the bank's own identity check.
+    ///
+    /// Hand the code to the customer through the bank's own channel; with it the customer sets a new password
+    /// (POST /v1/password-resets). It binds no device. Single use, 10 minutes at most, stored only as a hash.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/password-reset-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/password-reset-codes/post(createPasswordResetCode)`.
+    func createPasswordResetCode(_ input: Operations.CreatePasswordResetCode.Input) async throws -> Operations.CreatePasswordResetCode.Output
+    /// Forgot password: sets a new password with the reset code the bank gave. Every session of the account ends; no device is bound.
+    ///
+    /// - Remark: HTTP `POST /v1/password-resets`.
+    /// - Remark: Generated from `#/paths//v1/password-resets/post(resetPassword)`.
+    func resetPassword(_ input: Operations.ResetPassword.Input) async throws -> Operations.ResetPassword.Output
     /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
     ///
     /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds
@@ -626,6 +640,36 @@ extension APIProtocol {
         body: Operations.RegisterPayee.Input.Body
     ) async throws -> Operations.RegisterPayee.Output {
         try await registerPayee(Operations.RegisterPayee.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// A one-time password reset code for a customer who forgot the password (scope passwords:reset), after the bank's own identity check.
+    ///
+    /// Hand the code to the customer through the bank's own channel; with it the customer sets a new password
+    /// (POST /v1/password-resets). It binds no device. Single use, 10 minutes at most, stored only as a hash.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/password-reset-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/password-reset-codes/post(createPasswordResetCode)`.
+    internal func createPasswordResetCode(
+        headers: Operations.CreatePasswordResetCode.Input.Headers = .init(),
+        body: Operations.CreatePasswordResetCode.Input.Body
+    ) async throws -> Operations.CreatePasswordResetCode.Output {
+        try await createPasswordResetCode(Operations.CreatePasswordResetCode.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Forgot password: sets a new password with the reset code the bank gave. Every session of the account ends; no device is bound.
+    ///
+    /// - Remark: HTTP `POST /v1/password-resets`.
+    /// - Remark: Generated from `#/paths//v1/password-resets/post(resetPassword)`.
+    internal func resetPassword(
+        headers: Operations.ResetPassword.Input.Headers = .init(),
+        body: Operations.ResetPassword.Input.Body
+    ) async throws -> Operations.ResetPassword.Output {
+        try await resetPassword(Operations.ResetPassword.Input(
             headers: headers,
             body: body
         ))

@@ -67,6 +67,18 @@ public struct BioAuthAPI: Sendable {
         }
     }
 
+    /// Forgot password: sets `newPassword` with the reset code the bank gave the customer after its own identity check.
+    /// Every session of the account ends; no device is bound. A wrong, used or expired code, or a wrong username, is
+    /// `reset_code_invalid`.
+    public func resetPassword(username: String, code: String, newPassword: String) async throws {
+        try await call {
+            switch try await client.resetPassword(.init(body: .json(.init(username: username, code: code, newPassword: newPassword)))) {
+            case .noContent: return
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
     /// Password sign-in from this installation.
     public func signIn(username: String, password: String, installationID: String) async throws -> SessionTokens {
         try await call {

@@ -62,7 +62,7 @@ enum ProblemGuide {
         set([.approvalMismatch, .qrCodeNotFound, .qrCodeUsed], .userCanFix, .retry)
         // Binding a device: this one needs the approval of one bound before, or the bank's code.
         set([.deviceBindingRequired], .userCanFix, .bindThisDevice)
-        set([.bindingCodeInvalid], .userCanFix, .changeInput)
+        set([.bindingCodeInvalid, .resetCodeInvalid], .userCanFix, .changeInput)
         set([.bindingApprovalInvalid, .noBoundDevice], .userCanFix, .retry)
         set([.deviceCoolingOff], .tryLater, .tryLater)
         set([.pinPaymentsDisabled], .userCanFix, .retry)

@@ -86,6 +86,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The binding code is not one for this account that can still be used: mistyped, used, expired or another
     /// account's, deliberately not told apart (403).
     public static let bindingCodeInvalid = ProblemCode(rawValue: "binding_code_invalid")
+    /// The password reset code is not one for this customer that can still be used: mistyped, used, expired, another
+    /// account's or a binding code, or the username is unknown, deliberately not told apart (403).
+    public static let resetCodeInvalid = ProblemCode(rawValue: "reset_code_invalid")
     /// The approval named does not bind this key: not approved (yet), used, or asked for another key or session (403).
     public static let bindingApprovalInvalid = ProblemCode(rawValue: "binding_approval_invalid")
     /// The account has no bound device that could approve a new one (409): bind this one directly.
@@ -301,8 +304,8 @@ extension ProblemCode {
         .invalidUsername, .invalidPassword, .usernameTaken, .invalidCredentials, .accountLocked, .invalidInstallationID, .unauthenticated,
         .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused, .challengeNotFound, .challengeExpired, .challengeUsed,
         .challengeMismatch, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing, .invalidPublicKey, .keyIDMismatch,
-        .keyAlreadyRegistered, .invalidDeviceName, .deviceNotFound, .deviceBindingRequired, .bindingCodeInvalid, .bindingApprovalInvalid,
-        .noBoundDevice, .deviceCoolingOff, .deviceRevoked, .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo,
+        .keyAlreadyRegistered, .invalidDeviceName, .deviceNotFound, .deviceBindingRequired, .bindingCodeInvalid, .resetCodeInvalid,
+        .bindingApprovalInvalid, .noBoundDevice, .deviceCoolingOff, .deviceRevoked, .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo,
         .invalidIdempotencyKey, .idempotencyKeyReused, .paymentNotFound, .paymentAlreadyAuthorized, .paymentCancelled, .paymentExpired,
         .paymentLocked, .transactionMismatch, .invalidPIN, .weakPIN, .pinNotSet, .wrongPIN, .pinLocked, .pinPaymentsDisabled, .rateLimited,
         .invalidClient, .unsupportedGrantType, .invalidScope, .invalidServiceToken, .insufficientScope, .payeeNotRegistered, .payeeNameMismatch,

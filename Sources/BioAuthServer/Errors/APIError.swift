@@ -54,7 +54,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken, .approvalMismatch:
             .unauthorized
         case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope, .approvalNumberMismatch, .qrBrowserMismatch, .deviceBindingRequired,
-            .bindingCodeInvalid, .bindingApprovalInvalid, .deviceCoolingOff:
+            .bindingCodeInvalid, .resetCodeInvalid, .bindingApprovalInvalid, .deviceCoolingOff:
             .forbidden
         case .notFound, .challengeNotFound, .deviceNotFound, .paymentNotFound, .accountNotFound, .webhookEndpointNotFound,
             .approvalNotFound, .qrCodeNotFound, .qrSignInDisabled:

@@ -1429,6 +1429,59 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/PasswordResetRequest`.
+        internal struct PasswordResetRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PasswordResetRequest/username`.
+            internal var username: Swift.String
+            /// The reset code as typed: case, hyphens and spaces do not matter.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PasswordResetRequest/code`.
+            internal var code: Swift.String
+            /// At least 8 characters and at most 72 bytes of UTF-8.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PasswordResetRequest/newPassword`.
+            internal var newPassword: Swift.String
+            /// Creates a new `PasswordResetRequest`.
+            ///
+            /// - Parameters:
+            ///   - username:
+            ///   - code: The reset code as typed: case, hyphens and spaces do not matter.
+            ///   - newPassword: At least 8 characters and at most 72 bytes of UTF-8.
+            internal init(
+                username: Swift.String,
+                code: Swift.String,
+                newPassword: Swift.String
+            ) {
+                self.username = username
+                self.code = code
+                self.newPassword = newPassword
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case username
+                case code
+                case newPassword
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.username = try container.decode(
+                    Swift.String.self,
+                    forKey: .username
+                )
+                self.code = try container.decode(
+                    Swift.String.self,
+                    forKey: .code
+                )
+                self.newPassword = try container.decode(
+                    Swift.String.self,
+                    forKey: .newPassword
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "username",
+                    "code",
+                    "newPassword"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/BindingCode`.
         internal struct BindingCode: Codable, Hashable, Sendable {
             /// 25 characters of Crockford base32 in five groups (125 random bits), single use. Hand it to the customer through the bank's own channel; it is shown here once and stored only as a hash.

@@ -3877,6 +3877,303 @@ internal enum Operations {
             }
         }
     }
+    /// A one-time password reset code for a customer who forgot the password (scope passwords:reset), after the bank's own identity check.
+    ///
+    /// Hand the code to the customer through the bank's own channel; with it the customer sets a new password
+    /// (POST /v1/password-resets). It binds no device. Single use, 10 minutes at most, stored only as a hash.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/password-reset-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/password-reset-codes/post(createPasswordResetCode)`.
+    internal enum CreatePasswordResetCode {
+        internal static let id: Swift.String = "createPasswordResetCode"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreatePasswordResetCode.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreatePasswordResetCode.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreatePasswordResetCode.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.BindingCodeRequest)
+            }
+            internal var body: Operations.CreatePasswordResetCode.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.CreatePasswordResetCode.Input.Headers = .init(),
+                body: Operations.CreatePasswordResetCode.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/responses/201/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/responses/201/headers/Cache-Control`.
+                    internal enum CacheControlPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case noStore = "no-store"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/responses/201/headers/Cache-Control`.
+                    internal var cacheControl: Operations.CreatePasswordResetCode.Output.Created.Headers.CacheControlPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl:
+                    internal init(cacheControl: Operations.CreatePasswordResetCode.Output.Created.Headers.CacheControlPayload? = nil) {
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.CreatePasswordResetCode.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/service/password-reset-codes/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.BindingCode)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BindingCode {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreatePasswordResetCode.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.CreatePasswordResetCode.Output.Created.Headers = .init(),
+                    body: Operations.CreatePasswordResetCode.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/service/password-reset-codes/post(createPasswordResetCode)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreatePasswordResetCode.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreatePasswordResetCode.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/service/password-reset-codes/post(createPasswordResetCode)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Forgot password: sets a new password with the reset code the bank gave. Every session of the account ends; no device is bound.
+    ///
+    /// - Remark: HTTP `POST /v1/password-resets`.
+    /// - Remark: Generated from `#/paths//v1/password-resets/post(resetPassword)`.
+    internal enum ResetPassword {
+        internal static let id: Swift.String = "resetPassword"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/password-resets/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ResetPassword.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ResetPassword.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ResetPassword.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/password-resets/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/password-resets/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.PasswordResetRequest)
+            }
+            internal var body: Operations.ResetPassword.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.ResetPassword.Input.Headers = .init(),
+                body: Operations.ResetPassword.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                internal init() {}
+            }
+            /// The new password is set; sign in with it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/password-resets/post(resetPassword)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.ResetPassword.Output.NoContent)
+            /// The new password is set; sign in with it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/password-resets/post(resetPassword)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            internal static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            internal var noContent: Operations.ResetPassword.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/password-resets/post(resetPassword)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
     ///
     /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds

@@ -52,6 +52,12 @@ extension APIHandler {
         return .noContent(.init())
     }
 
+    func resetPassword(_ input: Operations.ResetPassword.Input) async throws -> Operations.ResetPassword.Output {
+        guard case .json(let request) = input.body else { throw Self.unreadableBody }
+        try await service.resetPassword(username: request.username, code: request.code, newPassword: request.newPassword)
+        return .noContent(.init())
+    }
+
     // MARK: Sessions
 
     func signInWithPassword(_ input: Operations.SignInWithPassword.Input) async throws -> Operations.SignInWithPassword.Output {

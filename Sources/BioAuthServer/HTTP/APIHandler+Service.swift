@@ -80,11 +80,24 @@ extension APIHandler {
     func createBindingCode(_ input: Operations.CreateBindingCode.Input) async throws -> Operations.CreateBindingCode.Output {
         let client = try serviceClient()
         guard case .json(let body) = input.body else { throw Self.unreadableBody }
-        let issued = try await service.issueBindingCode(account: body.accountId, recovery: body.recovery ?? false, client: client)
+        let issued = try await service.issueBindingCode(account: body.accountId, purpose: body.recovery == true ? .recovery : .bind, client: client)
         return .created(
             .init(
                 headers: .init(cacheControl: .noStore),
                 body: .json(.init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt, recovery: issued.recovery))
+            )
+        )
+    }
+
+    func createPasswordResetCode(_ input: Operations.CreatePasswordResetCode.Input) async throws -> Operations.CreatePasswordResetCode.Output {
+        let client = try serviceClient()
+        guard case .json(let body) = input.body else { throw Self.unreadableBody }
+        guard body.recovery == nil else { throw APIError(.malformedRequest, "A password reset code has no recovery member.") }
+        let issued = try await service.issueBindingCode(account: body.accountId, purpose: .passwordReset, client: client)
+        return .created(
+            .init(
+                headers: .init(cacheControl: .noStore),
+                body: .json(.init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt, recovery: false))
             )
         )
     }

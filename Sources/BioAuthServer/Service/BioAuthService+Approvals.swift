@@ -191,22 +191,7 @@ extension BioAuthService {
             var found = try await db.accounts.find(idOrUsername: request.loginHint)
             if found == nil { found = try await db.accounts.find(idOrUsername: request.loginHint.lowercased()) }
             guard let account = found else { throw Refusal(APIError(.unknownUserID, "No customer has this username or account id.")) }
-            try await rateLimit(
-                "approvals-account:" + account.id,
-                name: .approvalAccount,
-                limit: policy.requestsPerCustomer,
-                window: policy.window,
-                on: db
-            )
-            guard try await db.approvals.pendingCount(account: account.id, now: now.millisecondsSince1970) < policy.maxPendingPerCustomer else {
-                throw Refusal(
-                    APIError(
-                        .approvalLimit,
-                        "The customer already has \(policy.maxPendingPerCustomer) requests waiting for an answer. Try again when one is answered or expired.",
-                        retryAfter: Int(policy.lifetime)
-                    )
-                )
-            }
+            try await countApprovalRequest(account: account.id, on: db)
             let approval = ApprovalInfo(
                 id: newID(),
                 accountID: account.id,
@@ -403,6 +388,23 @@ extension BioAuthService {
     }
 
     // MARK: Internals
+
+    /// Counts a new request for `account` against the limits that keep a flood of them from wearing the customer down
+    /// (push bombing): ``ApprovalPolicy/requestsPerCustomer`` per window, refused ones counted, and no more than
+    /// ``ApprovalPolicy/maxPendingPerCustomer`` waiting at once (`approval_limit`).
+    func countApprovalRequest(account: String, on db: any SQLDatabase) async throws {
+        let policy = configuration.approvals
+        try await rateLimit("approvals-account:" + account, name: .approvalAccount, limit: policy.requestsPerCustomer, window: policy.window, on: db)
+        guard try await db.approvals.pendingCount(account: account, now: now.millisecondsSince1970) < policy.maxPendingPerCustomer else {
+            throw Refusal(
+                APIError(
+                    .approvalLimit,
+                    "The customer already has \(policy.maxPendingPerCustomer) requests waiting for an answer. Try again when one is answered or expired.",
+                    retryAfter: Int(policy.lifetime)
+                )
+            )
+        }
+    }
 
     /// How long after a ping-mode request's end its ping is still tried (10 minutes).
     static let pingRetryWindow: TimeInterval = 600

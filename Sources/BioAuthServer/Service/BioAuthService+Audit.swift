@@ -59,6 +59,10 @@ enum AuditKind: String, Sendable, CaseIterable {
     case bindingCodeIssued = "binding_code_issued"
     /// A lost phone's code bound a new device: every other device, passkey and session of the account ended with it.
     case accountRecovered = "account_recovered"
+    /// A password reset code the bank's backend asked for (never the code).
+    case passwordResetCodeIssued = "password_reset_code_issued"
+    /// A password set with a reset code (forgot password): every session of the account ended.
+    case passwordReset = "password_reset"
 }
 
 /// One row of the audit log.

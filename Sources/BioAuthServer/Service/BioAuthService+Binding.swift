@@ -56,7 +56,11 @@ extension BioAuthService {
     /// customer: 25 characters of Crockford base32 (125 random bits), single use, for ``BindingPolicy/codeLifetime``.
     /// Only its SHA-256 is stored; the code is in this answer and nowhere else (no log, audit detail or webhook). A
     /// `recovery` code is for a customer who lost their phone: the device it binds replaces every other.
-    func issueBindingCode(account rawAccount: String, recovery: Bool = false, client: AuthenticatedService) async throws -> IssuedBindingCode {
+    func issueBindingCode(
+        account rawAccount: String,
+        purpose: BindingCode.Purpose = .bind,
+        client: AuthenticatedService
+    ) async throws -> IssuedBindingCode {
         guard (1...128).contains(rawAccount.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
         let code = BindingCodeText.make(random.bytes(16))
         let lifetime = bindingPolicy.codeLifetime
@@ -70,18 +74,18 @@ extension BioAuthService {
                 clientID: client.clientID,
                 createdAt: now,
                 expiresAt: now.addingTimeInterval(lifetime),
-                recovery: recovery
+                purpose: purpose
             )
             try await db.bindingCodes.insert(stored, codeHash: Self.bindingCodeHash(code))
             try await recorder.audit(
-                .bindingCodeIssued,
+                purpose == .passwordReset ? .passwordResetCodeIssued : .bindingCodeIssued,
                 succeeded: true,
                 account: account.id,
                 client: client.clientID,
-                code: recovery ? "recovery" : nil,
+                code: purpose == .recovery ? "recovery" : nil,
                 on: db
             )
-            return IssuedBindingCode(code: code, accountID: account.id, expiresAt: stored.expiresAt, recovery: recovery)
+            return IssuedBindingCode(code: code, accountID: account.id, expiresAt: stored.expiresAt, recovery: purpose == .recovery)
         }
     }
 
@@ -116,23 +120,7 @@ extension BioAuthService {
             if try await db.devices.isRegistered(keyID: keyID) {
                 throw Refusal(APIError(.keyAlreadyRegistered, "This key is registered already."))
             }
-            try await rateLimit(
-                "approvals-account:" + session.accountID,
-                name: .approvalAccount,
-                limit: policy.requestsPerCustomer,
-                window: policy.window,
-                on: db
-            )
-            guard try await db.approvals.pendingCount(account: session.accountID, now: now.millisecondsSince1970) < policy.maxPendingPerCustomer
-            else {
-                throw Refusal(
-                    APIError(
-                        .approvalLimit,
-                        "The customer already has \(policy.maxPendingPerCustomer) requests waiting for an answer. Try again when one is answered or expired.",
-                        retryAfter: Int(policy.lifetime)
-                    )
-                )
-            }
+            try await countApprovalRequest(account: session.accountID, on: db)
             let approval = ApprovalInfo(
                 id: newID(),
                 accountID: session.accountID,
@@ -203,27 +191,13 @@ extension BioAuthService {
             guard try await db.approvals.markRedeemed(approval.id, at: now.millisecondsSince1970) else { try await refuse(invalid) }
             return BindingDecision(binding: .approval)
         case .code(let raw):
-            // Counted before the code is looked at, right or wrong, per account and per address; apart from the password's
-            // failures, so a flood of codes never locks the customer's password.
-            try await rateLimit(
-                "binding-code-account:" + session.accountID,
-                name: .bindingCodeAccount,
-                limit: bindingPolicy.attemptsPerAccount,
-                window: bindingPolicy.attemptWindow,
-                on: db
-            )
-            try await rateLimit(
-                "binding-code-address:" + (caller.address ?? "unknown"),
-                name: .bindingCodeAddress,
-                limit: bindingPolicy.attemptsPerAddress,
-                window: bindingPolicy.attemptWindow,
-                on: db
-            )
+            try await countCodeAttempt("binding-code", account: session.accountID, on: db)
             // An unknown code, another account's, a used or an expired one: one statement, one answer.
             guard let canonical = BindingCodeText.canonical(raw),
                 let used = try await db.bindingCodes.use(
                     codeHash: Self.bindingCodeHash(canonical),
                     account: session.accountID,
+                    purposes: [.bind, .recovery],
                     device: device,
                     at: now.millisecondsSince1970
                 )
@@ -232,8 +206,29 @@ extension BioAuthService {
                     APIError(.bindingCodeInvalid, "This binding code is not valid for this account: it may be mistyped, used or expired.")
                 )
             }
-            return BindingDecision(binding: .bindingCode, recovers: used.recovery)
+            return BindingDecision(binding: .bindingCode, recovers: used.purpose == .recovery)
         }
+    }
+
+    /// Counts a code tried, before it is looked at, right or wrong: per client address, and per account when one is
+    /// named (`bucket` keeps binding and reset codes apart). Apart from the password's failures, so a flood of codes never
+    /// locks the customer's password.
+    func countCodeAttempt(_ bucket: String, account: String?, on db: any SQLDatabase) async throws {
+        try await rateLimit(
+            bucket + "-address:" + (caller.address ?? "unknown"),
+            name: .bindingCodeAddress,
+            limit: bindingPolicy.attemptsPerAddress,
+            window: bindingPolicy.attemptWindow,
+            on: db
+        )
+        guard let account else { return }
+        try await rateLimit(
+            bucket + "-account:" + account,
+            name: .bindingCodeAccount,
+            limit: bindingPolicy.attemptsPerAccount,
+            window: bindingPolicy.attemptWindow,
+            on: db
+        )
     }
 
     /// A lost phone's recovery, in the unit of work that bound `device`: every other device, passkey and session of the
@@ -314,6 +309,47 @@ extension BiometryKind {
         case .touchID: "Touch ID"
         case .opticID: "Optic ID"
         default: "no biometry"
+        }
+    }
+}
+
+extension BioAuthService {
+    // MARK: Forgot password
+
+    /// Forgot password: `username` sets `newPassword` with a reset code the bank's backend asked for after its own check
+    /// of the customer (``issueBindingCode(account:purpose:client:)`` for ``BindingCode/Purpose/passwordReset``). A
+    /// password lock is lifted, every session of the account ends, `account.password_reset` is sent; no device is bound and a
+    /// cooling-off goes on. A wrong, used or expired code, another account's, a binding code, or an unknown username are
+    /// all `reset_code_invalid`; codes tried are counted per account and per address as binding codes are, apart from
+    /// passwords.
+    func resetPassword(username rawUsername: String, code raw: String, newPassword: String) async throws {
+        try Validation.newPassword(newPassword)
+        let invalid = APIError(.resetCodeInvalid, "This reset code is not valid for this customer: it may be mistyped, used or expired.")
+        guard (1...128).contains(rawUsername.utf8.count) else { throw invalid }
+        // Hashed before the unit of work, off the event loop, whatever the code: an unknown username takes as long.
+        let hash = try await passwords.hash(newPassword)
+        try await commit { db -> Void in
+            let found = try await db.accounts.find(idOrUsername: rawUsername.lowercased())
+            try await countCodeAttempt("password-reset", account: found?.id, on: db)
+            guard let account = found else { throw Refusal(invalid) }
+            guard let canonical = BindingCodeText.canonical(raw),
+                try await db.bindingCodes.use(
+                    codeHash: Self.bindingCodeHash(canonical),
+                    account: account.id,
+                    purposes: [.passwordReset],
+                    device: nil,
+                    at: now.millisecondsSince1970
+                ) != nil
+            else {
+                try await recorder.audit(.passwordReset, succeeded: false, account: account.id, code: invalid.code.rawValue, on: db)
+                throw Refusal(invalid)
+            }
+            // The new password works at once: a lock the forgotten one left is lifted.
+            try await db.accounts.changePassword(account.id, hash: hash, at: now.millisecondsSince1970)
+            try await db.accounts.clearPasswordFailures(account.id)
+            try await recorder.endSessions(account: account.id, reason: "password_reset", on: db)
+            try await recorder.audit(.passwordReset, succeeded: true, account: account.id, on: db)
+            try await recorder.emit(.accountPasswordReset, .init(accountId: account.id), on: db)
         }
     }
 }

@@ -8,7 +8,7 @@ import SQLKit
 public struct ServiceClients: Sendable {
     /// The scopes a client can hold.
     public static let scopes: Set<String> = [
-        "sessions:introspect", "payments:write", "payees:write", "webhooks:write", "approvals:write", "bindings:write",
+        "sessions:introspect", "payments:write", "payees:write", "webhooks:write", "approvals:write", "bindings:write", "passwords:reset",
     ]
 
     /// A client as listed (never its secrets).

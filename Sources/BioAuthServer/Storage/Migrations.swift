@@ -449,20 +449,21 @@ enum Migrations {
         // The admin page shows it; console sessions are purged, so their times do not say it for long.
         (26, "operators: when each last signed in to the console", ["ALTER TABLE operators ADD COLUMN last_sign_in_at BIGINT"]),
         (
-            27, "device binding by policy: how each device was bound and its cooling-off, binding codes, and bind_device approvals",
+            27, "device binding by policy: how each device was bound and its cooling-off, binding and reset codes, and bind_device approvals",
             [
                 // bound_by: password, approval, binding_code (docs/PROTOCOL.md, "Binding a device"). Devices bound before this
                 // migration were bound by a password; they are not put in a cooling-off they never had.
                 "ALTER TABLE devices ADD COLUMN bound_by TEXT NOT NULL DEFAULT 'password'",
                 "ALTER TABLE devices ADD COLUMN cooling_off_until BIGINT",
                 // code_hash: SHA-256 of the code (at least 120 random bits, so no pepper or slow hash is needed); one account,
-                // used once, within its lifetime. client_id: the service client that asked for it. recovery: 1 for a lost
-                // phone's code, whose binding revokes every other device, passkey and session of the account.
+                // used once, within its lifetime. client_id: the service client that asked for it. purpose: bind, recovery (a
+                // lost phone's code, whose binding revokes every other device, passkey and session of the account) or
+                // password_reset (sets a new password; binds nothing).
                 """
                 CREATE TABLE binding_codes (
                     id TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), code_hash TEXT NOT NULL UNIQUE,
                     client_id TEXT, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, used_at BIGINT, device_id TEXT,
-                    recovery INTEGER NOT NULL DEFAULT 0)
+                    purpose TEXT NOT NULL DEFAULT 'bind')
                 """,
                 "CREATE INDEX binding_codes_unused_by_account ON binding_codes (account_id) WHERE used_at IS NULL",
                 "CREATE INDEX binding_codes_by_expiry ON binding_codes (expires_at)",

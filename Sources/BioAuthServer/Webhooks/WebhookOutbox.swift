@@ -14,6 +14,7 @@ enum WebhookEventType: String, CaseIterable, Sendable {
     case passkeyRevoked = "passkey.revoked"
     case accountLocked = "account.locked"
     case accountRecovered = "account.recovered"
+    case accountPasswordReset = "account.password_reset"
     case approvalRequested = "approval.requested"
     case approvalApproved = "approval.approved"
     case approvalDenied = "approval.denied"

@@ -3,7 +3,8 @@ import Foundation
 import SQLKit
 
 extension SQLDatabase {
-    /// `binding_codes`: one-time codes the bank's backend asks for, with which a customer binds a new device.
+    /// `binding_codes`: one-time codes the bank's backend asks for, with which a customer binds a new device (or, for a
+    /// password reset, sets a new password).
     var bindingCodes: BindingCodesTable { BindingCodesTable(db: self) }
 }
 
@@ -16,15 +17,25 @@ struct BindingCode: Sendable, Equatable {
     var createdAt: Date
     var expiresAt: Date
     var usedAt: Date?
-    /// A lost phone's code: the device it binds replaces every other device, passkey and session of the account.
-    var recovery = false
+    /// What the code does.
+    var purpose: Purpose = .bind
+
+    /// What a code does.
+    enum Purpose: String, Sendable, CaseIterable {
+        /// Binds one more device.
+        case bind
+        /// A lost phone's: the device it binds replaces every other device, passkey and session of the account.
+        case recovery
+        /// Sets a new password (forgot password); binds nothing.
+        case passwordReset = "password_reset"
+    }
 }
 
 /// The statements on `binding_codes`.
 struct BindingCodesTable: Table {
     let db: any SQLDatabase
 
-    private static let columns = ["id", "account_id", "client_id", "created_at", "expires_at", "used_at", "recovery"]
+    private static let columns = ["id", "account_id", "client_id", "created_at", "expires_at", "used_at", "purpose"]
 
     /// Stores a new code; `codeHash` is the hash of the code handed to the bank.
     func insert(_ code: BindingCode, codeHash: String) async throws {
@@ -36,32 +47,36 @@ struct BindingCodesTable: Table {
                 SQLBind(code.createdAt.millisecondsSince1970),
                 SQLBind(code.expiresAt.millisecondsSince1970),
                 SQLBind(Int64?.none),
-                SQLBind(code.recovery ? 1 : 0),
+                SQLBind(code.purpose.rawValue),
                 SQLBind(codeHash)
             )
             .run()
     }
 
-    /// Uses the account's code that hashes to `hash` for device `device`, once: the code as it was, or nil (nothing
-    /// changed) when no unused code of this account within its lifetime at `at` has this hash. One conditional statement,
-    /// so two devices presenting the same code cannot both bind.
-    func use(codeHash hash: String, account: String, device: String, at: Int64) async throws -> BindingCode? {
+    /// Uses the account's code that hashes to `hash` and is for one of `purposes` (for device `device`, when it binds
+    /// one), once: the code as it was, or nil (nothing changed) when no unused code of this account and purpose within
+    /// its lifetime at `at` has this hash. One conditional statement, so two requests presenting the same code cannot both
+    /// use it.
+    func use(codeHash hash: String, account: String, purposes: [BindingCode.Purpose], device: String?, at: Int64) async throws -> BindingCode? {
         try await db.update("binding_codes").set("used_at", to: at).set("device_id", to: device)
             .where("code_hash", .equal, hash).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null)
-            .where("expires_at", .greaterThan, at)
+            .where("expires_at", .greaterThan, at).where("purpose", .in, purposes.map(\.rawValue))
             .returning(Self.columns.map { SQLColumn($0) })
             .first().map(Self.code)
     }
 
     private static func code(_ row: any SQLRow) throws -> BindingCode {
-        BindingCode(
+        guard let purpose = BindingCode.Purpose(rawValue: try row.decode(column: "purpose", as: String.self)) else {
+            throw UnreadableRow(table: "binding_codes", column: "purpose")
+        }
+        return BindingCode(
             id: try row.decode(column: "id", as: String.self),
             accountID: try row.decode(column: "account_id", as: String.self),
             clientID: try row.decode(column: "client_id", as: String?.self),
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             expiresAt: Date(millisecondsSince1970: try row.decode(column: "expires_at", as: Int64.self)),
             usedAt: Date(storedMilliseconds: try row.decode(column: "used_at", as: Int64?.self)),
-            recovery: try row.decode(column: "recovery", as: Int.self) != 0
+            purpose: purpose
         )
     }
 
