@@ -303,10 +303,18 @@ struct AdminCommandTests {
         let unlocked = try await CustomerCommand.Unlock.parse(["alice", "--operator", "mei", "--reason", "Identity checked on call 4712"])
             .execute(environment: environment)
         #expect(unlocked == "alice: unlocked")
+        // A recovery starts only as a code handed to the bank's identity check: audited with the operator and reason.
+        let handed = try await CustomerCommand.Code.parse(["recovery", "alice", "--operator", "mei", "--reason", "ID checked at branch 12"])
+            .execute(environment: environment)
+        let code = try #require(handed.split(separator: "\n").first.map(String.init))
+        #expect(code.count == 29 && handed.contains("recovery code for alice"), "\(handed)")
+        #expect(throws: (any Error).self, "only bind, recovery or password-reset") {
+            try CustomerCommand.Code.parse(["unlock-everything", "alice", "--operator", "mei", "--reason", "x"])
+        }
         let after = try await CustomerCommand.Show.parse([account.id]).execute(environment: environment)
         #expect(
             after.contains("password: not locked") && after.contains("account_unlocked  success  by op_")
-                && after.contains("Identity checked on call 4712"),
+                && after.contains("Identity checked on call 4712") && after.contains("binding_code_issued") && !after.contains(code),
             "\(after)"
         )
     }

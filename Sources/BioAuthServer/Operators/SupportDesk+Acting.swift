@@ -64,6 +64,40 @@ extension SupportDesk {
         }
     }
 
+    /// What a one-time code from the support desk does.
+    public enum CodePurpose: String, Sendable, CaseIterable {
+        /// Binds one more device of the customer's (an account that has one binds no other by password).
+        case bind
+        /// A lost phone's: the device it binds replaces every other device, passkey and session of the account.
+        case recovery
+        /// Sets a new password (forgot password); binds nothing.
+        case passwordReset = "password-reset"
+    }
+
+    /// A one-time code for the customer, for the bank's identity check to hand over (in the branch, on a call after ID&V):
+    /// never a change made for them, only a code they use in their own app. Audited with the operator and reason; the code
+    /// is returned here once and stored only as its hash.
+    public func issueCode(
+        _ purpose: CodePurpose,
+        customer: String,
+        operator name: String,
+        reason: String
+    ) async throws -> (code: String, expiresAt: Date) {
+        let action = try await authorize(name, reason: reason)
+        let account = try await accountID(customer)
+        let (recorder, lifetime) = (self.recorder, codeLifetime)
+        let stored: BindingCode.Purpose =
+            switch purpose {
+            case .bind: .bind
+            case .recovery: .recovery
+            case .passwordReset: .passwordReset
+            }
+        let issued = try await database.transaction { db in
+            try await recorder.issueCode(account: account, purpose: stored, lifetime: lifetime, by: action, on: db)
+        }
+        return (issued.code, issued.expiresAt)
+    }
+
     /// Lifts a password lock (and the count of wrong passwords).
     public func unlockAccount(customer: String, operator name: String, reason: String) async throws {
         let action = try await authorize(name, reason: reason)

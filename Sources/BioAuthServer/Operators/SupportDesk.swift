@@ -52,6 +52,8 @@ public struct SupportDesk: Sendable {
     let recorder: ChangeRecorder
     /// The operators, for admins' actions.
     let operators: Operators
+    /// How long a code the desk hands out is good for (``BindingPolicy/codeLifetime``).
+    let codeLifetime: TimeInterval
 
     /// The desk of the running server: its database, clock and password hashing threads.
     init(service: BioAuthService) {
@@ -60,6 +62,7 @@ public struct SupportDesk: Sendable {
         self.random = service.random
         self.recorder = service.recorder
         self.operators = Operators(service: service)
+        self.codeLifetime = service.configuration.binding.codeLifetime
     }
 
     /// A desk over `database` with the server's `configuration` (its bcrypt cost and webhook settings), for the command
@@ -82,16 +85,25 @@ public struct SupportDesk: Sendable {
                 webhookRetryWindow: configuration.webhooks.retryWindow,
                 logger: logger
             ),
-            operators: Operators(database: database, clock: clock, random: random, bcryptCost: configuration.bcryptCost)
+            operators: Operators(database: database, clock: clock, random: random, bcryptCost: configuration.bcryptCost),
+            codeLifetime: configuration.binding.codeLifetime
         )
     }
 
-    private init(database: any DatabaseExecutor, clock: any WallClock, random: any RandomSource, recorder: ChangeRecorder, operators: Operators) {
+    private init(
+        database: any DatabaseExecutor,
+        clock: any WallClock,
+        random: any RandomSource,
+        recorder: ChangeRecorder,
+        operators: Operators,
+        codeLifetime: TimeInterval
+    ) {
         self.database = database
         self.clock = clock
         self.random = random
         self.recorder = recorder
         self.operators = operators
+        self.codeLifetime = codeLifetime
     }
 
     /// Kept for callers of ``open(database:configuration:clock:logger:)``: the desk holds nothing that needs stopping (the

@@ -62,30 +62,12 @@ extension BioAuthService {
         client: AuthenticatedService
     ) async throws -> IssuedBindingCode {
         guard (1...128).contains(rawAccount.utf8.count) else { throw APIError(.accountNotFound, "There is no such account.") }
-        let code = BindingCodeText.make(random.bytes(16))
         let lifetime = bindingPolicy.codeLifetime
         return try await commit { db in
             var found = try await db.accounts.find(idOrUsername: rawAccount)
             if found == nil { found = try await db.accounts.find(idOrUsername: rawAccount.lowercased()) }
             guard let account = found else { throw Refusal(APIError(.accountNotFound, "There is no such account.")) }
-            let stored = BindingCode(
-                id: newID(),
-                accountID: account.id,
-                clientID: client.clientID,
-                createdAt: now,
-                expiresAt: now.addingTimeInterval(lifetime),
-                purpose: purpose
-            )
-            try await db.bindingCodes.insert(stored, codeHash: Self.bindingCodeHash(code))
-            try await recorder.audit(
-                purpose == .passwordReset ? .passwordResetCodeIssued : .bindingCodeIssued,
-                succeeded: true,
-                account: account.id,
-                client: client.clientID,
-                code: purpose == .recovery ? "recovery" : nil,
-                on: db
-            )
-            return IssuedBindingCode(code: code, accountID: account.id, expiresAt: stored.expiresAt, recovery: purpose == .recovery)
+            return try await recorder.issueCode(account: account.id, purpose: purpose, lifetime: lifetime, client: client.clientID, on: db)
         }
     }
 
@@ -256,6 +238,41 @@ extension BioAuthService {
             "This device was bound recently with a password alone: \(what) until its cooling-off ends in \(seconds) seconds.",
             retryAfter: seconds
         )
+    }
+}
+
+extension ChangeRecorder {
+    /// A new one-time code for `account` (binding, recovery or password reset), good for `lifetime`: stored as its hash,
+    /// audited (with the service client that asked, or the operator and reason of a support action), and returned once.
+    /// The bank's backend and the support desk issue codes alike.
+    func issueCode(
+        account: String,
+        purpose: BindingCode.Purpose,
+        lifetime: TimeInterval,
+        client: String? = nil,
+        by action: SupportAction? = nil,
+        on db: any SQLDatabase
+    ) async throws -> IssuedBindingCode {
+        let code = BindingCodeText.make(random.bytes(16))
+        let stored = BindingCode(
+            id: newID(),
+            accountID: account,
+            clientID: client,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(lifetime),
+            purpose: purpose
+        )
+        try await db.bindingCodes.insert(stored, codeHash: BioAuthService.bindingCodeHash(code))
+        try await audit(
+            purpose == .passwordReset ? .passwordResetCodeIssued : .bindingCodeIssued,
+            succeeded: true,
+            account: account,
+            client: client,
+            code: purpose == .recovery ? "recovery" : nil,
+            operator: action,
+            on: db
+        )
+        return IssuedBindingCode(code: code, accountID: account, expiresAt: stored.expiresAt, recovery: purpose == .recovery)
     }
 }
 

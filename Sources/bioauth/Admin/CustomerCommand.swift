@@ -10,9 +10,10 @@ struct CustomerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "customer",
         abstract:
-            "Look up a customer; revoke a device or passkey, end sessions, unlock, clear a PIN lock, cancel a pending payment (audited with a reason).",
+            "Look up a customer; revoke a device or passkey, end sessions, unlock, clear a PIN lock, cancel a pending payment, hand out a binding, recovery or password reset code (audited with a reason).",
         subcommands: [
             Find.self, Show.self, RevokeDevice.self, RevokePasskey.self, EndSessions.self, Unlock.self, ClearPINLock.self, CancelPayment.self,
+            Code.self,
         ]
     )
 
@@ -112,6 +113,22 @@ struct CustomerCommand: AsyncParsableCommand {
         }
     }
 
+    struct Code: SupportActionCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "A one-time code for the customer, after the bank's identity check: bind (one more phone), recovery (a lost phone's: the phone it binds replaces every other) or password-reset. Shown once; hand it over through the bank's own channel."
+        )
+        @Argument(help: "bind, recovery or password-reset.") var purpose: SupportDesk.CodePurpose
+        @Argument(help: "A username or an account id.") var customer: String
+        @OptionGroup var who: Accountability
+        @OptionGroup var admin: AdminOptions
+
+        func act(_ desk: SupportDesk) async throws -> String {
+            let (code, expiresAt) = try await desk.issueCode(purpose, customer: customer, operator: who.operator, reason: who.reason)
+            return "\(code)\n\(purpose.rawValue) code for \(customer), good once until \(expiresAt.formatted(.iso8601)); it is not shown again"
+        }
+    }
+
     struct ClearPINLock: SupportActionCommand {
         static let configuration = CommandConfiguration(commandName: "clear-pin-lock", abstract: "Lifts a payment PIN lock.")
         @Argument(help: "A username or an account id.") var customer: String
@@ -179,6 +196,8 @@ struct CustomerCommand: AsyncParsableCommand {
 }
 
 /// A support action on the command line: it opens a desk over the database, takes the action, and prints what it did.
+extension SupportDesk.CodePurpose: ExpressibleByArgument {}
+
 protocol SupportActionCommand: AsyncParsableCommand {
     var admin: AdminOptions { get }
     /// Takes the action; the line to print.
