@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthTesting
 import Foundation
 import HTTPTypes
 import SQLKit
@@ -193,10 +194,12 @@ struct DeviceBindingTests {
         arguments: StorageBackend.available
     )
     func lostPhone(backend: StorageBackend) async throws {
-        try await TestServer.run(.live, backend: backend) { api in
+        try await PasskeyTests.run(backend) { api in
             let old = TestKey()
             let (oldPhone, _) = try await api.enrolled(old)
             let laptop = try await api.signIn(installation: "web-1")
+            let passkey = SimulatedPasskeyProvider()
+            #expect(try await api.createPasskey(passkey, token: laptop.access).status == 201)
             let desk = try await Self.bindingDesk(api)
             let issued = try await api.call(.post, "/v1/service/binding-codes", json: ["accountId": "alice", "recovery": true], token: desk)
             #expect(issued.status == 201 && issued.json["recovery"] as? Bool == true, "\(issued.raw)")
@@ -210,6 +213,8 @@ struct DeviceBindingTests {
             // Everything else is refused at once: the old key, the old sessions and their refresh tokens.
             let oldSignIn = try await api.signInChallenge(old)
             #expect(oldSignIn.status == 403 && oldSignIn.code == "device_revoked", "\(oldSignIn.raw)")
+            let passkeySignIn = try await api.passkeySignIn(passkey)
+            #expect(passkeySignIn.status == 401 && passkeySignIn.code == "passkey_unknown_credential", "\(passkeySignIn.raw)")
             for ended in [oldPhone, laptop] {
                 #expect(try await api.call(.get, "/v1/me", token: ended.access).code == "session_ended")
                 let refreshed = try await api.call(.post, "/v1/sessions/refresh", json: ["refreshToken": ended.refresh])
