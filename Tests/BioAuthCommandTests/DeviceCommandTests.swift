@@ -101,6 +101,41 @@ struct DeviceCommandTests {
         }
     }
 
+    @Test("a second phone: refused by the password alone, then approved on the first phone with the number it shows")
+    func secondPhoneByApproval() async throws {
+        try await Self.withServer { server, folder in
+            let first = Output()
+            let phone = try await Self.launch(folder, server: server, output: first, answers: ["match", "match"])
+            _ = await phone.run(["signup", "bob", "correct horse"])
+            _ = await phone.run(["signin", "bob", "correct horse"])
+            #expect(await phone.run(["enable-biometrics"]) == 0)
+            let other = folder.appendingPathComponent("second")
+            let second = Output()
+            let tablet = try await Self.launch(other, server: server, output: second, answers: ["match", "match"])
+            _ = await tablet.run(["signin", "bob", "correct horse"])
+            #expect(await tablet.run(["enable-biometrics"]) == 1)
+            #expect(second.text.contains("device_binding_required"), "\(second.text)")
+            let binding = Task { await tablet.run(["bind-by-approval"]) }
+            // The tablet shows its number, then waits; the first phone lists the request and picks that number.
+            var number: String?
+            for _ in 0..<600 where number == nil {
+                number = second.text.split(separator: " ").drop { $0 != "pick" }.dropFirst().first.map(String.init)
+                if number == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            first.clear()
+            _ = await phone.run(["approvals"])
+            let id = try #require(
+                first.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).first { $0.count == 36 }.map(String.init),
+                "\(first.text)"
+            )
+            #expect(await phone.run(["approve", id, try #require(number)]) == 0, "\(first.text)")
+            #expect(await binding.value == 0, "\(second.text)")
+            first.clear()
+            _ = await phone.run(["devices"])
+            #expect(first.text.contains("bound by approval") && first.text.contains("bound by password"), "\(first.text)")
+        }
+    }
+
     @Test("non-matching faces are remembered across runs; enrollment change turns sign-in off with the reason")
     func sensorStatePersists() async throws {
         try await Self.withServer { server, folder in

@@ -23,7 +23,9 @@ final class DeviceSession: @unchecked Sendable {
           status                             where the session, biometric sign-in and the sensor stand
           signup USER PASSWORD               register an account
           signin USER PASSWORD               password sign-in (then enable-biometrics or later)
-          enable-biometrics | later          answer the offer: 启用 / 稍后
+          enable-biometrics [BINDING_CODE] | later
+                                             answer the offer: 启用 / 稍后 (a second phone needs the bank's code...
+          bind-by-approval                   ...or the first phone's approval: shows a number, waits for it)
           biometric-signin                   sign in with Face ID / Touch ID
           unlock | recover                   unlock the locked app | enter the passcode after a lockout
           touch match|nomatch|cancel|fallback|passcode
@@ -87,8 +89,17 @@ final class DeviceSession: @unchecked Sendable {
                 write("✓ signed in")
             }
         case "enable-biometrics":
-            try await prompting { try await flows.enableBiometricSignIn() }
+            if let code = arguments.first {
+                try await prompting { try await flows.enableBiometricSignIn(bindingCode: code) }
+            } else {
+                try await prompting { try await flows.enableBiometricSignIn() }
+            }
             write("✓ biometric sign-in is on; this phone is bound to the account")
+        case "bind-by-approval":
+            let pending = try await prompting { try await flows.requestDeviceBinding() }
+            write("… approve on your other phone and pick \(pending.matchNumber) (until \(pending.expiresAt.formatted(.iso8601)))")
+            try await flows.completeDeviceBinding(pending)
+            write("✓ approved on the other phone; biometric sign-in is on and this phone is bound")
         case "later":
             try await flows.declineBiometricSignIn()
             write("✓ not now (asked again after the next password sign-in)")
@@ -186,7 +197,10 @@ final class DeviceSession: @unchecked Sendable {
             write("✓ denied")
         case "devices":
             for device in try await phone.api.devices(accessToken: try await flows.accessToken()) {
-                write("  \(device.id)  \(device.biometryKind)  \(device.name)\(device.revokedAt == nil ? "" : "  (revoked)")")
+                let state =
+                    device.revokedAt != nil
+                    ? "  (revoked)" : device.coolingOffUntil.map { "  (cooling off until \($0.formatted(.iso8601)))" } ?? ""
+                write("  \(device.id)  \(device.biometryKind)  \(device.name)  bound by \(device.boundBy)\(state)")
             }
         case "revoke":
             try require(1, "revoke DEVICE_ID")
