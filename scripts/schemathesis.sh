@@ -31,7 +31,8 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 rm -f "$out"/receipt-key.pem "$out"/pin-key "$out"/bioauth.sqlite*
 # A service client for the service endpoints (the hooks use its credentials), made in the database the server will use.
 credentials=$("$binary" admin service create schemathesis --scope sessions:introspect --scope payees:write \
-    --scope payments:write --scope webhooks:write --scope approvals:write --database "$out/bioauth.sqlite")
+    --scope payments:write --scope webhooks:write --scope approvals:write --scope bindings:write --scope passwords:reset \
+    --database "$out/bioauth.sqlite")
 export BIOAUTH_SERVICE_CLIENT_ID=$(awk '/^client_id:/ {print $2}' <<< "$credentials")
 export BIOAUTH_SERVICE_CLIENT_SECRET=$(awk '/^client_secret:/ {print $2}' <<< "$credentials")
 # The payee the hooks' accounts pay, registered as the bank would (a payment can only be to a registered payee).

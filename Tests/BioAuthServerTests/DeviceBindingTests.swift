@@ -201,8 +201,8 @@ struct DeviceBindingTests {
             let passkey = SimulatedPasskeyProvider()
             #expect(try await api.createPasskey(passkey, token: laptop.access).status == 201)
             let desk = try await Self.bindingDesk(api)
-            let issued = try await api.call(.post, "/v1/service/binding-codes", json: ["accountId": "alice", "recovery": true], token: desk)
-            #expect(issued.status == 201 && issued.json["recovery"] as? Bool == true, "\(issued.raw)")
+            let issued = try await api.call(.post, "/v1/service/recovery-codes", json: ["accountId": "alice"], token: desk)
+            #expect(issued.status == 201 && issued["purpose"] == "recovery", "\(issued.raw)")
             let spare = try #require(try await api.call(.post, "/v1/service/binding-codes", json: ["accountId": "alice"], token: desk)["code"])
 
             let newPhone = try await api.signIn(installation: "phone-new")
@@ -237,7 +237,7 @@ struct DeviceBindingTests {
             let desk = try await Self.bindingDesk(api)
             var codes: [String] = []
             for _ in 0..<2 {
-                let issued = try await api.call(.post, "/v1/service/binding-codes", json: ["accountId": "alice", "recovery": true], token: desk)
+                let issued = try await api.call(.post, "/v1/service/recovery-codes", json: ["accountId": "alice"], token: desk)
                 codes.append(try #require(issued["code"]))
             }
             let first = try await api.signIn(installation: "phone-a")

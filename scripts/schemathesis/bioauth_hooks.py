@@ -50,7 +50,8 @@ WEBHOOKS = {
     "POST /v1/service/webhook-endpoints", "GET /v1/service/webhook-endpoints", "DELETE /v1/service/webhook-endpoints/{endpointId}",
     "POST /v1/service/webhook-endpoints/{endpointId}/secret-rotations", "GET /v1/service/webhook-endpoints/{endpointId}/deliveries",
 }
-SERVICE = {TOKEN_ENDPOINT, BACKCHANNEL, INTROSPECTION, SERVICE_PAYMENT, "POST /v1/service/payees"} | WEBHOOKS
+SERVICE = {TOKEN_ENDPOINT, BACKCHANNEL, INTROSPECTION, SERVICE_PAYMENT, "POST /v1/service/payees", "POST /v1/service/binding-codes",
+           "POST /v1/service/password-reset-codes"} | WEBHOOKS
 REGISTERED_PAYEE = "st-coffee-1"
 CLIENT_ID = os.environ.get("BIOAUTH_SERVICE_CLIENT_ID", "")
 CLIENT_SECRET = os.environ.get("BIOAUTH_SERVICE_CLIENT_SECRET", "")

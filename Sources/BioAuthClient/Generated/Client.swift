@@ -2647,6 +2647,113 @@ internal struct Client: APIProtocol {
             }
         )
     }
+    /// A one-time recovery code for a customer who lost their phone (scope bindings:write), after the bank's own identity check.
+    ///
+    /// The device it binds replaces every other: in the same unit of work every other device and passkey of the account is
+    /// revoked, every other session ends and the account's other unused codes are void (account.recovered). The rules of
+    /// a binding code otherwise.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/recovery-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/recovery-codes/post(createRecoveryCode)`.
+    internal func createRecoveryCode(_ input: Operations.CreateRecoveryCode.Input) async throws -> Operations.CreateRecoveryCode.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.CreateRecoveryCode.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/service/recovery-codes",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .post
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                let body: OpenAPIRuntime.HTTPBody?
+                switch input.body {
+                case let .json(value):
+                    body = try converter.setRequiredRequestBodyAsJSON(
+                        value,
+                        headerFields: &request.headerFields,
+                        contentType: "application/json; charset=utf-8"
+                    )
+                }
+                return (request, body)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 201:
+                    let headers: Operations.CreateRecoveryCode.Output.Created.Headers = .init(cacheControl: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Cache-Control",
+                        as: Operations.CreateRecoveryCode.Output.Created.Headers.CacheControlPayload.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.CreateRecoveryCode.Output.Created.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.BindingCode.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .created(.init(
+                        headers: headers,
+                        body: body
+                    ))
+                default:
+                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Retry-After",
+                        as: Swift.Int.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .`default`(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                }
+            }
+        )
+    }
     /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
     ///
     /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds

@@ -4174,6 +4174,180 @@ internal enum Operations {
             }
         }
     }
+    /// A one-time recovery code for a customer who lost their phone (scope bindings:write), after the bank's own identity check.
+    ///
+    /// The device it binds replaces every other: in the same unit of work every other device and passkey of the account is
+    /// revoked, every other session ends and the account's other unused codes are void (account.recovered). The rules of
+    /// a binding code otherwise.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/recovery-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/recovery-codes/post(createRecoveryCode)`.
+    internal enum CreateRecoveryCode {
+        internal static let id: Swift.String = "createRecoveryCode"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateRecoveryCode.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateRecoveryCode.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateRecoveryCode.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.BindingCodeRequest)
+            }
+            internal var body: Operations.CreateRecoveryCode.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                headers: Operations.CreateRecoveryCode.Input.Headers = .init(),
+                body: Operations.CreateRecoveryCode.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/responses/201/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/responses/201/headers/Cache-Control`.
+                    internal enum CacheControlPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case noStore = "no-store"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/responses/201/headers/Cache-Control`.
+                    internal var cacheControl: Operations.CreateRecoveryCode.Output.Created.Headers.CacheControlPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl:
+                    internal init(cacheControl: Operations.CreateRecoveryCode.Output.Created.Headers.CacheControlPayload? = nil) {
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.CreateRecoveryCode.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/service/recovery-codes/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.BindingCode)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BindingCode {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateRecoveryCode.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.CreateRecoveryCode.Output.Created.Headers = .init(),
+                    body: Operations.CreateRecoveryCode.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/service/recovery-codes/post(createRecoveryCode)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateRecoveryCode.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.CreateRecoveryCode.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A failure, with a stable machine code.
+            ///
+            /// - Remark: Generated from `#/paths//v1/service/recovery-codes/post(createRecoveryCode)/responses/default`.
+            ///
+            /// HTTP response code: `default`.
+            case `default`(statusCode: Swift.Int, Components.Responses.Problem)
+            /// The associated value of the enum case if `self` is `.`default``.
+            ///
+            /// - Throws: An error if `self` is not `.`default``.
+            /// - SeeAlso: `.`default``.
+            internal var `default`: Components.Responses.Problem {
+                get throws {
+                    switch self {
+                    case let .`default`(_, response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "default",
+                            response: self
+                        )
+                    }
+                }
+            }
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
     ///
     /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds

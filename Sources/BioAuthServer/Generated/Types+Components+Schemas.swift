@@ -1393,25 +1393,15 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/BindingCodeRequest/accountId`.
             internal var accountId: Swift.String
-            /// A lost phone's code: the device it binds replaces every other device, passkey and session of the account (account.recovered).
-            ///
-            /// - Remark: Generated from `#/components/schemas/BindingCodeRequest/recovery`.
-            internal var recovery: Swift.Bool?
             /// Creates a new `BindingCodeRequest`.
             ///
             /// - Parameters:
             ///   - accountId: The customer's account id or username.
-            ///   - recovery: A lost phone's code: the device it binds replaces every other device, passkey and session of the account (account.recovered).
-            internal init(
-                accountId: Swift.String,
-                recovery: Swift.Bool? = nil
-            ) {
+            internal init(accountId: Swift.String) {
                 self.accountId = accountId
-                self.recovery = recovery
             }
             internal enum CodingKeys: String, CodingKey {
                 case accountId
-                case recovery
             }
             internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1419,13 +1409,8 @@ extension Components {
                     Swift.String.self,
                     forKey: .accountId
                 )
-                self.recovery = try container.decodeIfPresent(
-                    Swift.Bool.self,
-                    forKey: .recovery
-                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
-                    "accountId",
-                    "recovery"
+                    "accountId"
                 ])
             }
         }
@@ -1492,31 +1477,41 @@ extension Components {
             internal var accountId: Swift.String
             /// - Remark: Generated from `#/components/schemas/BindingCode/expiresAt`.
             internal var expiresAt: Foundation.Date
-            /// - Remark: Generated from `#/components/schemas/BindingCode/recovery`.
-            internal var recovery: Swift.Bool
+            /// bind: binds one more device; recovery: a lost phone's, whose device replaces every other; password_reset: sets a new password, binds nothing.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BindingCode/purpose`.
+            internal enum PurposePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case bind = "bind"
+                case recovery = "recovery"
+                case passwordReset = "password_reset"
+            }
+            /// bind: binds one more device; recovery: a lost phone's, whose device replaces every other; password_reset: sets a new password, binds nothing.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BindingCode/purpose`.
+            internal var purpose: Components.Schemas.BindingCode.PurposePayload
             /// Creates a new `BindingCode`.
             ///
             /// - Parameters:
             ///   - code: 25 characters of Crockford base32 in five groups (125 random bits), single use. Hand it to the customer through the bank's own channel; it is shown here once and stored only as a hash.
             ///   - accountId:
             ///   - expiresAt:
-            ///   - recovery:
+            ///   - purpose: bind: binds one more device; recovery: a lost phone's, whose device replaces every other; password_reset: sets a new password, binds nothing.
             internal init(
                 code: Swift.String,
                 accountId: Swift.String,
                 expiresAt: Foundation.Date,
-                recovery: Swift.Bool
+                purpose: Components.Schemas.BindingCode.PurposePayload
             ) {
                 self.code = code
                 self.accountId = accountId
                 self.expiresAt = expiresAt
-                self.recovery = recovery
+                self.purpose = purpose
             }
             internal enum CodingKeys: String, CodingKey {
                 case code
                 case accountId
                 case expiresAt
-                case recovery
+                case purpose
             }
         }
         /// The secure environment check: an App Attest attestation whose clientDataHash is SHA-256 of the register payload.

@@ -182,6 +182,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/password-resets`.
     /// - Remark: Generated from `#/paths//v1/password-resets/post(resetPassword)`.
     func resetPassword(_ input: Operations.ResetPassword.Input) async throws -> Operations.ResetPassword.Output
+    /// A one-time recovery code for a customer who lost their phone (scope bindings:write), after the bank's own identity check.
+    ///
+    /// The device it binds replaces every other: in the same unit of work every other device and passkey of the account is
+    /// revoked, every other session ends and the account's other unused codes are void (account.recovered). The rules of
+    /// a binding code otherwise.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/recovery-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/recovery-codes/post(createRecoveryCode)`.
+    func createRecoveryCode(_ input: Operations.CreateRecoveryCode.Input) async throws -> Operations.CreateRecoveryCode.Output
     /// A one-time binding code for a customer (scope bindings:write), after the bank's own identity check: with it the customer binds a new device.
     ///
     /// Hand the code to the customer through the bank's own channel (a branch, a letter, SMS, a call after ID&V). It binds
@@ -670,6 +680,24 @@ extension APIProtocol {
         body: Operations.ResetPassword.Input.Body
     ) async throws -> Operations.ResetPassword.Output {
         try await resetPassword(Operations.ResetPassword.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// A one-time recovery code for a customer who lost their phone (scope bindings:write), after the bank's own identity check.
+    ///
+    /// The device it binds replaces every other: in the same unit of work every other device and passkey of the account is
+    /// revoked, every other session ends and the account's other unused codes are void (account.recovered). The rules of
+    /// a binding code otherwise.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/service/recovery-codes`.
+    /// - Remark: Generated from `#/paths//v1/service/recovery-codes/post(createRecoveryCode)`.
+    internal func createRecoveryCode(
+        headers: Operations.CreateRecoveryCode.Input.Headers = .init(),
+        body: Operations.CreateRecoveryCode.Input.Body
+    ) async throws -> Operations.CreateRecoveryCode.Output {
+        try await createRecoveryCode(Operations.CreateRecoveryCode.Input(
             headers: headers,
             body: body
         ))

@@ -78,28 +78,25 @@ extension APIHandler {
     }
 
     func createBindingCode(_ input: Operations.CreateBindingCode.Input) async throws -> Operations.CreateBindingCode.Output {
-        let client = try serviceClient()
         guard case .json(let body) = input.body else { throw Self.unreadableBody }
-        let issued = try await service.issueBindingCode(account: body.accountId, purpose: body.recovery == true ? .recovery : .bind, client: client)
-        return .created(
-            .init(
-                headers: .init(cacheControl: .noStore),
-                body: .json(.init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt, recovery: issued.recovery))
-            )
-        )
+        return .created(.init(headers: .init(cacheControl: .noStore), body: .json(try await code(.bind, for: body))))
+    }
+
+    func createRecoveryCode(_ input: Operations.CreateRecoveryCode.Input) async throws -> Operations.CreateRecoveryCode.Output {
+        guard case .json(let body) = input.body else { throw Self.unreadableBody }
+        return .created(.init(headers: .init(cacheControl: .noStore), body: .json(try await code(.recovery, for: body))))
     }
 
     func createPasswordResetCode(_ input: Operations.CreatePasswordResetCode.Input) async throws -> Operations.CreatePasswordResetCode.Output {
-        let client = try serviceClient()
         guard case .json(let body) = input.body else { throw Self.unreadableBody }
-        guard body.recovery == nil else { throw APIError(.malformedRequest, "A password reset code has no recovery member.") }
-        let issued = try await service.issueBindingCode(account: body.accountId, purpose: .passwordReset, client: client)
-        return .created(
-            .init(
-                headers: .init(cacheControl: .noStore),
-                body: .json(.init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt, recovery: false))
-            )
-        )
+        return .created(.init(headers: .init(cacheControl: .noStore), body: .json(try await code(.passwordReset, for: body))))
+    }
+
+    /// A one-time code of `purpose` for the account `body` names, asked for by the calling service client.
+    private func code(_ purpose: BindingCode.Purpose, for body: Components.Schemas.BindingCodeRequest) async throws -> Components.Schemas.BindingCode
+    {
+        let issued = try await service.issueBindingCode(account: body.accountId, purpose: purpose, client: try serviceClient())
+        return .init(code: issued.code, accountId: issued.accountID, expiresAt: issued.expiresAt, purpose: .init(rawValue: purpose.rawValue) ?? .bind)
     }
 
     func createServicePayment(_ input: Operations.CreateServicePayment.Input) async throws -> Operations.CreateServicePayment.Output {

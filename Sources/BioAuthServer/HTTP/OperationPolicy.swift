@@ -102,6 +102,7 @@ struct OperationPolicy: Sendable, Equatable {
         Operations.IntrospectToken.id: service("sessions:introspect"),
         Operations.RegisterPayee.id: service("payees:write"),
         Operations.CreateBindingCode.id: service("bindings:write"),
+        Operations.CreateRecoveryCode.id: service("bindings:write"),
         Operations.CreatePasswordResetCode.id: service("passwords:reset"),
         Operations.CreateServicePayment.id: OperationPolicy(credential: .service(scope: "payments:write"), idempotencyKey: true),
         Operations.CreateWebhookEndpoint.id: service("webhooks:write"),

@@ -27,7 +27,7 @@ struct IssuedBindingCode: Sendable {
     var code: String
     var accountID: String
     var expiresAt: Date
-    var recovery: Bool
+    var purpose: BindingCode.Purpose
 }
 
 /// How a registration's key binds, by the policy.
@@ -272,7 +272,7 @@ extension ChangeRecorder {
             operator: action,
             on: db
         )
-        return IssuedBindingCode(code: code, accountID: account, expiresAt: stored.expiresAt, recovery: purpose == .recovery)
+        return IssuedBindingCode(code: code, accountID: account, expiresAt: stored.expiresAt, purpose: purpose)
     }
 }
 

@@ -68,7 +68,7 @@ struct BankBackend {
     /// customer after its own identity check.
     /// With `recovery`, a lost phone's code: the device it binds replaces every other.
     func bindingCode(for account: String, recovery: Bool = false, token: String) async throws -> String {
-        let answer = try await json("POST", "v1/service/binding-codes", ["accountId": account, "recovery": recovery], token: token)
+        let answer = try await json("POST", recovery ? "v1/service/recovery-codes" : "v1/service/binding-codes", ["accountId": account], token: token)
         guard let code = answer["code"] as? String else { throw Failure(status: 201, body: "no code") }
         return code
     }
