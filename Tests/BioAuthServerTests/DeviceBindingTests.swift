@@ -13,10 +13,7 @@ import Testing
 @Suite("Binding a device by policy")
 struct DeviceBindingTests {
     /// A service client of the bank's backend that may ask for binding codes.
-    static func bindingDesk(_ api: API) async throws -> String {
-        let client = try await ServiceClients(database: api.database, clock: api.clock).create(name: "branch", scopes: ["bindings:write"])
-        return try #require(try await api.serviceToken(client)["access_token"])
-    }
+    static func bindingDesk(_ api: API) async throws -> String { try await PasswordResetTests.desk(api, scope: "bindings:write") }
 
     @Test(
         "a phished password on the attacker's phone binds nothing on an account that has a phone: refused with its own code, audited, nothing written",
@@ -96,6 +93,25 @@ struct DeviceBindingTests {
             #expect(again.code == "binding_approval_invalid", "an approval binds once: \(again.raw)")
             #expect(try await api.auditKinds().contains("device_registered:success"))
             #expect(phoneID != bound["deviceId"])
+        }
+    }
+
+    @Test("the session that asked for a binding cannot approve it, even with a bound key: the approval must come from elsewhere")
+    func noSelfApproval() async throws {
+        try await TestServer.run { api in
+            let phone = TestKey()
+            let (session, _) = try await api.enrolled(phone)
+            let asked = try await api.call(
+                .post,
+                "/v1/devices/binding-approvals",
+                json: ["keyId": TestKey().keyID, "biometryKind": "faceID", "deviceName": "Another phone"],
+                token: session.access
+            )
+            let number = try #require(asked.json["matchNumber"] as? Int, "\(asked.raw)")
+            let request = try #require(try await api.pendingApprovals(session.access).first)
+            let own = try await api.approve(request, key: phone, counter: 1, token: session.access, number: number)
+            #expect(own.status == 403 && own.code == "binding_approval_invalid", "\(own.raw)")
+            #expect(try await api.call(.get, "/v1/approvals/\(try #require(asked["approvalId"]))", token: session.access)["status"] == "pending")
         }
     }
 

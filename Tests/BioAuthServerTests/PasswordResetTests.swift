@@ -74,6 +74,31 @@ struct PasswordResetTests {
         }
     }
 
+    @Test("a flood of wrong reset codes, an unknown username's included, never reaches the password hash; the right code hashes once")
+    func wrongCodesCostNoHash() async throws {
+        try await TestServer.run(.live, configure: { $0.metricsPort = 0 }, Self.countHashes)
+    }
+
+    /// `wrongCodesCostNoHash`'s body.
+    @Sendable static func countHashes(_ api: API) async throws {
+        try await api.createAccount()
+        let port = try #require(await api.metricsPorts.first { _ in true })
+        let hashes = { try await MetricsTests.scrape(port).value("bioauth_password_hash_wait_seconds_count") ?? 0 }
+        let before = try await hashes()
+        for username in ["alice", "alice", "nobody-here"] {
+            let guess = ["username": username, "code": "0000000000000000000000000", "newPassword": "new horse battery"]
+            #expect(try await api.call(.post, "/v1/password-resets", json: guess).code == "reset_code_invalid")
+        }
+        #expect(try await hashes() == before, "no hash for a code that cannot be used")
+        let desk = try await Self.desk(api, scope: "passwords:reset")
+        let code = try #require(try await api.call(.post, "/v1/service/password-reset-codes", json: ["accountId": "alice"], token: desk)["code"])
+        #expect(
+            try await api.call(.post, "/v1/password-resets", json: ["username": "alice", "code": code, "newPassword": "new horse battery"]).status
+                == 204
+        )
+        #expect(try await hashes() == before + 1)
+    }
+
     @Test("reset codes tried: five per account in the window, then 429; a weak new password is refused before any code is used")
     func guesses() async throws {
         try await TestServer.run { api in

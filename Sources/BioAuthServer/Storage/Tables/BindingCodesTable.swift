@@ -80,6 +80,15 @@ struct BindingCodesTable: Table {
         )
     }
 
+    /// Whether the account has an unused code for one of `purposes` that hashes to `hash` and is within its lifetime at
+    /// `at`: a read, for a check before slow work; ``use(codeHash:account:purposes:device:at:)`` decides.
+    func isUsable(codeHash hash: String, account: String, purposes: [BindingCode.Purpose], at: Int64) async throws -> Bool {
+        try await db.select().column("id").from("binding_codes")
+            .where("code_hash", .equal, hash).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null)
+            .where("expires_at", .greaterThan, at).where("purpose", .in, purposes.map(\.rawValue))
+            .first() != nil
+    }
+
     /// Voids the account's unused codes at `at` (a recovery happened: a code handed out before it binds nothing); the
     /// update takes their rows, so a recovery with another of them that runs at once waits and then finds it used.
     func voidUnused(account: String, at: Int64) async throws {
