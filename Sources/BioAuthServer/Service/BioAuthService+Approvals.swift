@@ -278,7 +278,7 @@ extension BioAuthService {
                 // A device bound by a password alone cannot yet vouch for another channel or another device.
                 throw Refusal(
                     try await record(
-                        refuseCoolingOff(device, "it can approve sign-ins elsewhere and new devices"),
+                        refuseCoolingOff(device, "it cannot approve sign-ins elsewhere or new devices"),
                         device: device.id,
                         account: session.accountID,
                         ceremony.refusals,
