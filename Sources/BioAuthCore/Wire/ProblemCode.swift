@@ -51,6 +51,9 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let invalidRefreshToken = ProblemCode(rawValue: "invalid_refresh_token")
     /// A refresh token that was already rotated was presented again: the session is ended.
     public static let refreshTokenReused = ProblemCode(rawValue: "refresh_token_reused")
+    /// A sensitive operation needs fresher or stronger evidence than the session has (401, RFC 9470): step up with the
+    /// device key (`POST /v1/sessions/current/step-up`), or sign in again; nothing was done.
+    public static let stepUpRequired = ProblemCode(rawValue: "step_up_required")
 
     // Challenges and signatures
     /// No such challenge.
@@ -302,7 +305,8 @@ extension ProblemCode {
     public static let all: [ProblemCode] = [
         .malformedRequest, .invalidEncoding, .bodyTooLarge, .notAcceptable, .notFound, .methodNotAllowed, .internalError, .notReady,
         .invalidUsername, .invalidPassword, .usernameTaken, .invalidCredentials, .accountLocked, .invalidInstallationID, .unauthenticated,
-        .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused, .challengeNotFound, .challengeExpired, .challengeUsed,
+        .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused, .stepUpRequired, .challengeNotFound, .challengeExpired,
+        .challengeUsed,
         .challengeMismatch, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing, .invalidPublicKey, .keyIDMismatch,
         .keyAlreadyRegistered, .invalidDeviceName, .deviceNotFound, .deviceBindingRequired, .bindingCodeInvalid, .resetCodeInvalid,
         .bindingApprovalInvalid, .noBoundDevice, .deviceCoolingOff, .deviceRevoked, .invalidAmount, .invalidCurrency, .invalidPayee, .invalidMemo,

@@ -6,12 +6,12 @@ import Foundation
 /// ```
 /// "BIOAUTH" 0x00          8 bytes, domain separation
 /// version                 1 byte  (1)
-/// purpose                 u16 length ‖ ASCII ("register", "login", "payment", "pin", "approval")
+/// purpose                 u16 length ‖ ASCII ("register", "login", "payment", "pin", "approval", "stepup")
 /// relying party id        u16 length ‖ UTF-8
 /// challenge               u16 length ‖ 32 bytes
 /// key id                  u16 length ‖ 32 bytes (SHA-256 of the X9.63 public key)
 /// counter                 u64, big-endian
-/// transaction hash        u16 length ‖ 0 bytes, or 32 bytes for "payment" and "approval"
+/// transaction hash        u16 length ‖ 0 bytes, or 32 bytes for "payment", "approval" and "stepup"
 /// ```
 ///
 /// The signature is ECDSA P-256 with SHA-256 over these bytes, DER-encoded. docs/PROTOCOL.md has test vectors.
@@ -29,9 +29,12 @@ public struct SignedPayload: Hashable, Sendable {
         /// Answering an approval request (a sign-in or an operation that started on another channel); the payload then
         /// carries the hash of the ``CanonicalApproval``.
         public static let approval = Purpose(rawValue: "approval")
+        /// Raising a session's assurance for a sensitive action (a step-up); the payload then carries the hash of the
+        /// ``CanonicalStepUp``: the session and the action.
+        public static let stepUp = Purpose(rawValue: "stepup")
 
         /// Whether a payload for this purpose carries a 32-byte hash of what was shown.
-        public var carriesHash: Bool { self == .payment || self == .approval }
+        public var carriesHash: Bool { self == .payment || self == .approval || self == .stepUp }
 
         /// The purpose as signed: lowercase ASCII letters.
         public let rawValue: String
@@ -58,7 +61,8 @@ public struct SignedPayload: Hashable, Sendable {
     /// The largest counter: 2^63 − 1. The payload carries 8 bytes, but the JSON API takes the counter as a signed
     /// 64-bit integer, so no larger value could ever be sent. A key that reaches it cannot sign again (at one
     /// signature a second, after 2.9 × 10^11 years): register a new one.
-    /// SHA-256 of the canonical transaction for payments, of the canonical approval for approvals; empty otherwise.
+    /// SHA-256 of the canonical transaction for payments, of the canonical approval for approvals, of the canonical
+    /// step-up for step-ups; empty otherwise.
     public let transactionHash: Data
 
     /// 2^63 − 1, the largest counter (see ``counter``).
@@ -67,7 +71,7 @@ public struct SignedPayload: Hashable, Sendable {
     /// A payload with these fields.
     ///
     /// - Throws: ``SignedPayloadError`` when a field has the wrong size: challenge and key id are 32 bytes,
-    ///   the transaction hash is 32 bytes for payments and approvals and empty otherwise, the relying-party id is 1 to
+    ///   the transaction hash is 32 bytes for payments, approvals and step-ups and empty otherwise, the relying-party id is 1 to
     ///   255 bytes, the counter is at most ``maxCounter``.
     public init(
         purpose: Purpose,
