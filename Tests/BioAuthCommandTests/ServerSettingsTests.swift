@@ -205,7 +205,7 @@ extension ServerSettingsTests {
             "--passkey-attestation", "none", "--passkey-attestation-roots", "", "--passkey-web",
             "--approval-lifetime", "60", "--approval-max-pending", "2", "--approval-requests-per-customer", "4",
             "--first-device-binding", "binding-code", "--binding-code-lifetime", "300", "--cooling-off", "3600", "--cooling-off-payment-limit",
-            "5000",
+            "5000", "--step-up-lifetime", "120",
         ]
         let flags = try ServeCommand.parse(arguments).flags
         let keys = Set(ServerSettings.all.map(\.key))

@@ -189,6 +189,9 @@ struct BiometricSecurityTests {
             let (tokens, deviceID) = try await api.enrolled(key)
             let biometric = Tokens(try await api.biometricSignIn(key, counter: 1))
             let other = try await api.signIn(installation: "laptop")
+            // Revoking another device needs a fresh device key in the session asking (docs/PROTOCOL.md, "Step-up").
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: other.access).code == "step_up_required")
+            #expect(try await api.stepUp(key, counter: 2, session: other).status == 200)
             #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: other.access).status == 204)
             #expect(try await api.call(.get, "/v1/me", token: biometric.access).code == "session_ended")
             #expect(try await api.call(.get, "/v1/me", token: tokens.access).code == "session_ended")

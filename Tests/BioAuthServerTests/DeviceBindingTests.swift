@@ -214,6 +214,7 @@ struct DeviceBindingTests {
             let old = TestKey()
             let (oldPhone, _) = try await api.enrolled(old)
             let laptop = try await api.signIn(installation: "web-1")
+            #expect(try await api.stepUp(old, counter: 1, session: laptop, action: "add_passkey").status == 200)
             let passkey = SimulatedPasskeyProvider()
             #expect(try await api.createPasskey(passkey, token: laptop.access).status == 201)
             let desk = try await Self.bindingDesk(api)

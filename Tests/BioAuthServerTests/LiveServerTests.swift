@@ -14,6 +14,7 @@ struct LiveServerTests {
             #expect(try await api.call(.get, "/v1/me", token: Tokens(signedIn).access)["signInMethod"] == "biometric")
             #expect(try await api.call(.get, "/v1/me", token: tokens.access).code == "session_ended")
             let laptop = try await api.signIn(installation: "laptop")
+            #expect(try await api.stepUp(key, counter: 2, session: laptop).status == 200)
             #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: laptop.access).status == 204)
             #expect(try await api.signInChallenge(key).code == "device_revoked")
         }

@@ -220,6 +220,30 @@ struct API: Sendable {
         )
     }
 
+    // MARK: Step-up
+
+    /// Steps `session` up with `key` (docs/PROTOCOL.md, "Step-up"): a challenge, then the key's `stepup` signature over
+    /// the canonical step-up of the session and `action` (`signedAction`, when given, is what the key signs instead).
+    @discardableResult
+    func stepUp(
+        _ key: TestKey,
+        counter: UInt64,
+        session: Tokens,
+        action: String = "",
+        signedAction: String? = nil,
+        signedSession: String? = nil
+    ) async throws -> Reply {
+        let challenge = try await call(.post, "/v1/sessions/current/step-up/challenges", json: ["keyId": key.keyID], token: session.access)
+        guard challenge.status == 201 else { return challenge }
+        let stepUp = try CanonicalStepUp(sessionID: signedSession ?? session.sessionID, action: StepUpAction(rawValue: signedAction ?? action))
+        var body: [String: any Sendable] = [
+            "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
+            "signature": try key.sign(.stepUp, challenge: try #require(challenge["challenge"]), counter: counter, transactionHash: stepUp.hash),
+        ]
+        if !action.isEmpty { body["action"] = action }
+        return try await call(.post, "/v1/sessions/current/step-up", json: body, token: session.access)
+    }
+
     // MARK: Payments
 
     func setPIN(_ pin: String = "258046", token: String, password: String = "correct horse") async throws -> Reply {
@@ -374,14 +398,16 @@ struct TestKey: Sendable {
         challenge: String,
         counter: UInt64,
         keyID: Data? = nil,
-        relyingPartyID: String = TestServer.relyingPartyID
+        relyingPartyID: String = TestServer.relyingPartyID,
+        transactionHash: Data = Data()
     ) throws -> String {
         let payload = try SignedPayload(
             purpose: purpose,
             relyingPartyID: relyingPartyID,
             challenge: try #require(Base64URL.decode(challenge)),
             keyID: keyID ?? keyIDBytes,
-            counter: counter
+            counter: counter,
+            transactionHash: transactionHash
         )
         return Base64URL.encode(try privateKey.signature(for: payload.bytes).derRepresentation)
     }

@@ -87,11 +87,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -172,11 +179,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 case 503:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -202,11 +216,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -287,11 +308,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -381,11 +409,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -477,11 +512,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -573,11 +615,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -638,11 +687,220 @@ internal struct Client: APIProtocol {
                 case 204:
                     return .noContent(.init())
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .`default`(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// A single-use challenge for a step-up: raising this session's assurance with a fresh device-key signature (docs/PROTOCOL.md, "Step-up").
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/current/step-up/challenges`.
+    /// - Remark: Generated from `#/paths//v1/sessions/current/step-up/challenges/post(createStepUpChallenge)`.
+    internal func createStepUpChallenge(_ input: Operations.CreateStepUpChallenge.Input) async throws -> Operations.CreateStepUpChallenge.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.CreateStepUpChallenge.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/sessions/current/step-up/challenges",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .post
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                let body: OpenAPIRuntime.HTTPBody?
+                switch input.body {
+                case let .json(value):
+                    body = try converter.setRequiredRequestBodyAsJSON(
+                        value,
+                        headerFields: &request.headerFields,
+                        contentType: "application/json; charset=utf-8"
+                    )
+                }
+                return (request, body)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 201:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.CreateStepUpChallenge.Output.Created.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Challenge.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .created(.init(body: body))
+                default:
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .`default`(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// Raises this session's assurance with the device key's signature over a stepup payload: for one sensitive action, or for all of them, until stepUpExpiresAt.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/current/step-up`.
+    /// - Remark: Generated from `#/paths//v1/sessions/current/step-up/post(stepUpSession)`.
+    internal func stepUpSession(_ input: Operations.StepUpSession.Input) async throws -> Operations.StepUpSession.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.StepUpSession.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/sessions/current/step-up",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .post
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                let body: OpenAPIRuntime.HTTPBody?
+                switch input.body {
+                case let .json(value):
+                    body = try converter.setRequiredRequestBodyAsJSON(
+                        value,
+                        headerFields: &request.headerFields,
+                        contentType: "application/json; charset=utf-8"
+                    )
+                }
+                return (request, body)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.StepUpSession.Output.Ok.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.StepUp.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                default:
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -732,11 +990,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -826,11 +1091,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -913,11 +1185,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -998,11 +1277,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1092,11 +1378,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1159,11 +1452,18 @@ internal struct Client: APIProtocol {
                 case 204:
                     return .noContent(.init())
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1255,11 +1555,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1349,11 +1656,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1434,11 +1748,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1508,11 +1829,18 @@ internal struct Client: APIProtocol {
                 case 204:
                     return .noContent(.init())
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1593,11 +1921,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1678,11 +2013,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1779,11 +2121,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1878,11 +2227,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1945,11 +2301,18 @@ internal struct Client: APIProtocol {
                 case 204:
                     return .noContent(.init())
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2039,11 +2402,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2115,11 +2485,18 @@ internal struct Client: APIProtocol {
                 case 204:
                     return .noContent(.init())
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2217,11 +2594,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2311,11 +2695,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2431,11 +2822,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2537,11 +2935,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2611,11 +3016,18 @@ internal struct Client: APIProtocol {
                 case 204:
                     return .noContent(.init())
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2718,11 +3130,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2824,11 +3243,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -2923,11 +3349,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3008,11 +3441,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3107,11 +3547,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3174,11 +3621,18 @@ internal struct Client: APIProtocol {
                 case 204:
                     return .noContent(.init())
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3261,11 +3715,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3355,11 +3816,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3440,11 +3908,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3539,11 +4014,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3644,11 +4126,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3731,11 +4220,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3827,11 +4323,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -3923,11 +4426,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4019,11 +4529,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4106,11 +4623,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4205,11 +4729,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4292,11 +4823,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4388,11 +4926,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4475,11 +5020,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4575,11 +5127,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4679,11 +5238,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4773,11 +5339,18 @@ internal struct Client: APIProtocol {
                     }
                     return .created(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4875,11 +5448,18 @@ internal struct Client: APIProtocol {
                         body: body
                     ))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(
@@ -4974,11 +5554,18 @@ internal struct Client: APIProtocol {
                     }
                     return .ok(.init(body: body))
                 default:
-                    let headers: Components.Responses.Problem.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Retry-After",
-                        as: Swift.Int.self
-                    ))
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.Problem.Body
                     let chosenContentType = try converter.bestContentType(

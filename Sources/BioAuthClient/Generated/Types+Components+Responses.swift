@@ -15,12 +15,21 @@ extension Components {
                 ///
                 /// - Remark: Generated from `#/components/responses/Problem/headers/Retry-After`.
                 internal var retryAfter: Swift.Int?
+                /// On every 401. For step_up_required, RFC 9470's challenge: Bearer error="insufficient_user_authentication", error_description, acr_values and max_age.
+                ///
+                /// - Remark: Generated from `#/components/responses/Problem/headers/WWW-Authenticate`.
+                internal var wwwAuthenticate: Swift.String?
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - retryAfter: Seconds until the request may succeed: a rate limit's window (rate_limited) or a lock (account_locked, pin_locked).
-                internal init(retryAfter: Swift.Int? = nil) {
+                ///   - wwwAuthenticate: On every 401. For step_up_required, RFC 9470's challenge: Bearer error="insufficient_user_authentication", error_description, acr_values and max_age.
+                internal init(
+                    retryAfter: Swift.Int? = nil,
+                    wwwAuthenticate: Swift.String? = nil
+                ) {
                     self.retryAfter = retryAfter
+                    self.wwwAuthenticate = wwwAuthenticate
                 }
             }
             /// Received HTTP response headers

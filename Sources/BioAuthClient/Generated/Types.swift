@@ -46,6 +46,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/sessions/current`.
     /// - Remark: Generated from `#/paths//v1/sessions/current/delete(signOut)`.
     func signOut(_ input: Operations.SignOut.Input) async throws -> Operations.SignOut.Output
+    /// A single-use challenge for a step-up: raising this session's assurance with a fresh device-key signature (docs/PROTOCOL.md, "Step-up").
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/current/step-up/challenges`.
+    /// - Remark: Generated from `#/paths//v1/sessions/current/step-up/challenges/post(createStepUpChallenge)`.
+    func createStepUpChallenge(_ input: Operations.CreateStepUpChallenge.Input) async throws -> Operations.CreateStepUpChallenge.Output
+    /// Raises this session's assurance with the device key's signature over a stepup payload: for one sensitive action, or for all of them, until stepUpExpiresAt.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/current/step-up`.
+    /// - Remark: Generated from `#/paths//v1/sessions/current/step-up/post(stepUpSession)`.
+    func stepUpSession(_ input: Operations.StepUpSession.Input) async throws -> Operations.StepUpSession.Output
     /// A single-use challenge for biometric sign-in with a registered device key.
     ///
     /// - Remark: HTTP `POST /v1/sessions/biometric/challenges`.
@@ -401,6 +411,32 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/sessions/current/delete(signOut)`.
     internal func signOut(headers: Operations.SignOut.Input.Headers = .init()) async throws -> Operations.SignOut.Output {
         try await signOut(Operations.SignOut.Input(headers: headers))
+    }
+    /// A single-use challenge for a step-up: raising this session's assurance with a fresh device-key signature (docs/PROTOCOL.md, "Step-up").
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/current/step-up/challenges`.
+    /// - Remark: Generated from `#/paths//v1/sessions/current/step-up/challenges/post(createStepUpChallenge)`.
+    internal func createStepUpChallenge(
+        headers: Operations.CreateStepUpChallenge.Input.Headers = .init(),
+        body: Operations.CreateStepUpChallenge.Input.Body
+    ) async throws -> Operations.CreateStepUpChallenge.Output {
+        try await createStepUpChallenge(Operations.CreateStepUpChallenge.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Raises this session's assurance with the device key's signature over a stepup payload: for one sensitive action, or for all of them, until stepUpExpiresAt.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/current/step-up`.
+    /// - Remark: Generated from `#/paths//v1/sessions/current/step-up/post(stepUpSession)`.
+    internal func stepUpSession(
+        headers: Operations.StepUpSession.Input.Headers = .init(),
+        body: Operations.StepUpSession.Input.Body
+    ) async throws -> Operations.StepUpSession.Output {
+        try await stepUpSession(Operations.StepUpSession.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// A single-use challenge for biometric sign-in with a registered device key.
     ///

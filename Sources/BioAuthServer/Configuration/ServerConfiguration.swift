@@ -122,6 +122,9 @@ public struct ServerConfiguration: Sendable {
     public var approvals = ApprovalPolicy()
     /// Which evidence beyond a password binds a device, and the cooling-off of one bound by a password alone.
     public var binding = BindingPolicy()
+    /// How long a step-up (a fresh device-key signature in a session, docs/PROTOCOL.md "Step-up") raises the session's
+    /// assurance before it drops back to the level of its sign-in (300 seconds; 30 seconds to 1 hour).
+    public var stepUpLifetime: TimeInterval = 300
 
     /// The defaults: loopback, `./bioauth.sqlite`, production bcrypt cost.
     public init() {}
@@ -198,6 +201,7 @@ public struct ServerConfiguration: Sendable {
         try passkeys.validate()
         try approvals.validate()
         try binding.validate()
+        guard (30...3600).contains(stepUpLifetime) else { throw fail("step-up lifetime must be 30-3600 seconds") }
         if appAttest.mode != .off {
             guard !appAttest.allowedAppIDs.isEmpty else { throw fail("App Attest needs at least one app id (TEAMID.bundle.id)") }
             for appID in appAttest.allowedAppIDs {

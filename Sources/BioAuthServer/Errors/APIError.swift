@@ -10,11 +10,23 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
     let detail: String
     /// Seconds until the request may succeed (a rate limit's window, a lock), sent as `Retry-After` (RFC 9110 §10.2.3).
     let retryAfter: Int?
+    /// For `step_up_required`: what the operation needs, sent as RFC 9470's `WWW-Authenticate` parameters and in the
+    /// problem document.
+    let stepUp: StepUpDemand?
 
     init(_ code: ProblemCode, _ detail: String, retryAfter: Int? = nil) {
         self.code = code
         self.detail = detail
         self.retryAfter = retryAfter.map { max(1, $0) }
+        self.stepUp = nil
+    }
+
+    /// `step_up_required`: the session lacks the level `demand` names, or its evidence is too old (401).
+    init(stepUp demand: StepUpDemand) {
+        self.code = .stepUpRequired
+        self.detail = demand.detail
+        self.retryAfter = nil
+        self.stepUp = demand
     }
 
     var status: HTTPResponse.Status { Self.status(of: code) }
@@ -51,7 +63,7 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             .badRequest
         case .unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused,
             .invalidCredentials, .invalidSignature, .signaturePurposeMismatch, .counterNotIncreasing,
-            .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken, .approvalMismatch:
+            .transactionMismatch, .wrongPIN, .invalidClient, .invalidServiceToken, .approvalMismatch, .stepUpRequired:
             .unauthorized
         case .deviceRevoked, .pinPaymentsDisabled, .insufficientScope, .approvalNumberMismatch, .qrBrowserMismatch, .deviceBindingRequired,
             .bindingCodeInvalid, .resetCodeInvalid, .bindingApprovalInvalid, .deviceCoolingOff:
@@ -82,7 +94,10 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
             title: status.reasonPhrase,
             status: status.code,
             code: code.rawValue,
-            detail: detail
+            detail: detail,
+            acrValues: stepUp?.level.acr,
+            maxAge: stepUp.map { Int($0.maxAge) },
+            action: stepUp?.action?.rawValue
         )
     }
 
@@ -121,7 +136,9 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
         var fields = HTTPFields()
         fields[.contentType] = "application/problem+json"
         // The token endpoint takes HTTP Basic client credentials (RFC 6749 §2.3.1); everything else a bearer token.
-        if status == .unauthorized { fields[.wwwAuthenticate] = code == .invalidClient ? #"Basic realm="bioauth""# : "Bearer" }
+        if status == .unauthorized {
+            fields[.wwwAuthenticate] = code == .invalidClient ? #"Basic realm="bioauth""# : stepUp?.wwwAuthenticate ?? "Bearer"
+        }
         // A token response or refusal must not be cached (RFC 6749 §5.1); neither should any other problem.
         if code == .invalidClient { fields[.cacheControl] = "no-store" }
         if let retryAfter { fields[.retryAfter] = String(retryAfter) }
@@ -130,6 +147,24 @@ struct APIError: Error, HTTPResponseConvertible, CustomStringConvertible {
     var httpBody: HTTPBody? { HTTPBody(jsonBody()) }
 
     var description: String { "\(code): \(detail)" }
+
+    /// What a sensitive operation needs and the session lacks.
+    struct StepUpDemand: Sendable {
+        var level: AssuranceLevel
+        var maxAge: TimeInterval
+        /// The table's action, to bind the step-up to and name in the prompt.
+        var action: StepUpAction?
+
+        var detail: String {
+            "This needs a fresh confirmation (\(level.acr) within \(Int(maxAge)) seconds): step up with the device key, or sign in again."
+        }
+
+        /// RFC 9470 §3's challenge.
+        var wwwAuthenticate: String {
+            #"Bearer error="insufficient_user_authentication", error_description="A fresh confirmation is required", "#
+                + #"acr_values="\#(level.acr)", max_age=\#(Int(maxAge))"#
+        }
+    }
 
     // Named after its problem code, internal_error, as every other problem is.
     // swift-format-ignore: DontRepeatTypeInStaticProperties

@@ -34,6 +34,18 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Problem/error_description`.
             internal var errorDescription: Swift.String?
+            /// step_up_required: the level the operation needs (RFC 9470, as in WWW-Authenticate), e.g. urn:bioauth:acr:device-key.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/acr_values`.
+            internal var acrValues: Swift.String?
+            /// step_up_required: the most seconds since that level's evidence the operation accepts (RFC 9470).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/max_age`.
+            internal var maxAge: Swift.Int?
+            /// step_up_required: the sensitive action asked for, to name in the prompt and to bind the step-up to (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/action`.
+            internal var action: Swift.String?
             /// Creates a new `Problem`.
             ///
             /// - Parameters:
@@ -44,6 +56,9 @@ extension Components {
             ///   - detail:
             ///   - error: At /oauth/token and /bc-authorize: the OAuth error code (RFC 6749 §5.2, OpenID CIBA §13), e.g. invalid_client, authorization_pending.
             ///   - errorDescription: At /oauth/token and /bc-authorize: detail, for OAuth clients.
+            ///   - acrValues: step_up_required: the level the operation needs (RFC 9470, as in WWW-Authenticate), e.g. urn:bioauth:acr:device-key.
+            ///   - maxAge: step_up_required: the most seconds since that level's evidence the operation accepts (RFC 9470).
+            ///   - action: step_up_required: the sensitive action asked for, to name in the prompt and to bind the step-up to (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey).
             internal init(
                 _type: Swift.String,
                 title: Swift.String,
@@ -51,7 +66,10 @@ extension Components {
                 code: Swift.String,
                 detail: Swift.String? = nil,
                 error: Swift.String? = nil,
-                errorDescription: Swift.String? = nil
+                errorDescription: Swift.String? = nil,
+                acrValues: Swift.String? = nil,
+                maxAge: Swift.Int? = nil,
+                action: Swift.String? = nil
             ) {
                 self._type = _type
                 self.title = title
@@ -60,6 +78,9 @@ extension Components {
                 self.detail = detail
                 self.error = error
                 self.errorDescription = errorDescription
+                self.acrValues = acrValues
+                self.maxAge = maxAge
+                self.action = action
             }
             internal enum CodingKeys: String, CodingKey {
                 case _type = "type"
@@ -69,6 +90,9 @@ extension Components {
                 case detail
                 case error
                 case errorDescription = "error_description"
+                case acrValues = "acr_values"
+                case maxAge = "max_age"
+                case action
             }
         }
         /// - Remark: Generated from `#/components/schemas/RegisterPayeeRequest`.
@@ -703,6 +727,50 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Introspection/cooling_off_until`.
             internal var coolingOffUntil: Swift.Int64?
+            /// The session's assurance level now (docs/PROTOCOL.md, "Assurance levels"): the sign-in's, or a step-up's while it lasts.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/acr`.
+            internal var acr: Swift.String?
+            /// Seconds since 1970: when the evidence behind acr was given (the sign-in, or the step-up while it lasts).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/auth_time`.
+            internal var authTime: Swift.Int64?
+            /// Each factor's latest authentication in this session, seconds since 1970, by RFC 8176 method (pwd, hwk, swk).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/factor_auth_times`.
+            internal struct FactorAuthTimesPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                internal var additionalProperties: [String: Swift.Int64]
+                /// Creates a new `FactorAuthTimesPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                internal init(additionalProperties: [String: Swift.Int64] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                internal init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// Each factor's latest authentication in this session, seconds since 1970, by RFC 8176 method (pwd, hwk, swk).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/factor_auth_times`.
+            internal var factorAuthTimes: Components.Schemas.Introspection.FactorAuthTimesPayload?
+            /// Seconds since 1970: while a step-up raises the session, when it stops counting.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/step_up_expires_at`.
+            internal var stepUpExpiresAt: Swift.Int64?
+            /// While a step-up for one action raises the session: that action.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/step_up_action`.
+            internal var stepUpAction: Swift.String?
+            /// The device key behind acr, when it is one (base64url): the sign-in's, or the step-up's.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Introspection/device_key_id`.
+            internal var deviceKeyId: Swift.String?
             /// Creates a new `Introspection`.
             ///
             /// - Parameters:
@@ -720,6 +788,12 @@ extension Components {
             ///   - appAttest: Whether the device's key is backed by an App Attest attestation (a device-key sign-in).
             ///   - passkeyId: The passkey of a passkey sign-in.
             ///   - coolingOffUntil: Seconds since 1970: the device of a device-key sign-in was bound by a password alone and is in its cooling-off until then (docs/PROTOCOL.md, "Binding a device").
+            ///   - acr: The session's assurance level now (docs/PROTOCOL.md, "Assurance levels"): the sign-in's, or a step-up's while it lasts.
+            ///   - authTime: Seconds since 1970: when the evidence behind acr was given (the sign-in, or the step-up while it lasts).
+            ///   - factorAuthTimes: Each factor's latest authentication in this session, seconds since 1970, by RFC 8176 method (pwd, hwk, swk).
+            ///   - stepUpExpiresAt: Seconds since 1970: while a step-up raises the session, when it stops counting.
+            ///   - stepUpAction: While a step-up for one action raises the session: that action.
+            ///   - deviceKeyId: The device key behind acr, when it is one (base64url): the sign-in's, or the step-up's.
             internal init(
                 active: Swift.Bool,
                 tokenType: Components.Schemas.Introspection.TokenTypePayload? = nil,
@@ -734,7 +808,13 @@ extension Components {
                 deviceId: Swift.String? = nil,
                 appAttest: Swift.Bool? = nil,
                 passkeyId: Swift.String? = nil,
-                coolingOffUntil: Swift.Int64? = nil
+                coolingOffUntil: Swift.Int64? = nil,
+                acr: Swift.String? = nil,
+                authTime: Swift.Int64? = nil,
+                factorAuthTimes: Components.Schemas.Introspection.FactorAuthTimesPayload? = nil,
+                stepUpExpiresAt: Swift.Int64? = nil,
+                stepUpAction: Swift.String? = nil,
+                deviceKeyId: Swift.String? = nil
             ) {
                 self.active = active
                 self.tokenType = tokenType
@@ -750,6 +830,12 @@ extension Components {
                 self.appAttest = appAttest
                 self.passkeyId = passkeyId
                 self.coolingOffUntil = coolingOffUntil
+                self.acr = acr
+                self.authTime = authTime
+                self.factorAuthTimes = factorAuthTimes
+                self.stepUpExpiresAt = stepUpExpiresAt
+                self.stepUpAction = stepUpAction
+                self.deviceKeyId = deviceKeyId
             }
             internal enum CodingKeys: String, CodingKey {
                 case active
@@ -766,6 +852,12 @@ extension Components {
                 case appAttest = "app_attest"
                 case passkeyId = "passkey_id"
                 case coolingOffUntil = "cooling_off_until"
+                case acr
+                case authTime = "auth_time"
+                case factorAuthTimes = "factor_auth_times"
+                case stepUpExpiresAt = "step_up_expires_at"
+                case stepUpAction = "step_up_action"
+                case deviceKeyId = "device_key_id"
             }
         }
         /// - Remark: Generated from `#/components/schemas/Health`.
@@ -1113,12 +1205,13 @@ extension Components {
                 case login = "login"
                 case payment = "payment"
                 case pin = "pin"
+                case stepup = "stepup"
             }
             /// - Remark: Generated from `#/components/schemas/Challenge/purpose`.
             internal var purpose: Components.Schemas.Challenge.PurposePayload
             /// - Remark: Generated from `#/components/schemas/Challenge/relyingPartyId`.
             internal var relyingPartyId: Swift.String
-            /// For login, payment and pin challenges: the key that must sign (base64url).
+            /// For login, payment, pin and stepup challenges: the key that must sign (base64url).
             ///
             /// - Remark: Generated from `#/components/schemas/Challenge/keyId`.
             internal var keyId: Swift.String?
@@ -1135,7 +1228,7 @@ extension Components {
             ///   - challenge: 32 random bytes, base64url.
             ///   - purpose:
             ///   - relyingPartyId:
-            ///   - keyId: For login, payment and pin challenges: the key that must sign (base64url).
+            ///   - keyId: For login, payment, pin and stepup challenges: the key that must sign (base64url).
             ///   - paymentId: For payment challenges: the payment.
             ///   - expiresAt:
             internal init(
@@ -1787,6 +1880,137 @@ extension Components {
                     "signature",
                     "appAttestAssertion"
                 ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StepUpRequest`.
+        internal struct StepUpRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StepUpRequest/challengeId`.
+            internal var challengeId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StepUpRequest/keyId`.
+            internal var keyId: Swift.String
+            /// Must be greater than every counter this key used before.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StepUpRequest/counter`.
+            internal var counter: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/StepUpRequest/signature`.
+            internal var signature: Components.Schemas.Signature
+            /// The sensitive action the step-up is for (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey), as the signed canonical step-up names it; absent or empty: every action of the table.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StepUpRequest/action`.
+            internal var action: Swift.String?
+            /// An App Attest assertion (CBOR) whose clientDataHash is SHA-256 of the stepup payload, base64url. Required when the deployment requires App Attest.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StepUpRequest/appAttestAssertion`.
+            internal var appAttestAssertion: Swift.String?
+            /// Creates a new `StepUpRequest`.
+            ///
+            /// - Parameters:
+            ///   - challengeId:
+            ///   - keyId:
+            ///   - counter: Must be greater than every counter this key used before.
+            ///   - signature:
+            ///   - action: The sensitive action the step-up is for (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey), as the signed canonical step-up names it; absent or empty: every action of the table.
+            ///   - appAttestAssertion: An App Attest assertion (CBOR) whose clientDataHash is SHA-256 of the stepup payload, base64url. Required when the deployment requires App Attest.
+            internal init(
+                challengeId: Swift.String,
+                keyId: Swift.String,
+                counter: Swift.Int64,
+                signature: Components.Schemas.Signature,
+                action: Swift.String? = nil,
+                appAttestAssertion: Swift.String? = nil
+            ) {
+                self.challengeId = challengeId
+                self.keyId = keyId
+                self.counter = counter
+                self.signature = signature
+                self.action = action
+                self.appAttestAssertion = appAttestAssertion
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case challengeId
+                case keyId
+                case counter
+                case signature
+                case action
+                case appAttestAssertion
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.challengeId = try container.decode(
+                    Swift.String.self,
+                    forKey: .challengeId
+                )
+                self.keyId = try container.decode(
+                    Swift.String.self,
+                    forKey: .keyId
+                )
+                self.counter = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .counter
+                )
+                self.signature = try container.decode(
+                    Components.Schemas.Signature.self,
+                    forKey: .signature
+                )
+                self.action = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .action
+                )
+                self.appAttestAssertion = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .appAttestAssertion
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "challengeId",
+                    "keyId",
+                    "counter",
+                    "signature",
+                    "action",
+                    "appAttestAssertion"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StepUp`.
+        internal struct StepUp: Codable, Hashable, Sendable {
+            /// The session's level now (docs/PROTOCOL.md, "Assurance levels"), e.g. urn:bioauth:acr:device-key.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StepUp/acr`.
+            internal var acr: Swift.String
+            /// When the evidence behind acr was given: this step-up.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StepUp/authTime`.
+            internal var authTime: Foundation.Date
+            /// When the step-up stops counting and the session drops back to the level of its sign-in.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StepUp/stepUpExpiresAt`.
+            internal var stepUpExpiresAt: Foundation.Date
+            /// The one action the step-up counts for; absent when it counts for every action of the table.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StepUp/action`.
+            internal var action: Swift.String?
+            /// Creates a new `StepUp`.
+            ///
+            /// - Parameters:
+            ///   - acr: The session's level now (docs/PROTOCOL.md, "Assurance levels"), e.g. urn:bioauth:acr:device-key.
+            ///   - authTime: When the evidence behind acr was given: this step-up.
+            ///   - stepUpExpiresAt: When the step-up stops counting and the session drops back to the level of its sign-in.
+            ///   - action: The one action the step-up counts for; absent when it counts for every action of the table.
+            internal init(
+                acr: Swift.String,
+                authTime: Foundation.Date,
+                stepUpExpiresAt: Foundation.Date,
+                action: Swift.String? = nil
+            ) {
+                self.acr = acr
+                self.authTime = authTime
+                self.stepUpExpiresAt = stepUpExpiresAt
+                self.action = action
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case acr
+                case authTime
+                case stepUpExpiresAt
+                case action
             }
         }
         /// - Remark: Generated from `#/components/schemas/KeyChallengeRequest`.

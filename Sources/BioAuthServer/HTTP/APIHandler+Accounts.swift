@@ -87,6 +87,24 @@ extension APIHandler {
         return .noContent(.init())
     }
 
+    func createStepUpChallenge(_ input: Operations.CreateStepUpChallenge.Input) async throws -> Operations.CreateStepUpChallenge.Output {
+        guard case .json(let body) = input.body else { throw Self.unreadableBody }
+        return .created(.init(body: .json(issued(try await service.createStepUpChallenge(keyID: body.keyId, session: try session())))))
+    }
+
+    func stepUpSession(_ input: Operations.StepUpSession.Input) async throws -> Operations.StepUpSession.Output {
+        guard case .json(let body) = input.body else { throw Self.unreadableBody }
+        let proof = try DeviceProof(keyID: body.keyId, counter: body.counter, signature: body.signature, appAttestAssertion: body.appAttestAssertion)
+        let result = try await service.stepUp(proof, challengeID: body.challengeId, action: body.action, session: try session())
+        return .ok(
+            .init(
+                body: .json(
+                    .init(acr: result.acr, authTime: result.authTime, stepUpExpiresAt: result.expiresAt, action: result.action?.rawValue)
+                )
+            )
+        )
+    }
+
     func createSignInChallenge(_ input: Operations.CreateSignInChallenge.Input) async throws -> Operations.CreateSignInChallenge.Output {
         guard case .json(let request) = input.body else { throw Self.unreadableBody }
         return .created(.init(body: .json(issued(try await service.createSignInChallenge(keyID: request.keyId)))))

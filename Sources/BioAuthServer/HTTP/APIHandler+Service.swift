@@ -51,7 +51,15 @@ extension APIHandler {
                         deviceId: found.deviceID,
                         appAttest: found.appAttested,
                         passkeyId: found.passkeyID,
-                        coolingOffUntil: found.coolingOffUntil.map { Int64($0.timeIntervalSince1970) }
+                        coolingOffUntil: found.coolingOffUntil.map { Int64($0.timeIntervalSince1970) },
+                        acr: found.assurance?.acr,
+                        authTime: found.assurance.map { Int64($0.authTime.timeIntervalSince1970) },
+                        factorAuthTimes: found.assurance.map {
+                            .init(additionalProperties: $0.factorAuthTimes.mapValues { Int64($0.timeIntervalSince1970) })
+                        },
+                        stepUpExpiresAt: found.assurance?.stepUpExpiresAt.map { Int64($0.timeIntervalSince1970) },
+                        stepUpAction: found.assurance?.stepUpAction,
+                        deviceKeyId: found.assurance?.deviceKeyID
                     )
                 )
             )

@@ -62,6 +62,8 @@ struct OperationPolicy: Sendable, Equatable {
         Operations.SignInWithPassword.id: open,
         Operations.RefreshSession.id: open,
         Operations.SignOut.id: sessionNoContent,
+        Operations.CreateStepUpChallenge.id: session,
+        Operations.StepUpSession.id: session,
         Operations.CreateSignInChallenge.id: open,
         Operations.SignInWithBiometrics.id: open,
         Operations.ListAuditEvents.id: session,

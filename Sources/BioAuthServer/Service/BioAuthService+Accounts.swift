@@ -71,9 +71,12 @@ extension BioAuthService {
         }
     }
 
-    /// Changes the password after checking the current one, and ends every session of the account.
+    /// Changes the password after checking the current one, and ends every session of the account. A sensitive
+    /// operation (``SensitiveOperation/changePassword``): the current password counts only for an account with nothing
+    /// stronger; otherwise the session needs a fresh device key (its sign-in or a step-up).
     func changePassword(session: AuthenticatedSession, current: String, new: String) async throws {
         try Validation.newPassword(new)
+        try await requireAssurance(.changePassword, session: session, proved: .password)
         let stored = try await verifyPassword(of: session, current, auditing: .passwordChanged)
         let newHash = try await passwords.hash(new)
         try await commit { db -> Void in

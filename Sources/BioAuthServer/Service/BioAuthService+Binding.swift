@@ -94,7 +94,7 @@ extension BioAuthService {
         let agent = UserAgentSummary(caller.userAgent ?? "")
         let address = caller.address ?? ""
         return try await commit { db in
-            guard try await db.devices.hasLive(account: session.accountID) else {
+            guard try await db.devices.hasLive(account: session.accountID, attestedOnly: configuration.appAttest.mode == .require) else {
                 throw Refusal(
                     APIError(.noBoundDevice, "This account has no device that could approve another. Turn on biometric sign-in directly.")
                 )
@@ -146,7 +146,9 @@ extension BioAuthService {
         }
         switch evidence {
         case .none:
-            if try await db.devices.hasLive(account: session.accountID) {
+            // Under App Attest's require, a device bound before without an App Attest key can prove nothing: it does not
+            // count, and the app, updated, binds an attested key by the first device's rule.
+            if try await db.devices.hasLive(account: session.accountID, attestedOnly: configuration.appAttest.mode == .require) {
                 try await refuse(
                     APIError(
                         .deviceBindingRequired,

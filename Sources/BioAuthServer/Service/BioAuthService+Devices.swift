@@ -97,6 +97,7 @@ extension BioAuthService {
 
     /// Binds a device key to the account after checking the challenge and the key's signature over the
     /// register payload, and the evidence the binding policy asks for (``decideBinding(_:keyID:device:session:refusals:on:)``).
+    /// The new key's proof counts as a step-up of the session (docs/PROTOCOL.md, "Step-up").
     func registerDevice(session: AuthenticatedSession, _ registration: DeviceRegistration) async throws -> DeviceInfo {
         try await commit { db in
             let refusals = ProofRefusals(kind: .deviceRegistered, session: session.sessionID)
@@ -149,6 +150,15 @@ extension BioAuthService {
             )
             try await db.devices.insert(device)
             if let attested { try await storeAttestedKey(attested, device: device.id, on: db) }
+            // The new key just signed in this session, behind a biometric: a step-up with it, as one made a moment later
+            // would be (whoever bound the key could make that one too). "Turn on Face ID", then "set the PIN", asks once.
+            _ = try await db.sessions.recordStepUp(
+                session.sessionID,
+                at: now.millisecondsSince1970,
+                level: AssuranceLevel.deviceKey(attested: attested != nil, appAttest: configuration.appAttest.mode).rawValue,
+                device: device.id,
+                action: StepUpAction.any.rawValue
+            )
             try await recorder.audit(
                 .deviceRegistered,
                 succeeded: true,
@@ -172,8 +182,10 @@ extension BioAuthService {
 
     /// Revokes one of the account's devices: its sessions end now, except the session asking (turning
     /// biometric sign-in off on the phone in hand must not sign it out), and its key is refused from now on.
-    /// Revoking a revoked device changes nothing.
+    /// Revoking a revoked device changes nothing. Revoking one other than the session's own is sensitive
+    /// (``SensitiveOperation/revokeDevice``): a phished password cannot clear the way to binding a phone by password.
     func revokeDevice(_ deviceID: String, session: AuthenticatedSession) async throws {
+        if deviceID != session.deviceID { try await requireAssurance(.revokeDevice, session: session) }
         try await commit { db -> Void in
             guard Validation.isIssuedID(deviceID),
                 let device = try await devices(on: db).find(deviceID, account: session.accountID)

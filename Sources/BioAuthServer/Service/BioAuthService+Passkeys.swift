@@ -92,6 +92,7 @@ extension BioAuthService {
     /// account's user handle (made now if it has none), and its passkeys to exclude.
     func passkeyRegistrationOptions(session: AuthenticatedSession) async throws -> PasskeyCreationOptions {
         try requirePasskeys()
+        try await requireAssurance(.addPasskey, session: session)
         let policy = configuration.passkeys
         return try await commit { db in
             let handle = try await userHandle(account: session.accountID, on: db)
@@ -115,6 +116,7 @@ extension BioAuthService {
     /// Registers a passkey from the browser's response, for the session its challenge was issued to (§7.1).
     func registerPasskey(_ submission: PasskeyRegistrationSubmission, session: AuthenticatedSession) async throws -> PasskeyInfo {
         try requirePasskeys()
+        try await requireAssurance(.addPasskey, session: session)
         let name = try Validation.displayName(submission.name, field: "name", code: .malformedRequest)
         let challenge = try await commit { db in
             try await consumePasskeyChallenge(
@@ -179,6 +181,14 @@ extension BioAuthService {
                 throw Refusal(APIError(.passkeyAlreadyRegistered, "This passkey is registered already."))
             }
             try await db.passkeys.insert(info, userVerified: verified.userVerified)
+            // Its user verification just now counts as a step-up at the passkey's level, as a device's registration does.
+            _ = try await db.sessions.recordStepUp(
+                session.sessionID,
+                at: now.millisecondsSince1970,
+                level: (verified.backupEligible ? AssuranceLevel.syncedPasskey : .deviceKey).rawValue,
+                device: nil,
+                action: StepUpAction.any.rawValue
+            )
             try await recorder.audit(
                 .passkeyRegistered,
                 succeeded: true,
@@ -202,8 +212,10 @@ extension BioAuthService {
     }
 
     /// Revokes one of the account's passkeys: it signs in no more, and the sessions it started end now, except the
-    /// session asking. Revoking a revoked passkey changes nothing.
+    /// session asking. Revoking a revoked passkey changes nothing. Revoking one other than the session's own is sensitive
+    /// (``SensitiveOperation/revokePasskey``).
     func revokePasskey(_ passkeyID: String, session: AuthenticatedSession) async throws {
+        if passkeyID != session.passkeyID { try await requireAssurance(.revokePasskey, session: session) }
         try await commit { db -> Void in
             guard Validation.isIssuedID(passkeyID),
                 let found = try await db.passkeys.find(passkeyID, account: session.accountID)

@@ -46,13 +46,16 @@ extension BioAuthService {
         }
     }
 
-    /// Sets or changes the payment PIN, proven by exactly one of the account password and a fresh biometric
-    /// signature. Only its bcrypt hash is stored; the failure count and lock are cleared.
+    /// Sets or changes the payment PIN, proven by exactly one of the account password (for an account with no device or
+    /// passkey, or in a session with a fresh device key) and a fresh biometric signature. Only its bcrypt hash is stored; the failure count and lock are cleared.
     func setPaymentPIN(_ pin: String, currentPassword: String?, biometric: BiometricProof?, session: AuthenticatedSession) async throws {
         try Self.validatePIN(pin)
         guard (currentPassword == nil) != (biometric == nil) else {
             throw APIError(.malformedRequest, "Give exactly one of currentPassword and biometric.")
         }
+        // The biometric proof is a fresh device key's, checked below; the password counts only for an account with
+        // nothing stronger (SensitiveOperation.setPaymentPIN).
+        try await requireAssurance(.setPaymentPIN, session: session, proved: biometric != nil ? .deviceKey : .password)
         if let currentPassword { _ = try await verifyPassword(of: session, currentPassword, auditing: .paymentPINSet) }
         let hash = try pins.seal(try await passwords.hash(pin), for: session.accountID)
         try await commit { db -> Void in

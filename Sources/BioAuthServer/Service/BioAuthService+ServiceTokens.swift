@@ -40,6 +40,8 @@ struct TokenIntrospection: Sendable, Equatable {
     var passkeyID: String? = nil
     /// When the device of a device-key sign-in leaves its cooling-off, while it is in one.
     var coolingOffUntil: Date? = nil
+    /// The session's assurance (acr, auth_time, each factor's time, a live step-up, the device key behind it).
+    var assurance: IntrospectedAssurance? = nil
 
     static let inactive = TokenIntrospection(active: false)
 }
@@ -200,6 +202,7 @@ extension BioAuthService {
                 guard !found.token.ended, found.token.expiresAt > now else { return .inactive }
                 let session = found.token.session
                 let method = session.method
+                let assurance = try await introspectedAssurance(of: session.sessionID, on: db)
                 let methods: [String] =
                     switch method {
                     case .password: ["pwd"]
@@ -222,7 +225,8 @@ extension BioAuthService {
                     deviceID: session.deviceID,
                     appAttested: method == .biometric ? found.deviceAttested : nil,
                     passkeyID: session.passkeyID,
-                    coolingOffUntil: found.deviceCoolingOffUntil.flatMap { $0 > now ? $0 : nil }
+                    coolingOffUntil: found.deviceCoolingOffUntil.flatMap { $0 > now ? $0 : nil },
+                    assurance: assurance
                 )
             }
             if let found = try await db.serviceClients.token(hash: hash) {

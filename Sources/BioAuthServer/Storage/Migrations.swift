@@ -472,6 +472,17 @@ enum Migrations {
                 "ALTER TABLE approvals ADD COLUMN bind_key_id TEXT",
             ]
         ),
+        (
+            28, "step-up: a session's latest fresh device-key signature, its level, device and action",
+            [
+                // step_up_at: when (ms); step_up_level: AssuranceLevel's raw value; step_up_action: the one sensitive action it
+                // counts for, '' for all. Written only by a step-up; read only by sensitive operations and introspection.
+                "ALTER TABLE sessions ADD COLUMN step_up_at BIGINT",
+                "ALTER TABLE sessions ADD COLUMN step_up_level INTEGER",
+                "ALTER TABLE sessions ADD COLUMN step_up_device_id TEXT",
+                "ALTER TABLE sessions ADD COLUMN step_up_action TEXT",
+            ]
+        ),
     ]
 
     /// Statements only PostgreSQL runs, by migration. Audit events there take their sequence number from a

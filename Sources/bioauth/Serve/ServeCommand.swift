@@ -125,6 +125,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "What a device in its cooling-off may pay in 24 hours, in minor units of each currency (default 200000).")
     var coolingOffPaymentLimit: String?
 
+    @Option(help: "Seconds a step-up (a fresh Face ID in a session) counts for sensitive actions before it drops back (default 300).")
+    var stepUpLifetime: String?
+
     @Option(name: .customLong("app-attest"), help: "The secure environment check: off, report or require (default off).")
     var appAttest: String?
 
@@ -268,7 +271,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("approvalLifetime", approvalLifetime), ("approvalMaxPending", approvalMaxPending),
             ("approvalRequestsPerCustomer", approvalRequestsPerCustomer),
             ("firstDeviceBinding", firstDeviceBinding), ("bindingCodeLifetime", bindingCodeLifetime), ("coolingOff", coolingOff),
-            ("coolingOffPaymentLimit", coolingOffPaymentLimit),
+            ("coolingOffPaymentLimit", coolingOffPaymentLimit), ("stepUpLifetime", stepUpLifetime),
         ]
         for (key, value) in given { flags[key] = value }
         return flags.merging(retention.flags) { $1 }.merging(webhooks.flags) { $1 }.merging(passkeys.flags) { $1 }

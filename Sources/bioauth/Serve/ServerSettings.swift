@@ -176,6 +176,7 @@ enum ServerSettings {
             seconds("bindingCodeLifetime", \.binding.codeLifetime),
             seconds("coolingOff", \.binding.coolingOff),
             integer("coolingOffPaymentLimit", \.binding.coolingOffPaymentLimit),
+            seconds("stepUpLifetime", \.stepUpLifetime),
             integer("maxFailedPasswordAttempts", \.maxFailedPasswordAttempts),
             seconds("accountLockDuration", \.accountLockDuration),
             integer("maxFailedPaymentAttempts", \.maxFailedPaymentAttempts),

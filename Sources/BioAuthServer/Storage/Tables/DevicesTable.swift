@@ -43,10 +43,14 @@ struct DevicesTable: Table {
         try await select().where("account_id", .equal, account).orderBy("created_at", .descending).all().map(device)
     }
 
-    /// Whether the account has a device that is not revoked.
-    func hasLive(account: String) async throws -> Bool {
-        try await db.select().column("id").from("devices").where("account_id", .equal, account).where("revoked_at", .is, SQLLiteral.null)
-            .limit(1).first() != nil
+    /// Whether the account has a device that is not revoked; with `attestedOnly`, one with an App Attest key (under
+    /// `require`, a device without one can prove nothing, so it approves nothing and holds no place).
+    func hasLive(account: String, attestedOnly: Bool = false) async throws -> Bool {
+        var query = db.select().column("id").from("devices").where("account_id", .equal, account).where("revoked_at", .is, SQLLiteral.null)
+        if attestedOnly {
+            query = query.where(SQLRaw("EXISTS (SELECT 1 FROM app_attest_keys k WHERE k.device_id = devices.id)"))
+        }
+        return try await query.limit(1).first() != nil
     }
 
     /// Whether any device, of any account, has this key.

@@ -98,6 +98,81 @@ struct SessionsTable: Table {
         )
     }
 
+    /// What a session has proven, as the table of sensitive operations and introspection read it: its sign-in (how,
+    /// when, whether the device is attested or the passkey synced), its latest step-up, and what the account could prove
+    /// at all (its live devices and passkeys).
+    struct Evidence: Sendable {
+        var method: SignInMethod
+        var createdAt: Date
+        var ended: Bool
+        var deviceID: String?
+        var deviceKeyID: String?
+        var deviceAttested: Bool
+        var passkeyBackupEligible: Bool?
+        var stepUpAt: Date?
+        var stepUpLevel: Int?
+        var stepUpDeviceID: String?
+        var stepUpDeviceKeyID: String?
+        var stepUpDeviceAttested: Bool
+        var stepUpAction: String?
+        /// Whether the account has a device that is not revoked.
+        var accountHasDevice: Bool
+        /// Whether the account has a live device-bound passkey; a live synced one.
+        var accountHasBoundPasskey: Bool
+        var accountHasSyncedPasskey: Bool
+    }
+
+    /// The evidence of session `id`; nil for no such session.
+    func evidence(_ id: String) async throws -> Evidence? {
+        guard
+            let row = try await db.raw(
+                """
+                SELECT s.method, s.created_at, s.ended_at, s.device_id, d.key_id AS device_key_id,
+                    (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested, p.backup_eligible,
+                    s.step_up_at, s.step_up_level, s.step_up_device_id, s.step_up_action, u.key_id AS step_up_key_id,
+                    (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.step_up_device_id) AS step_up_attested,
+                    (SELECT COUNT(*) FROM devices l WHERE l.account_id = s.account_id AND l.revoked_at IS NULL) AS live_devices,
+                    (SELECT COUNT(*) FROM passkeys q WHERE q.account_id = s.account_id AND q.revoked_at IS NULL AND q.backup_eligible = 0)
+                        AS bound_passkeys,
+                    (SELECT COUNT(*) FROM passkeys q WHERE q.account_id = s.account_id AND q.revoked_at IS NULL AND q.backup_eligible <> 0)
+                        AS synced_passkeys
+                FROM sessions s LEFT JOIN devices d ON d.id = s.device_id LEFT JOIN devices u ON u.id = s.step_up_device_id
+                LEFT JOIN passkeys p ON p.id = s.passkey_id
+                WHERE s.id = \(bind: id)
+                """
+            ).first()
+        else { return nil }
+        return Evidence(
+            method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
+            createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
+            ended: try row.decode(column: "ended_at", as: Int64?.self) != nil,
+            deviceID: try row.decode(column: "device_id", as: String?.self),
+            deviceKeyID: try row.decode(column: "device_key_id", as: String?.self),
+            deviceAttested: try row.decode(column: "attested", as: Int.self) > 0,
+            passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 },
+            stepUpAt: Date(storedMilliseconds: try row.decode(column: "step_up_at", as: Int64?.self)),
+            stepUpLevel: try row.decode(column: "step_up_level", as: Int?.self),
+            stepUpDeviceID: try row.decode(column: "step_up_device_id", as: String?.self),
+            stepUpDeviceKeyID: try row.decode(column: "step_up_key_id", as: String?.self),
+            stepUpDeviceAttested: try row.decode(column: "step_up_attested", as: Int.self) > 0,
+            stepUpAction: try row.decode(column: "step_up_action", as: String?.self),
+            accountHasDevice: try row.decode(column: "live_devices", as: Int.self) > 0,
+            accountHasBoundPasskey: try row.decode(column: "bound_passkeys", as: Int.self) > 0,
+            accountHasSyncedPasskey: try row.decode(column: "synced_passkeys", as: Int.self) > 0
+        )
+    }
+
+    /// Records a step-up of live session `id` by `device`'s key (nil: a passkey's): whether the session was live.
+    func recordStepUp(_ id: String, at: Int64, level: Int, device: String?, action: String) async throws -> Bool {
+        try await db.raw(
+            """
+            UPDATE sessions SET step_up_at = \(bind: at), step_up_level = \(bind: level), step_up_device_id = \(bind: device),
+                step_up_action = \(bind: action)
+            WHERE id = \(bind: id) AND ended_at IS NULL RETURNING id
+            """
+        ).first() != nil
+    }
+
     /// A live session as support sees it.
     struct Live: Sendable {
         var id: String
