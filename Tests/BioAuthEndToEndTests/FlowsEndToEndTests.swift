@@ -202,24 +202,41 @@ struct FlowsEndToEndTests {
         }
     }
 
-    @Test("an enrollment change turns biometric sign-in off and says why; password, then re-enable")
+    @Test("an enrollment change turns biometric sign-in off and says why; the password alone does not turn it on again, the bank's code does")
     func enrollmentChanged() async throws {
-        try await TestBackend.run { backend in
-            let phone = Phone(backend)
-            let flows = try await phone.enrolled()
-            try await flows.signOut()
-            await phone.sensor.changeEnrollment()
-            #expect(try await biometricErrorCode { try await flows.signInWithBiometrics() } == .keyInvalidated)
-            #expect(await flows.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
-            let offer = try await flows.signIn(username: "alice", password: "correct horse")
-            #expect(offer?.title == "Sign in with Face ID?")
-            await phone.sensor.script(.match)
-            try await flows.enableBiometricSignIn()
-            try await flows.signOut()
-            await phone.sensor.script(.match)
-            try await flows.signInWithBiometrics()
-            #expect(await flows.snapshot.state == .unlocked)
-        }
+        let made = Mutex<ServiceClients.Credentials?>(nil)
+        try await TestBackend.run(
+            prepare: { database in
+                made.withLock { $0 = nil }
+                let client = try await ServiceClients(database: database).create(name: "branch", scopes: ["bindings:write"])
+                made.withLock { $0 = client }
+            },
+            { backend in
+                let phone = Phone(backend)
+                let flows = try await phone.enrolled()
+                try await flows.signOut()
+                await phone.sensor.changeEnrollment()
+                #expect(try await biometricErrorCode { try await flows.signInWithBiometrics() } == .keyInvalidated)
+                #expect(await flows.snapshot.biometricSignIn == .turnedOff(reason: .enrollmentChanged))
+                let offer = try await flows.signIn(username: "alice", password: "correct horse")
+                #expect(offer?.title == "Sign in with Face ID?")
+                // The old key's device is still bound on the server, and a password session cannot revoke it (a thief's could
+                // not either): the password alone binds nothing; the bank's code does, and the stale device goes with it.
+                await phone.sensor.script(.match)
+                let refused = await #expect(throws: APIProblem.self) { try await flows.enableBiometricSignIn() }
+                #expect(refused?.code == .deviceBindingRequired)
+                let client = try #require(made.withLock { $0 })
+                let code = try await backend.code(at: "/v1/service/binding-codes", for: "alice", client: client)
+                await phone.sensor.script(.match)
+                try await flows.enableBiometricSignIn(bindingCode: code)
+                let devices = try await phone.api.devices(accessToken: try await flows.accessToken())
+                #expect(devices.filter { $0.revokedAt == nil }.map(\.boundBy) == ["binding_code"], "the stale device was revoked")
+                try await flows.signOut()
+                await phone.sensor.script(.match)
+                try await flows.signInWithBiometrics()
+                #expect(await flows.snapshot.state == .unlocked)
+            }
+        )
     }
 
     @Test(
@@ -344,6 +361,9 @@ struct FlowsEndToEndTests {
             backend.clock.advance(by: 16 * 60)  // the server's clock: it now calls the token expired
             // The phone's clock did not move: the refresh comes from the server's token_expired, then the call is
             // made again and succeeds.
+            // Turning it off from this password session revokes the device: sensitive, and the registration's step-up is
+            // over, so one Face ID prompt steps the session up first.
+            await phone.sensor.script(.match)
             try await flows.disableBiometricSignIn()
             let after = try await flows.accessToken()
             #expect(after != before)

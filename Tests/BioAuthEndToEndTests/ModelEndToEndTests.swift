@@ -66,6 +66,36 @@ struct ModelEndToEndTests {
         }
     }
 
+    @Test("changing the PIN from a password session asks for Face ID once, in the action's words; a cancel is a quiet no")
+    @MainActor
+    func stepUpForThePIN() async throws {
+        try await TestBackend.run { backend in
+            let phone = Phone(backend)
+            let model = Self.model(phone)
+            _ = await model.createAccount(username: "alice", password: "correct horse")
+            #expect(await model.signIn(username: "alice", password: "correct horse"))
+            await phone.sensor.script(.match)
+            #expect(await model.enableBiometricSignIn())
+            // A new password sign-in on the phone: the key is there, the session's evidence is a password.
+            #expect(await model.signOut())
+            #expect(await model.signIn(username: "alice", password: "correct horse"))
+            let prompts = await phone.sensor.presentedPrompts.count
+
+            await phone.sensor.script(.cancel)
+            #expect(await model.setPaymentPIN("258046", currentPassword: "correct horse") == false)
+            #expect(model.message == nil && (model.lastError as? BiometricError)?.code == .userCancel, "a cancel says nothing")
+            #expect(await phone.sensor.presentedPrompts.last?.reason == "验证面容 ID 以修改支付密码")
+
+            await phone.sensor.script(.match)
+            #expect(await model.setPaymentPIN("258046", currentPassword: "correct horse"))
+            #expect(model.message == nil)
+            #expect(await phone.sensor.presentedPrompts.count == prompts + 2, "one prompt each time")
+            // Within its lifetime the step-up, bound to the PIN, counts for the PIN again without a prompt.
+            #expect(await model.setPaymentPIN("135792", currentPassword: "correct horse"))
+            #expect(await phone.sensor.presentedPrompts.count == prompts + 2, "the step-up still counts for the PIN")
+        }
+    }
+
     @Test("a view reading the session is told when an action changes it")
     func observedChanges() async throws {
         try await TestBackend.run { backend in

@@ -12,6 +12,8 @@ import Testing
 struct TestBackend {
     let server: LoopbackServer
     let clock: ManualClock
+    /// The server's database, for what the bank's support staff do (``revokeAsSupport(customer:)``).
+    var database: (any DatabaseExecutor)? = nil
 
     /// The payees every test backend has registered.
     static let payees = [
@@ -30,14 +32,16 @@ struct TestBackend {
         var logger = Logger(label: "e2e")
         logger.logLevel = .error
         let clock = ManualClock()
+        let opened = Mutex<(any DatabaseExecutor)?>(nil)
         let server = try await LoopbackServer.start(configuration: configuration, clock: clock, logger: logger) { database in
+            opened.withLock { $0 = database }
             // The payees the tests pay, registered as the bank's backend would.
             let registry = PayeeRegistry(database: database, clock: clock)
             for (id, name) in Self.payees { _ = try await registry.register(id: id, name: name) }
             try await prepare(database)
         }
         do {
-            let result = try await body(TestBackend(server: server, clock: clock))
+            let result = try await body(TestBackend(server: server, clock: clock, database: opened.withLock { $0 }))
             await server.stop()
             return result
         } catch {
@@ -72,6 +76,20 @@ extension TestBackend {
 }
 
 extension TestBackend {
+    /// The bank's support staff revoke the customer's live devices (an operator of the support role, with a reason), as
+    /// the console and `bioauth admin customer revoke-device` do.
+    func revokeAsSupport(customer: String) async throws {
+        let database = try #require(database)
+        let operators = Operators(database: database, bcryptCost: 4)
+        if try await !operators.list().contains(where: { $0.name == "mei" }) {
+            _ = try await operators.create(name: "mei", role: .support, password: "correct horse battery", mustChangePassword: false)
+        }
+        let desk = try await SupportDesk.open(database: database, configuration: .forTests(), clock: clock)
+        for device in try await desk.customer(customer).devices where device.revokedAt == nil {
+            try await desk.revokeDevice(device.id, customer: customer, operator: "mei", reason: "customer reported the device lost")
+        }
+    }
+
     /// What the bank's backend does after its own check of a customer: a service token of `client`, then a one-time code
     /// for `account` from `path` (`/v1/service/binding-codes` or `/v1/service/password-reset-codes`).
     func code(at path: String, for account: String, client: ServiceClients.Credentials) async throws -> String {

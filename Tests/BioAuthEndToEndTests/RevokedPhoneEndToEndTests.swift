@@ -5,7 +5,7 @@ import BioAuthTesting
 import Foundation
 import Testing
 
-/// A phone whose device another of the customer's phones (or support) revoked learns it from the app's own calls:
+/// A phone whose device support (or another of the customer's phones, with a fresh Face ID) revoked learns it from the app's own calls:
 /// the session machine signs out, and the next "Sign in with Face ID" is refused before any prompt and turns biometric
 /// sign-in off with its reason.
 @Suite("The phone learns it was revoked")
@@ -14,18 +14,21 @@ struct RevokedPhoneEndToEndTests {
     static func revokedIPad(_ backend: TestBackend) async throws -> (ipad: Phone, flows: BioAuthFlows) {
         let ipad = Phone(backend)
         let flows = try await ipad.enrolled()
-        _ = try await revokeFromAnotherPhone(backend)
+        try await backend.revokeAsSupport(customer: "alice")
         return (ipad, flows)
     }
 
-    /// Alice signs in with her password on another phone and revokes her live device there; that phone's flows.
+    /// Alice signs in with her password on another phone: revoking her device from there needs a fresh device key that
+    /// phone has none of (`step_up_required`, docs/PROTOCOL.md "Step-up"), so support revokes it. That phone's flows.
     static func revokeFromAnotherPhone(_ backend: TestBackend) async throws -> BioAuthFlows {
         let iPhone = Phone(backend)
         let other = try await iPhone.launch()
         _ = try await other.signIn(username: "alice", password: "correct horse")
         let token = try await other.accessToken()
         let device = try #require(try await iPhone.api.devices(accessToken: token).first { $0.revokedAt == nil })
-        try await iPhone.api.revokeDevice(device.id, accessToken: token)
+        let refused = await #expect(throws: APIProblem.self) { try await other.revokeDevice(device.id) }
+        #expect(refused?.code == .stepUpRequired, "a password alone revokes no phone")
+        try await backend.revokeAsSupport(customer: "alice")
         return other
     }
 
@@ -107,7 +110,7 @@ struct RevokedPhoneEndToEndTests {
             await ipad.sensor.script(.match)
             #expect(await model.enableBiometricSignIn())
             #expect(model.snapshot?.state == .unlocked)
-            _ = try await Self.revokeFromAnotherPhone(backend)
+            try await backend.revokeAsSupport(customer: "alice")
 
             let api = ipad.api
             let devices = await model.perform { flows in try await api.devices(accessToken: try await flows.accessToken()) }

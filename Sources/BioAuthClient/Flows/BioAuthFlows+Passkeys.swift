@@ -21,10 +21,11 @@ extension BioAuthFlows {
     }
 
     /// "Create a passkey" for the signed-in account, so that the user can sign in with it here, on the web and on
-    /// their other devices. `name` is what the account's passkey list shows ("iPhone").
+    /// their other devices. `name` is what the account's passkey list shows ("iPhone"). Adding a passkey is sensitive:
+    /// when the server asks, one Face ID prompt steps the session up first (``withStepUp(_:_:)``).
     public func createPasskey(name: String) async throws -> RegisteredPasskey {
         let provider = try passkeyProvider()
-        return try await withAccessToken { token in
+        return try await withStepUp(.addPasskey) { token in
             let challenge = try await self.api.passkeyCreationChallenge(accessToken: token)
             let registration = try await provider.register(challenge.request)
             return try await self.api.registerPasskey(
@@ -41,9 +42,9 @@ extension BioAuthFlows {
         try await withAccessToken { token in try await self.api.passkeys(accessToken: token) }
     }
 
-    /// Revokes one of the account's passkeys: it signs in nowhere from now on.
+    /// Revokes one of the account's passkeys: it signs in nowhere from now on (after a step-up when the server asks).
     public func revokePasskey(_ passkeyID: String) async throws {
-        try await withAccessToken { token in try await self.api.revokePasskey(passkeyID, accessToken: token) }
+        try await withStepUp(.revokePasskey) { token in try await self.api.revokePasskey(passkeyID, accessToken: token) }
     }
 
     private func passkeyProvider() throws -> any PasskeyProvider {

@@ -231,14 +231,22 @@ public actor BioAuthFlows {
     /// Revokes this installation's live devices on the server. With biometric sign-in off here, such a device's key is
     /// gone (the Face ID enrollment changed, the key was deleted), but the server still counts it as bound, and an account
     /// with a bound device binds no other by password. A device of another installation is never touched.
-    private func retireStaleDevices() async throws {
+    ///
+    /// Revoking a device is sensitive: a session with a fresh device key may (a Face ID sign-in moments ago), a password
+    /// session may not (`step_up_required`), and this key cannot step up. Then the stale device stays, and the new key
+    /// binds as a second device: with a bound device's approval or the bank's binding code (``requestDeviceBinding()``,
+    /// ``enableBiometricSignIn(bindingCode:)``); a new password alone never clears the way.
+    private func retireStaleDevices(keeping: String? = nil) async throws {
         let installation = try await installationID()
         try await withAccessToken { token in
-            for device in try await self.api.devices(accessToken: token) where device.revokedAt == nil && device.installationID == installation {
+            for device in try await self.api.devices(accessToken: token)
+            where device.revokedAt == nil && device.installationID == installation && device.id != keeping {
                 do {
                     try await self.api.revokeDevice(device.id, accessToken: token)
                 } catch let problem as APIProblem where problem.code == .deviceNotFound {
                     // Gone meanwhile.
+                } catch let problem as APIProblem where problem.code == .stepUpRequired {
+                    return
                 }
             }
         }
@@ -284,6 +292,9 @@ public actor BioAuthFlows {
                     )
                 )
             )
+            // The new key's registration stepped this session up: a stale device of this installation that a password could
+            // not revoke before (an approval or a code bound this key beside it) is revoked now. Best effort: it is dead anyway.
+            try? await retireStaleDevices(keeping: device.0.id)
         } catch {
             try? await keyStore.deleteKey(tag: tag)
             throw error
@@ -341,7 +352,8 @@ public actor BioAuthFlows {
         }
         if let deviceID = binding.deviceID, try await storedTokens() != nil {
             do {
-                try await withAccessToken { token in try await self.api.revokeDevice(deviceID, accessToken: token) }
+                // From a password session, the server asks for a step-up first: the key is still here to give it.
+                try await withStepUp(.revokeDevice) { token in try await self.api.revokeDevice(deviceID, accessToken: token) }
             } catch let problem as APIProblem where problem.code == .deviceNotFound {
                 // Already gone on the server; turning it off locally is all that is left.
             }

@@ -13,13 +13,35 @@ public struct APIProblem: Error, Hashable, Sendable, CustomStringConvertible {
     public let detail: String
     /// Seconds until the request may succeed, when the server said (its `Retry-After`: a rate limit, a lock).
     public let retryAfter: Int?
+    /// For `step_up_required`: what the operation needs (RFC 9470's `acr_values` and `max_age`, and the table's action).
+    public let stepUp: StepUpDemand?
 
     /// A problem with `code`.
-    public init(_ code: ProblemCode, status: Int? = nil, detail: String, retryAfter: Int? = nil) {
+    public init(_ code: ProblemCode, status: Int? = nil, detail: String, retryAfter: Int? = nil, stepUp: StepUpDemand? = nil) {
         self.code = code
         self.status = status
         self.detail = detail
         self.retryAfter = retryAfter
+        self.stepUp = stepUp
+    }
+
+    /// What a sensitive operation asked for when it answered `step_up_required` (docs/PROTOCOL.md, "Step-up").
+    public struct StepUpDemand: Hashable, Sendable {
+        /// The level it needs, e.g. `urn:bioauth:acr:device-key`.
+        public var acrValues: String
+        /// The most seconds since that evidence it accepts.
+        public var maxAge: Int?
+        /// The action of the table it is, to name in the prompt and to bind the step-up to.
+        public var action: StepUpAction
+
+        /// Whether a step-up with this phone's device key meets it (a password level is met by signing in again).
+        public var deviceKeyMeetsIt: Bool { acrValues == "urn:bioauth:acr:device-key" }
+
+        public init(acrValues: String, maxAge: Int?, action: StepUpAction) {
+            self.acrValues = acrValues
+            self.maxAge = maxAge
+            self.action = action
+        }
     }
 
     /// What to tell the user, in `language`: the code's own text (saying how long to wait, when the server said), else

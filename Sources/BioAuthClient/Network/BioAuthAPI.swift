@@ -204,6 +204,56 @@ public struct BioAuthAPI: Sendable {
         }
     }
 
+    /// Changes the account password; every session of the account ends, this one too. On an account with a device, the
+    /// session needs a fresh device key (`step_up_required` otherwise; ``BioAuthFlows/changePassword(current:new:)``
+    /// answers it).
+    public func changePassword(current: String, new: String, accessToken: String) async throws {
+        try await authorized(accessToken) {
+            switch try await client.changePassword(.init(body: .json(.init(currentPassword: current, newPassword: new)))) {
+            case .noContent: return
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// A step-up challenge for this session, to be signed by the account's key `keyID`.
+    public func stepUpChallenge(keyID: Data, accessToken: String) async throws -> ServerChallenge {
+        try await authorized(accessToken) {
+            switch try await client.createStepUpChallenge(.init(body: .json(.init(keyId: Base64URL.encode(keyID))))) {
+            case .created(let created): return try Self.challenge(try created.body.json)
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
+    /// Steps this session up: `signature` is over the `stepup` payload of `challengeID`'s challenge, whose hash is the
+    /// ``CanonicalStepUp`` of this session and `action`. Returns when the step-up stops counting.
+    @discardableResult
+    public func stepUp(
+        challengeID: String,
+        keyID: Data,
+        counter: UInt64,
+        signature: Data,
+        action: StepUpAction,
+        appAttestAssertion: Data? = nil,
+        accessToken: String
+    ) async throws -> Date {
+        try await authorized(accessToken) {
+            let body = Components.Schemas.StepUpRequest(
+                challengeId: challengeID,
+                keyId: Base64URL.encode(keyID),
+                counter: Int64(counter),
+                signature: Base64URL.encode(signature),
+                action: action == .any ? nil : action.rawValue,
+                appAttestAssertion: appAttestAssertion.map(Base64URL.encode)
+            )
+            switch try await client.stepUpSession(.init(body: .json(body))) {
+            case .ok(let ok): return try ok.body.json.stepUpExpiresAt
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
     /// A sign-in challenge for the registered key `keyID`.
     public func signInChallenge(keyID: Data) async throws -> ServerChallenge {
         try await call {
@@ -341,7 +391,9 @@ public struct BioAuthAPI: Sendable {
         }
     }
 
-    /// Sets the payment PIN, proven by the account password.
+    /// Sets the payment PIN, proven by the account password. On an account with a device, the session needs a fresh device
+    /// key too (its sign-in or a step-up): `step_up_required` otherwise; ``BioAuthFlows/setPaymentPIN(_:currentPassword:)``
+    /// answers it.
     public func setPaymentPIN(_ pin: String, currentPassword: String, accessToken: String) async throws {
         try await authorized(accessToken) {
             switch try await client.setPaymentPIN(.init(body: .json(.init(pin: pin, currentPassword: currentPassword)))) {
@@ -395,7 +447,10 @@ public struct BioAuthAPI: Sendable {
                 ProblemCode(rawValue: problem.code),
                 status: status,
                 detail: problem.detail ?? problem.title,
-                retryAfter: response.headers.retryAfter
+                retryAfter: response.headers.retryAfter,
+                stepUp: problem.acrValues.map {
+                    APIProblem.StepUpDemand(acrValues: $0, maxAge: problem.maxAge, action: StepUpAction(rawValue: problem.action ?? ""))
+                }
             )
         }
     }

@@ -68,6 +68,8 @@ enum ProblemGuide {
         set([.pinPaymentsDisabled], .userCanFix, .retry)
         // The session or the device's binding is over.
         set([.unauthenticated, .tokenExpired, .sessionEnded, .invalidRefreshToken, .refreshTokenReused], .signInAgain, .signInAgain)
+        // A step-up the flows could not give (the level is a fresh password sign-in, or biometric sign-in is off here).
+        set([.stepUpRequired], .signInAgain, .signInAgain)
         set([.deviceRevoked, .deviceNotFound, .passkeyUnknownCredential, .passkeyNotFound], .signInAgain, .usePassword)
         // Locked or busy for a while.
         set([.accountLocked, .pinLocked, .rateLimited, .notReady, .internalError], .tryLater, .tryLater)

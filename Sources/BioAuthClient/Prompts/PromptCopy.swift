@@ -67,6 +67,10 @@ public struct PromptCopy: Hashable, Sendable {
         case .approveRequest(let approval):
             // Only the key can approve: no fallback to the passcode, which would prove nothing the server can check.
             return BiometricPrompt(policy: .biometrics, reason: approvalReason(approval), fallbackTitle: "", cancelTitle: cancel)
+        case .stepUp(let action):
+            // The server checks the key's signature: a passcode would prove nothing to it.
+            let known = StepUpAction.all.contains(action) ? action.rawValue : "any"
+            return BiometricPrompt(policy: .biometrics, reason: text("prompt.stepUp.\(known)", name), fallbackTitle: "", cancelTitle: cancel)
         }
     }
 

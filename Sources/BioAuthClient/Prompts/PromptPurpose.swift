@@ -14,6 +14,9 @@ public enum PromptPurpose: Hashable, Sendable {
     case recoverFromLockout
     /// Approve a sign-in or an operation that started on another channel. The prompt names who asks and what.
     case approveRequest(ApprovalSummary)
+    /// Confirm a sensitive action with a fresh biometric (a step-up): the prompt names the action, e.g. "Confirm with
+    /// Face ID to change your password".
+    case stepUp(StepUpAction)
 }
 
 /// What an approval prompt shows: who asks, and the sign-in's channel or the operation's message, as the server sent them.

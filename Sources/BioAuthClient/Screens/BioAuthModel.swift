@@ -238,6 +238,26 @@ public final class BioAuthModel {
         return denied
     }
 
+    /// Sets or changes the payment PIN with the account password; when the server asks for a step-up, one Face ID prompt
+    /// ("Confirm with Face ID to change your payment PIN") answers it. A cancelled prompt is `false` with no message.
+    @discardableResult
+    public func setPaymentPIN(_ pin: String, currentPassword: String) async -> Bool {
+        await perform { try await $0.setPaymentPIN(pin, currentPassword: currentPassword) } != nil
+    }
+
+    /// Changes the account password (a step-up first when the server asks); every session ends, so the model shows
+    /// signed out, biometric sign-in still on.
+    @discardableResult
+    public func changePassword(current: String, new: String) async -> Bool {
+        await perform { try await $0.changePassword(current: current, new: new) } != nil
+    }
+
+    /// Removes another of the account's devices (a step-up first when the server asks).
+    @discardableResult
+    public func revokeDevice(_ deviceID: String) async -> Bool {
+        await perform { try await $0.revokeDevice(deviceID) } != nil
+    }
+
     /// Creates a passkey for the signed-in account.
     @discardableResult
     public func createPasskey(name: String) async -> RegisteredPasskey? {
