@@ -11,7 +11,8 @@ struct DemoTests {
         for step in report.steps where !step.passed {
             Issue.record("\(step.title): \(step.detail)")
         }
-        #expect(report.steps.count == 16)
+        #expect(report.steps.count == 17)
+        #expect(report.steps.contains { $0.detail.hasPrefix("step_up_required") }, "changing the PIN asked for Face ID")
         #expect(
             report.steps.contains { $0.detail.contains("webhook verified") || $0.detail.contains("Webhook 已验证") },
             "the bank's webhook arrived, verified"

@@ -9,9 +9,12 @@ run against a live `bioauth serve` by scripts/outside-client.sh. It shows that t
 - the backend verifies the signed approval offline with the published receipt key, and for a sign-in uses the session;
 - binding by policy ("Binding a device"): the first phone binds with a binding code the bank's backend asks for, a second
   phone's password alone binds nothing, the first phone approves it with the number it shows, and a third binds with
-  another code.
+  another code;
+- step-up ("Step-up"): a sensitive operation refused for a password session (401 step_up_required with RFC 9470's
+  WWW-Authenticate), the phone's `stepup` signature over the canonical step-up, the operation then done; and a bank's
+  resource server (resource_server.py) that enforces RFC 9470 over introspection, answered the same way.
 
-Usage: ciba_client.py BASE_URL CLIENT_ID CLIENT_SECRET RELYING_PARTY_ID BINDING_CLIENT_ID BINDING_CLIENT_SECRET
+Usage: ciba_client.py BASE_URL CLIENT_ID CLIENT_SECRET RELYING_PARTY_ID BINDING_CLIENT_ID BINDING_CLIENT_SECRET RESOURCE_SERVER_URL
 """
 import base64
 import hashlib
@@ -27,7 +30,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-BASE, CLIENT_ID, CLIENT_SECRET, RP_ID, BINDING_ID, BINDING_SECRET = sys.argv[1:7]
+BASE, CLIENT_ID, CLIENT_SECRET, RP_ID, BINDING_ID, BINDING_SECRET, RESOURCE_SERVER = sys.argv[1:8]
 
 
 def b64url(data: bytes) -> str:
@@ -42,7 +45,7 @@ def field(value: bytes) -> bytes:
     return struct.pack(">H", len(value)) + value
 
 
-def request(method, path, json_body=None, form=None, token=None, basic=False, client=None):
+def request(method, path, json_body=None, form=None, token=None, basic=False, client=None, base=None, headers_out=None):
     headers = {"Accept": "application/json"}
     data = None
     if json_body is not None:
@@ -57,12 +60,16 @@ def request(method, path, json_body=None, form=None, token=None, basic=False, cl
         client_id, secret = client or (CLIENT_ID, CLIENT_SECRET)
         credentials = urllib.parse.quote(client_id, safe="") + ":" + urllib.parse.quote(secret, safe="")
         headers["Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode()
-    req = urllib.request.Request(BASE + path, data=data, headers=headers, method=method)
+    req = urllib.request.Request((base or BASE) + path, data=data, headers=headers, method=method)
     try:
         with urllib.request.urlopen(req, timeout=10) as response:
             body = response.read()
+            if headers_out is not None:
+                headers_out.update(response.headers)
             return response.status, (json.loads(body) if body else {})
     except urllib.error.HTTPError as error:
+        if headers_out is not None:
+            headers_out.update(error.headers)
         return error.code, json.loads(error.read() or b"{}")
 
 
@@ -120,6 +127,7 @@ class Phone:
         status, tokens = request("POST", "/v1/sessions", {"username": username, "password": password, "installationId": installation})
         check(status == 201, f"{username} signs in with the password on {installation}")
         self.token = tokens["accessToken"]
+        self.session_id = tokens["sessionId"]
         self.key = ec.generate_private_key(ec.SECP256R1())
         self.public = self.key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
         self.key_id = hashlib.sha256(self.public).digest()
@@ -133,6 +141,19 @@ class Phone:
                 "biometryKind": "faceID", "deviceName": "Python phone", "counter": 0, "signature": b64url(signature)}
         body.update(evidence)
         return request("POST", "/v1/devices", body, token=self.token)
+
+    def step_up(self, action=""):
+        """Step-up: a stepup challenge, then the key's signature over the canonical step-up of this session and action."""
+        status, challenge = request("POST", "/v1/sessions/current/step-up/challenges", {"keyId": b64url(self.key_id)}, token=self.token)
+        check(status == 201 and challenge["purpose"] == "stepup", "the phone gets a stepup challenge for its session")
+        self.counter += 1
+        step_up = b"BIOAUTH\x00" + bytes([1]) + field(b"stepup") + field(self.session_id.encode()) + field(action.encode())
+        signed = payload("stepup", unb64url(challenge["challenge"]), self.key_id, self.counter, hashlib.sha256(step_up).digest())
+        body = {"challengeId": challenge["challengeId"], "keyId": b64url(self.key_id), "counter": self.counter,
+                "signature": b64url(self.key.sign(signed, ec.ECDSA(hashes.SHA256())))}
+        if action:
+            body["action"] = action
+        return request("POST", "/v1/sessions/current/step-up", body, token=self.token)
 
     def pending(self):
         status, listed = request("GET", "/v1/approvals?status=pending", token=self.token)
@@ -176,6 +197,40 @@ def bind_by_policy(phone):
     check(status == 201 and device["boundBy"] == "binding_code", "a binding code, typed in lower case, binds a third phone")
     status, reused = Phone("py-alice", "correct horse battery", "py-phone-4").register(bindingCode="0" * 25)
     check(status == 403 and reused["code"] == "binding_code_invalid", "a made-up code binds nothing")
+
+
+def step_up(phone):
+    """A sensitive operation asks for a fresh device key; so does the bank's own API, over introspection."""
+    again = Phone("py-alice", "correct horse battery", "py-phone-1")
+    again.key, again.public, again.key_id, again.counter = phone.key, phone.public, phone.key_id, phone.counter
+    headers = {}
+    status, refused = request("PUT", "/v1/me/payment-pin", {"pin": "258046", "currentPassword": "correct horse battery"},
+                              token=again.token, headers_out=headers)
+    challenge = headers.get("WWW-Authenticate", "")
+    check(status == 401 and refused["code"] == "step_up_required" and refused["action"] == "set_payment_pin"
+          and 'error="insufficient_user_authentication"' in challenge and 'acr_values="urn:bioauth:acr:device-key"' in challenge,
+          "a password session sets no PIN on an account with a phone: step_up_required with RFC 9470's challenge")
+    status, wrong = again.step_up("revoke_device")
+    check(status == 200 and wrong["action"] == "revoke_device", "a step-up for another action is accepted")
+    status, still = request("PUT", "/v1/me/payment-pin", {"pin": "258046", "currentPassword": "correct horse battery"}, token=again.token)
+    check(status == 401 and still["code"] == "step_up_required", "but does not count for setting the PIN")
+    status, raised = again.step_up("set_payment_pin")
+    check(status == 200 and raised["acr"] == "urn:bioauth:acr:device-key" and "stepUpExpiresAt" in raised, "the phone steps up for the PIN")
+    status, _ = request("PUT", "/v1/me/payment-pin", {"pin": "258046", "currentPassword": "correct horse battery"}, token=again.token)
+    check(status == 204, "and then sets it")
+
+    fresh = Phone("py-alice", "correct horse battery", "py-phone-1")
+    fresh.key, fresh.public, fresh.key_id, fresh.counter = again.key, again.public, again.key_id, again.counter
+    headers = {}
+    status, refused = request("POST", "/transfers", {}, token=fresh.token, base=RESOURCE_SERVER, headers_out=headers)
+    check(status == 401 and "insufficient_user_authentication" in headers.get("WWW-Authenticate", "") and refused["code"] == "step_up_required",
+          "the bank's API, enforcing RFC 9470 over introspection, refuses a password session")
+    status, _ = fresh.step_up()
+    check(status == 200, "the phone steps up for every action")
+    status, done = request("POST", "/transfers", {}, token=fresh.token, base=RESOURCE_SERVER)
+    check(status == 200 and done["acr"] == "urn:bioauth:acr:device-key" and done["device_key_id"] == b64url(fresh.key_id),
+          "and the bank's API accepts it: introspection says device-key, when, and which key")
+    phone.token, phone.session_id, phone.counter = fresh.token, fresh.session_id, fresh.counter
 
 
 def main():
@@ -237,6 +292,7 @@ def main():
     check(status == 400 and bad.get("error") == "invalid_scope", "a scope without openid is invalid_scope")
     status, nobody = request("POST", "/bc-authorize", form={"scope": "openid", "login_hint": "nobody-here"}, basic=True)
     check(status == 400 and nobody.get("error") == "unknown_user_id", "an unknown customer is unknown_user_id")
+    step_up(phone)
     bind_by_policy(phone)
     print("outside client: all checks passed")
 

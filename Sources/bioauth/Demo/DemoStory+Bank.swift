@@ -37,11 +37,38 @@ extension DemoStory {
 
     }
 
+    /// Changing the PIN from a password session: the server asks for a step-up, and the flows answer it with one prompt that
+    /// names the action.
+    func changePINAsksForFaceID(_ stage: DemoStage) async throws -> String {
+        let (face, password, pin) = (stage.face, stage.password, stage.pin)
+        try await face.flows.signOut()
+        _ = try await face.flows.signIn(username: "alice", password: password)
+        do {
+            try await face.api.setPaymentPIN(pin, currentPassword: password, accessToken: try await face.flows.accessToken())
+            throw Deviation(detail: "a password session changed the PIN")
+        } catch let problem as APIProblem {
+            print("  ⚠︎ \(problem.code): \(problem.stepUp.map { "\($0.acrValues), max_age=\($0.maxAge ?? 0)" } ?? "-")")
+            try expect(problem.code == .stepUpRequired && problem.stepUp?.action == .setPaymentPIN, "refused with \(problem.code)")
+        }
+        await face.sensor.script(.match)
+        try await face.flows.setPaymentPIN(pin, currentPassword: password)
+        let shown = await face.sensor.presentedPrompts.last?.reason
+        let expected = zh ? "验证面容 ID 以修改支付密码" : "Confirm with Face ID to change your payment PIN"
+        try expect(shown == expected, "the prompt showed \(shown ?? "-")")
+        print("  📱 \(expected)")
+        say(
+            "Signed in with the password only, Alice could not change her PIN until one Face ID prompt stepped the session up.",
+            "仅用密码登录时，Alice 无法修改支付密码；一次面容 ID 验证升级会话后即可修改。"
+        )
+        return t("step_up_required, then one prompt; PIN changed", "step_up_required，随后一次验证；支付密码已修改")
+    }
+
     /// The payment authorized with Face ID; its receipt and the webhook verify.
     func payWithFaceID(_ stage: DemoStage) async throws -> String {
         let (face, receiver, password, pin) = (stage.face, stage.receiver, stage.password, stage.pin)
+        // Setting the PIN is sensitive: this Face ID session is minutes old, so the server takes it without a new prompt.
+        try await face.flows.setPaymentPIN(pin, currentPassword: password)
         let paymentToken = try await face.flows.accessToken()
-        try await face.api.setPaymentPIN(pin, currentPassword: password, accessToken: paymentToken)
         let pending = try await face.api.payments(status: "pending", accessToken: paymentToken)
         let coffee = try pending.first { $0.id == stage.coffeeID }.orThrow("the bank's request is not pending on the phone")
         say(

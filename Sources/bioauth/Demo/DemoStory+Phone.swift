@@ -151,19 +151,27 @@ extension DemoStory {
         print("  ℹ︎ \(BiometricSignInOffReason.enrollmentChanged.message(in: language, biometry: .faceID))")
         let offer = try await face.flows.signIn(username: "alice", password: password)
         try expect(offer != nil, "no offer after the password")
+        // The old key's device is still bound, and a password session cannot revoke it (a thief's could not either): the
+        // password alone turns nothing on.
         await face.sensor.script(.match)
-        try await face.flows.enableBiometricSignIn()
-        say("Signed in with the password and turned Face ID sign-in on again with a new key.", "已用密码登录，并用新密钥重新开启面容 ID 登录。")
-        // The old key's device was revoked first; bound by a password alone, the new one starts in its cooling-off.
-        let devices = try await face.api.devices(accessToken: try await face.flows.accessToken())
-        let current = try devices.first { $0.revokedAt == nil }.orThrow("no bound device")
-        let until = try current.coolingOffUntil.orThrow("bound by a password, but no cooling-off")
-        try expect(current.boundBy == "password", "bound by \(current.boundBy)")
+        do {
+            try await face.flows.enableBiometricSignIn()
+            throw Deviation(detail: "the password alone bound a new key beside the old one")
+        } catch let problem as APIProblem {
+            print("  ⚠︎ \(problem.message(in: language)) (\(problem.code))")
+            try expect(problem.code == .deviceBindingRequired, "refused with \(problem.code)")
+        }
+        let code = try await stage.bank.bindingCode(for: "alice", token: try await stage.bank.token())
+        await face.sensor.script(.match)
+        try await face.flows.enableBiometricSignIn(bindingCode: code)
         say(
-            "Bound by a password alone: in its cooling-off until \(until.formatted(.iso8601)) (no approvals of sign-ins elsewhere, payments up to a daily limit).",
-            "仅凭密码绑定：冷静期至 \(until.formatted(.iso8601))（期间不能批准其他渠道的登录，付款有每日上限）。"
+            "The bank checked Alice again and gave her a code; Face ID sign-in is on with a new key, and the old key's device is revoked.",
+            "银行再次核验 Alice 并给她一个绑定码；面容 ID 登录已用新密钥开启，旧密钥的设备已撤销。"
         )
-        return t("off with its reason, then on again, cooling off", "显示原因后关闭，再重新开启，处于冷静期")
+        let devices = try await face.api.devices(accessToken: try await face.flows.accessToken())
+        let live = devices.filter { $0.revokedAt == nil && $0.biometryKind == .faceID }
+        try expect(live.count == 1 && live[0].boundBy == "binding_code", "live Face ID devices: \(live.map(\.boundBy))")
+        return t("off with its reason; the password alone refused; on again with the bank's code", "显示原因后关闭；仅凭密码被拒绝；凭银行的绑定码重新开启")
 
     }
 
@@ -247,7 +255,10 @@ extension DemoStory {
         let token = try await face.flows.accessToken()
         let devices = try await face.api.devices(accessToken: token)
         let ipad = try devices.first { $0.biometryKind == .touchID && $0.revokedAt == nil }.orThrow("the iPad is not listed")
-        try await face.api.revokeDevice(ipad.id, accessToken: token)
+        // Revoking another device is sensitive: one Face ID prompt steps the iPhone's session up for it.
+        await face.sensor.script(.match)
+        try await face.flows.stepUp(for: .revokeDevice)
+        try await face.flows.revokeDevice(ipad.id)
         say("The iPhone lists \(devices.count) devices and revokes “\(ipad.name)”.", "iPhone 列出 \(devices.count) 台设备并撤销“\(ipad.name)”。")
         do {
             try await touch.flows.signInWithBiometrics()

@@ -25,6 +25,7 @@ extension DemoStory {
         _ = try await face.flows.approve(request, number: shown.number)
         let state = try await page.poll(shown.id)
         try expect(state == "signed_in", "the page says \(state)")
+        stage.webToken = try page.accessToken.orThrow("the page was handed no session")
         let stranger = try await WebPage(server: server.url).poll(shown.id)
         try expect(stranger == "qr_browser_mismatch", "another browser learned \(stranger)")
         say(
@@ -41,20 +42,33 @@ extension DemoStory {
         // Alice's laptop browser; the passkey lives in her password manager (synced, like iCloud Keychain).
         let laptop = SimulatedPasskeyProvider()
         let web = BioAuthAPI(serverURL: server.url)
+        // Adding a passkey is sensitive: a password session on an account with a phone may not (a phished password must not
+        // add a way in); the page signed in by scanning, approved with the iPhone's key moments ago, may.
         let session = try await web.signIn(username: "alice", password: password, installationID: "alice-laptop-browser")
-        let creation = try await web.passkeyCreationChallenge(accessToken: session.accessToken)
+        do {
+            _ = try await web.passkeyCreationChallenge(accessToken: session.accessToken)
+            throw Deviation(detail: "a password session added a passkey")
+        } catch let problem as APIProblem {
+            try expect(problem.code == .stepUpRequired, "refused with \(problem.code)")
+            say(
+                "A password session cannot add a passkey (\(problem.code)); the page signed in with the iPhone can.",
+                "密码会话不能添加通行密钥（\(problem.code)）；用 iPhone 扫码登录的网页可以。"
+            )
+        }
+        try await web.signOut(accessToken: session.accessToken)
+        let creation = try await web.passkeyCreationChallenge(accessToken: stage.webToken)
         let passkey = try await web.registerPasskey(
             challengeID: creation.id,
             try await laptop.register(creation.request),
             name: "Alice's MacBook",
-            accessToken: session.accessToken
+            accessToken: stage.webToken
         )
         try expect(passkey.backupEligible, "the passkey is not a synced one")
         say(
             "Passkey \(Self.short(passkey.id)) registered; its user handle is \(creation.request.userID.count) random bytes, not the account id.",
             "通行密钥 \(Self.short(passkey.id)) 已登记；其用户句柄是 \(creation.request.userID.count) 个随机字节，而非账户编号。"
         )
-        try await web.signOut(accessToken: session.accessToken)
+        try await web.signOut(accessToken: stage.webToken)
         let challenge = try await web.passkeySignInChallenge()
         try expect(challenge.request.allowedCredentialIDs.isEmpty, "the sign-in named credentials")
         let tokens = try await web.signInWithPasskey(

@@ -125,6 +125,13 @@ struct DemoStory {
             ),
             DemoStep(
                 title: t(
+                    "Changing the PIN asks for Face ID: a password session is refused (step_up_required), one prompt answers it",
+                    "修改支付密码需要面容 ID：密码会话被拒绝（step_up_required），一次验证即可"
+                ),
+                run: changePINAsksForFaceID
+            ),
+            DemoStep(
+                title: t(
                     "The call centre asks Alice to approve a higher limit on her iPhone; she approves with Face ID; the signed approval verifies",
                     "客服中心请求 Alice 在 iPhone 上确认提高限额；她用面容 ID 确认；签名确认书验证通过"
                 ),
@@ -139,8 +146,8 @@ struct DemoStory {
             ),
             DemoStep(
                 title: t(
-                    "On the web: a passkey made after a password sign-in signs in with no username; it pays nothing",
-                    "网页端：密码登录后创建通行密钥，之后无需用户名即可登录；通行密钥不能付款"
+                    "On the web: a password session adds no passkey, the scanned-in page does; it signs in with no username and pays nothing",
+                    "网页端：密码会话不能添加通行密钥，扫码登录的网页可以；之后无需用户名即可登录；通行密钥不能付款"
                 ),
                 run: webPasskey
             ),
@@ -165,8 +172,8 @@ struct DemoStory {
             ),
             DemoStep(
                 title: t(
-                    "A face is added in Settings: Face ID sign-in turns off; password, then on again, in a cooling-off",
-                    "在“设置”中添加面容：面容 ID 登录关闭；密码登录后重新开启，进入冷静期"
+                    "A face is added in Settings: Face ID sign-in turns off; the password alone cannot turn it on again, the bank's code does",
+                    "在“设置”中添加面容：面容 ID 登录关闭；仅凭密码无法重新开启，凭银行的绑定码可以"
                 ),
                 run: enrollmentChanged
             ),
@@ -248,6 +255,8 @@ final class DemoStage: @unchecked Sendable {
     let pin = "258046"
     /// The bank's service token, once it has one.
     var bankToken = ""
+    /// The web page's session, signed in by scanning its QR code with the iPhone.
+    var webToken = ""
     /// The payment the bank asked for.
     var coffeeID = ""
 

@@ -8,6 +8,8 @@ import NIOHTTP1
 final class WebPage: @unchecked Sendable {
     let server: URL
     private var cookie: String?
+    /// The access token of the session the page was handed, once signed in.
+    private(set) var accessToken: String?
 
     init(server: URL) { self.server = server }
 
@@ -26,6 +28,7 @@ final class WebPage: @unchecked Sendable {
         let (_, _, body) = try await post("v1/qr-sign-ins/\(id)/session", json: ["installationId": "demo-web-page"])
         if let status = body["status"] as? String {
             if status == "signed_in", body["tokens"] == nil { return "signed_in (tokens handed over before)" }
+            if let tokens = body["tokens"] as? [String: Any] { accessToken = tokens["accessToken"] as? String }
             return status
         }
         return body["code"] as? String ?? "?"

@@ -143,7 +143,7 @@ final class DeviceSession: @unchecked Sendable {
             write("✓ a face or finger was added in Settings; keys made before are invalidated")
         case "set-pin":
             try require(2, "set-pin PIN PASSWORD")
-            try await phone.api.setPaymentPIN(arguments[0], currentPassword: arguments[1], accessToken: try await flows.accessToken())
+            try await flows.setPaymentPIN(arguments[0], currentPassword: arguments[1])
             write("✓ payment PIN set (stored on the server as a bcrypt hash only)")
         case "new-payment":
             try require(3, "new-payment AMOUNT_MINOR CURRENCY PAYEE_ID")
@@ -204,7 +204,7 @@ final class DeviceSession: @unchecked Sendable {
             }
         case "revoke":
             try require(1, "revoke DEVICE_ID")
-            try await phone.api.revokeDevice(arguments[0], accessToken: try await flows.accessToken())
+            try await flows.revokeDevice(arguments[0])
             write("✓ device revoked")
         case "disable-biometrics":
             try await flows.disableBiometricSignIn()
