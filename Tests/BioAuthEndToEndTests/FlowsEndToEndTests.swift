@@ -352,6 +352,35 @@ struct FlowsEndToEndTests {
         }
     }
 
+    @Test("the customer's own recovery codes: made on the phone after one Face ID, one brings a new phone back after the old is lost")
+    func recoveryCodes() async throws {
+        try await TestBackend.run { backend in
+            let lost = Phone(backend)
+            let flows = try await lost.enrolled()
+            // A new password sign-in on the phone: making codes asks for Face ID once.
+            try await flows.signOut()
+            _ = try await flows.signIn(username: "alice", password: "correct horse")
+            await lost.sensor.script(.match)
+            let codes = try await flows.createRecoveryCodes()
+            #expect(codes.count == 10)
+            #expect(await lost.sensor.presentedPrompts.last?.reason == "Confirm with Face ID to create recovery codes")
+
+            let replacement = Phone(backend)
+            let newFlows = try await replacement.launch()
+            _ = try await newFlows.signIn(username: "alice", password: "correct horse")
+            await replacement.sensor.script(.match)
+            try await newFlows.enableBiometricSignIn(recoveryCode: codes[3].lowercased().replacingOccurrences(of: "-", with: " "))
+            #expect(await newFlows.snapshot.biometricSignIn.binding != nil)
+            let devices = try await replacement.api.devices(accessToken: try await newFlows.accessToken())
+            #expect(devices.filter { $0.revokedAt == nil }.map(\.boundBy) == ["recovery_code"])
+
+            // The lost phone: its session is gone, and its Face ID sign-in is refused before a prompt and turned off.
+            #expect(try await flows.report(status: 401, body: Data()))
+            let refused = await #expect(throws: APIProblem.self) { try await flows.signInWithBiometrics() }
+            #expect(refused?.code == .deviceRevoked)
+        }
+    }
+
     @Test("an expired access token is refreshed once, transparently")
     func refresh() async throws {
         try await TestBackend.run { backend in

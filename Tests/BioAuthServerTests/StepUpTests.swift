@@ -29,6 +29,7 @@ struct StepUpTests {
         case .addPasskey?: return try await api.call(.post, "/v1/passkeys/registration-options", token: session.access)
         case .revokeDevice?: return try await api.call(.delete, "/v1/devices/\(otherDevice)", token: session.access)
         case .revokePasskey?: return try await api.call(.delete, "/v1/passkeys/00000000-0000-4000-8000-000000000000", token: session.access)
+        case .createRecoveryCodes?: return try await api.call(.post, "/v1/me/recovery-codes", token: session.access)
         case nil: return nil
         default:
             Issue.record("the table's row \(row.name) has no request in this test")

@@ -26,7 +26,7 @@ extension BioAuthFlows {
 
     /// Raises this session with a fresh biometric: one prompt that names `action`, the device key's signature over a
     /// `stepup` payload bound to this session and `action`, sent to the server. The step-up counts for that action (for
-    /// every action of the table with ``StepUpAction/any``) until the server's step-up lifetime ends, 5 minutes by default.
+    /// every action of the table with `StepUpAction.any`) until the server's step-up lifetime ends, 5 minutes by default.
     ///
     /// - Throws: ``BiometricError`` from the prompt (`userCancel` when the user says no), ``APIProblem`` from the server,
     ///   ``SessionError`` when the app is not signed in and unlocked or biometric sign-in is off.
@@ -52,7 +52,7 @@ extension BioAuthFlows {
         )
         let assertion = try await appAttestAssertion(for: proof.payload)
         do {
-            try await withAccessToken { token in
+            _ = try await withAccessToken { token in
                 try await self.api.stepUp(
                     challengeID: challenge.id,
                     keyID: binding.publicKey.keyID,
@@ -81,6 +81,13 @@ extension BioAuthFlows {
         try await withStepUp(.setPaymentPIN) { token in
             try await self.api.setPaymentPIN(pin, currentPassword: currentPassword, accessToken: token)
         }
+    }
+
+    /// Ten new recovery codes for the customer to write down or print (shown once; the set before is void), after a
+    /// step-up when the server asks ("Confirm with Face ID to create recovery codes"). Each, with the password, binds a
+    /// new phone when this one is lost (``enableBiometricSignIn(recoveryCode:)``).
+    public func createRecoveryCodes() async throws -> [String] {
+        try await withStepUp(.createRecoveryCodes) { token in try await self.api.createRecoveryCodes(accessToken: token) }
     }
 
     /// Revokes one of the account's devices (another phone, a lost iPad), after a step-up when the server asks for one.

@@ -200,6 +200,14 @@ public actor BioAuthFlows {
         try await register(try await prepareDeviceKey(), evidence: .bindingCode(bindingCode))
     }
 
+    /// 启用 on a new phone with one of the recovery codes the customer kept (``createRecoveryCodes()``), after a password
+    /// sign-in: the lost phone's way back without the bank. The new key is bound, and at once every other device, passkey
+    /// and session of the account ends. Case, hyphens and spaces do not matter; a wrong or used code is
+    /// `binding_code_invalid`, and nothing changes.
+    public func enableBiometricSignIn(recoveryCode: String) async throws {
+        try await register(try await prepareDeviceKey(), evidence: .recoveryCode(recoveryCode))
+    }
+
     /// A new key behind a biometric prompt, not registered yet.
     struct PreparedKey: Sendable {
         var accountID: String

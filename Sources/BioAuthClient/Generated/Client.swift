@@ -1791,6 +1791,108 @@ internal struct Client: APIProtocol {
             }
         )
     }
+    /// Ten recovery codes for the customer to keep (shown once): each, with the password, binds a new phone when the old one is lost, and ends every other device, passkey and session. A new set voids the old.
+    ///
+    /// Sensitive (docs/PROTOCOL.md, "Step-up"): needs a fresh device key in the session (step_up_required otherwise), and a bound device on the account (no_bound_device).
+    ///
+    /// - Remark: HTTP `POST /v1/me/recovery-codes`.
+    /// - Remark: Generated from `#/paths//v1/me/recovery-codes/post(createCustomerRecoveryCodes)`.
+    internal func createCustomerRecoveryCodes(_ input: Operations.CreateCustomerRecoveryCodes.Input) async throws -> Operations.CreateCustomerRecoveryCodes.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.CreateCustomerRecoveryCodes.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/me/recovery-codes",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .post
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 201:
+                    let headers: Operations.CreateCustomerRecoveryCodes.Output.Created.Headers = .init(cacheControl: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Cache-Control",
+                        as: Operations.CreateCustomerRecoveryCodes.Output.Created.Headers.CacheControlPayload.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.CreateCustomerRecoveryCodes.Output.Created.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.RecoveryCodes.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .created(.init(
+                        headers: headers,
+                        body: body
+                    ))
+                default:
+                    let headers: Components.Responses.Problem.Headers = .init(
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Swift.Int.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Swift.String.self
+                        )
+                    )
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Problem.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .`default`(
+                        statusCode: response.status.code,
+                        .init(
+                            headers: headers,
+                            body: body
+                        )
+                    )
+                }
+            }
+        )
+    }
     /// Changes the password and ends every session of the account, this one included.
     ///
     /// - Remark: HTTP `PUT /v1/me/password`.

@@ -1292,6 +1292,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/bindingCode`.
             internal var bindingCode: Swift.String?
+            /// One of the customer's own recovery codes (POST /v1/me/recovery-codes), as typed: the new device replaces every other device, passkey and session of the account.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RegisterDeviceRequest/recoveryCode`.
+            internal var recoveryCode: Swift.String?
             /// Creates a new `RegisterDeviceRequest`.
             ///
             /// - Parameters:
@@ -1305,6 +1309,7 @@ extension Components {
             ///   - appAttest:
             ///   - approvalId: A bind_device request a bound device approved for this key and this session (POST /v1/devices/binding-approvals).
             ///   - bindingCode: A binding code the bank gave the customer (POST /v1/service/binding-codes), as typed: case, hyphens and spaces do not matter.
+            ///   - recoveryCode: One of the customer's own recovery codes (POST /v1/me/recovery-codes), as typed: the new device replaces every other device, passkey and session of the account.
             internal init(
                 challengeId: Swift.String,
                 publicKey: Swift.String,
@@ -1315,7 +1320,8 @@ extension Components {
                 signature: Components.Schemas.Signature,
                 appAttest: Components.Schemas.AppAttestAttestation? = nil,
                 approvalId: Swift.String? = nil,
-                bindingCode: Swift.String? = nil
+                bindingCode: Swift.String? = nil,
+                recoveryCode: Swift.String? = nil
             ) {
                 self.challengeId = challengeId
                 self.publicKey = publicKey
@@ -1327,6 +1333,7 @@ extension Components {
                 self.appAttest = appAttest
                 self.approvalId = approvalId
                 self.bindingCode = bindingCode
+                self.recoveryCode = recoveryCode
             }
             internal enum CodingKeys: String, CodingKey {
                 case challengeId
@@ -1339,6 +1346,7 @@ extension Components {
                 case appAttest
                 case approvalId
                 case bindingCode
+                case recoveryCode
             }
             internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1382,6 +1390,10 @@ extension Components {
                     Swift.String.self,
                     forKey: .bindingCode
                 )
+                self.recoveryCode = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .recoveryCode
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "challengeId",
                     "publicKey",
@@ -1392,7 +1404,8 @@ extension Components {
                     "signature",
                     "appAttest",
                     "approvalId",
-                    "bindingCode"
+                    "bindingCode",
+                    "recoveryCode"
                 ])
             }
         }
@@ -1699,6 +1712,7 @@ extension Components {
                 case password = "password"
                 case approval = "approval"
                 case bindingCode = "binding_code"
+                case recoveryCode = "recovery_code"
             }
             /// The evidence beyond the password that bound it.
             ///
@@ -1882,6 +1896,29 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/RecoveryCodes`.
+        internal struct RecoveryCodes: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RecoveryCodes/codes`.
+            internal var codes: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/RecoveryCodes/createdAt`.
+            internal var createdAt: Foundation.Date
+            /// Creates a new `RecoveryCodes`.
+            ///
+            /// - Parameters:
+            ///   - codes:
+            ///   - createdAt:
+            internal init(
+                codes: [Swift.String],
+                createdAt: Foundation.Date
+            ) {
+                self.codes = codes
+                self.createdAt = createdAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case codes
+                case createdAt
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/StepUpRequest`.
         internal struct StepUpRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/StepUpRequest/challengeId`.
@@ -1894,7 +1931,7 @@ extension Components {
             internal var counter: Swift.Int64
             /// - Remark: Generated from `#/components/schemas/StepUpRequest/signature`.
             internal var signature: Components.Schemas.Signature
-            /// The sensitive action the step-up is for (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey), as the signed canonical step-up names it; absent or empty: every action of the table.
+            /// The sensitive action the step-up is for (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey, create_recovery_codes), as the signed canonical step-up names it; absent or empty: every action of the table.
             ///
             /// - Remark: Generated from `#/components/schemas/StepUpRequest/action`.
             internal var action: Swift.String?
@@ -1909,7 +1946,7 @@ extension Components {
             ///   - keyId:
             ///   - counter: Must be greater than every counter this key used before.
             ///   - signature:
-            ///   - action: The sensitive action the step-up is for (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey), as the signed canonical step-up names it; absent or empty: every action of the table.
+            ///   - action: The sensitive action the step-up is for (change_password, set_payment_pin, add_passkey, revoke_device, revoke_passkey, create_recovery_codes), as the signed canonical step-up names it; absent or empty: every action of the table.
             ///   - appAttestAssertion: An App Attest assertion (CBOR) whose clientDataHash is SHA-256 of the stepup payload, base64url. Required when the deployment requires App Attest.
             internal init(
                 challengeId: Swift.String,

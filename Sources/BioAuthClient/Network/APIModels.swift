@@ -74,6 +74,9 @@ public enum DeviceBindingEvidence: Hashable, Sendable {
     case approval(id: String)
     /// A binding code the bank gave the customer (a branch, a letter, a call after its identity check), as typed.
     case bindingCode(String)
+    /// One of the customer's own recovery codes (``BioAuthFlows/createRecoveryCodes()``), as typed: the new device
+    /// replaces every other device, passkey and session of the account.
+    case recoveryCode(String)
 }
 
 /// A `bind_device` request, as the new device shows it: the number the customer picks on the device that approves.

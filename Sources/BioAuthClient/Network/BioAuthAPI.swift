@@ -153,6 +153,7 @@ public struct BioAuthAPI: Sendable {
             switch evidence {
             case .approval(let id): request.approvalId = id
             case .bindingCode(let code): request.bindingCode = code
+            case .recoveryCode(let code): request.recoveryCode = code
             case nil: break
             }
             switch try await client.registerDevice(.init(body: .json(request))) {
@@ -216,6 +217,17 @@ public struct BioAuthAPI: Sendable {
         }
     }
 
+    /// Ten new recovery codes for the customer to keep, shown once; the set before is void. Sensitive: the session needs
+    /// a fresh device key (``BioAuthFlows/createRecoveryCodes()`` answers `step_up_required`).
+    public func createRecoveryCodes(accessToken: String) async throws -> [String] {
+        try await authorized(accessToken) {
+            switch try await client.createCustomerRecoveryCodes(.init()) {
+            case .created(let created): return try created.body.json.codes
+            case .default(let status, let problem): throw Self.problem(status, problem)
+            }
+        }
+    }
+
     /// A step-up challenge for this session, to be signed by the account's key `keyID`.
     public func stepUpChallenge(keyID: Data, accessToken: String) async throws -> ServerChallenge {
         try await authorized(accessToken) {
@@ -227,7 +239,7 @@ public struct BioAuthAPI: Sendable {
     }
 
     /// Steps this session up: `signature` is over the `stepup` payload of `challengeID`'s challenge, whose hash is the
-    /// ``CanonicalStepUp`` of this session and `action`. Returns when the step-up stops counting.
+    /// `CanonicalStepUp` of this session and `action`. Returns when the step-up stops counting.
     @discardableResult
     public func stepUp(
         challengeID: String,

@@ -14,11 +14,13 @@ public struct StepUpAction: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let revokeDevice = StepUpAction(rawValue: "revoke_device")
     /// Revoking a passkey.
     public static let revokePasskey = StepUpAction(rawValue: "revoke_passkey")
+    /// Creating the customer's recovery codes (a new set voids the old).
+    public static let createRecoveryCodes = StepUpAction(rawValue: "create_recovery_codes")
     /// No one action: the step-up counts for every action of the table while it lasts.
     public static let any = StepUpAction(rawValue: "")
 
     /// Every action a step-up can be bound to, ``any`` aside.
-    public static let all: [StepUpAction] = [.changePassword, .setPaymentPIN, .addPasskey, .revokeDevice, .revokePasskey]
+    public static let all: [StepUpAction] = [.changePassword, .setPaymentPIN, .addPasskey, .revokeDevice, .revokePasskey, .createRecoveryCodes]
 
     /// The action as signed and sent: lowercase ASCII letters and `_`, or empty for ``any``.
     public let rawValue: String

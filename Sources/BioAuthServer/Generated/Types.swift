@@ -105,6 +105,13 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/me`.
     /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
     func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output
+    /// Ten recovery codes for the customer to keep (shown once): each, with the password, binds a new phone when the old one is lost, and ends every other device, passkey and session. A new set voids the old.
+    ///
+    /// Sensitive (docs/PROTOCOL.md, "Step-up"): needs a fresh device key in the session (step_up_required otherwise), and a bound device on the account (no_bound_device).
+    ///
+    /// - Remark: HTTP `POST /v1/me/recovery-codes`.
+    /// - Remark: Generated from `#/paths//v1/me/recovery-codes/post(createCustomerRecoveryCodes)`.
+    func createCustomerRecoveryCodes(_ input: Operations.CreateCustomerRecoveryCodes.Input) async throws -> Operations.CreateCustomerRecoveryCodes.Output
     /// Changes the password and ends every session of the account, this one included.
     ///
     /// - Remark: HTTP `PUT /v1/me/password`.
@@ -540,6 +547,15 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
     internal func getMe(headers: Operations.GetMe.Input.Headers = .init()) async throws -> Operations.GetMe.Output {
         try await getMe(Operations.GetMe.Input(headers: headers))
+    }
+    /// Ten recovery codes for the customer to keep (shown once): each, with the password, binds a new phone when the old one is lost, and ends every other device, passkey and session. A new set voids the old.
+    ///
+    /// Sensitive (docs/PROTOCOL.md, "Step-up"): needs a fresh device key in the session (step_up_required otherwise), and a bound device on the account (no_bound_device).
+    ///
+    /// - Remark: HTTP `POST /v1/me/recovery-codes`.
+    /// - Remark: Generated from `#/paths//v1/me/recovery-codes/post(createCustomerRecoveryCodes)`.
+    internal func createCustomerRecoveryCodes(headers: Operations.CreateCustomerRecoveryCodes.Input.Headers = .init()) async throws -> Operations.CreateCustomerRecoveryCodes.Output {
+        try await createCustomerRecoveryCodes(Operations.CreateCustomerRecoveryCodes.Input(headers: headers))
     }
     /// Changes the password and ends every session of the account, this one included.
     ///

@@ -52,6 +52,13 @@ extension APIHandler {
         return .noContent(.init())
     }
 
+    func createCustomerRecoveryCodes(
+        _ input: Operations.CreateCustomerRecoveryCodes.Input
+    ) async throws -> Operations.CreateCustomerRecoveryCodes.Output {
+        let issued = try await service.createRecoveryCodes(session: try session())
+        return .created(.init(headers: .init(cacheControl: .noStore), body: .json(.init(codes: issued.codes, createdAt: issued.createdAt))))
+    }
+
     func resetPassword(_ input: Operations.ResetPassword.Input) async throws -> Operations.ResetPassword.Output {
         guard case .json(let request) = input.body else { throw Self.unreadableBody }
         try await service.resetPassword(username: request.username, code: request.code, newPassword: request.newPassword)

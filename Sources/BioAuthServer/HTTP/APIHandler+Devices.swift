@@ -28,7 +28,8 @@ extension APIHandler {
             signature: request.signature,
             appAttest: request.appAttest.map { ($0.keyId, $0.attestation) },
             approvalID: request.approvalId,
-            bindingCode: request.bindingCode
+            bindingCode: request.bindingCode,
+            recoveryCode: request.recoveryCode
         )
         return .created(.init(body: .json(try .init(try await service.registerDevice(session: session, registration)))))
     }

@@ -58,6 +58,7 @@ struct OperationPolicy: Sendable, Equatable {
         Operations.CreateAccount.id: open,
         Operations.GetMe.id: session,
         Operations.ChangePassword.id: sessionNoContent,
+        Operations.CreateCustomerRecoveryCodes.id: session,
         Operations.ResetPassword.id: OperationPolicy(credential: .none, produces: nil),
         Operations.SignInWithPassword.id: open,
         Operations.RefreshSession.id: open,

@@ -8,24 +8,30 @@ enum BindingCodeText {
     private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
     /// The code of 16 random bytes: their first 125 bits, 5 to a character, grouped `XXXXX-XXXXX-XXXXX-XXXXX-XXXXX`.
-    static func make(_ bytes: Data) -> String {
+    static func make(_ bytes: Data) -> String { make(bytes, length: 25, group: 5) }
+
+    /// The code as issued, from what a person typed; nil for anything that cannot be a code.
+    static func canonical(_ typed: String) -> String? { canonical(typed, length: 25, group: 5) }
+
+    /// `length` characters (5 bits each) from `bytes`, in groups of `group` joined by hyphens.
+    static func make(_ bytes: Data, length: Int, group: Int) -> String {
         var bits = 0
         var value = 0
         var characters: [Character] = []
         for byte in bytes {
             value = (value << 8) | Int(byte)
             bits += 8
-            while bits >= 5, characters.count < 25 {
+            while bits >= 5, characters.count < length {
                 bits -= 5
                 characters.append(alphabet[(value >> bits) & 31])
             }
             value &= (1 << bits) - 1
         }
-        return stride(from: 0, to: 25, by: 5).map { String(characters[$0..<$0 + 5]) }.joined(separator: "-")
+        return grouped(characters, group: group)
     }
 
-    /// The code as issued, from what a person typed; nil for anything that cannot be a code.
-    static func canonical(_ typed: String) -> String? {
+    /// A code of `length` characters as issued, from what a person typed; nil for anything that cannot be one.
+    static func canonical(_ typed: String, length: Int, group: Int) -> String? {
         guard typed.utf8.count <= 64 else { return nil }
         var characters: [Character] = []
         for character in typed.uppercased() where character != "-" && character != " " {
@@ -38,9 +44,24 @@ enum BindingCodeText {
             guard alphabet.contains(read) else { return nil }
             characters.append(read)
         }
-        guard characters.count == 25 else { return nil }
-        return stride(from: 0, to: 25, by: 5).map { String(characters[$0..<$0 + 5]) }.joined(separator: "-")
+        guard characters.count == length else { return nil }
+        return grouped(characters, group: group)
     }
+
+    private static func grouped(_ characters: [Character], group: Int) -> String {
+        stride(from: 0, to: characters.count, by: group).map { String(characters[$0..<min($0 + group, characters.count)]) }
+            .joined(separator: "-")
+    }
+}
+
+/// The text of a customer's recovery code: 16 characters of the same alphabet (80 bits), grouped `XXXX-XXXX-XXXX-XXXX`,
+/// read as binding codes are (any case, hyphens and spaces ignored, `I L` as `1`, `O` as `0`).
+enum RecoveryCodeText {
+    /// The code of 10 random bytes.
+    static func make(_ bytes: Data) -> String { BindingCodeText.make(bytes, length: 16, group: 4) }
+
+    /// The code as issued, from what a person typed; nil for anything that cannot be one.
+    static func canonical(_ typed: String) -> String? { BindingCodeText.canonical(typed, length: 16, group: 4) }
 }
 
 extension BiometryKind {

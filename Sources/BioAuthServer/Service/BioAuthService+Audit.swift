@@ -65,6 +65,8 @@ enum AuditKind: String, Sendable, CaseIterable {
     case passwordReset = "password_reset"
     /// A session raised by a fresh device-key signature (a step-up), with the action it is for; refused proofs too.
     case stepUp = "step_up"
+    /// A new set of the customer's own recovery codes (never the codes); the set before is void.
+    case recoveryCodesCreated = "recovery_codes_created"
 }
 
 /// One row of the audit log.

@@ -10,14 +10,18 @@ enum BindingEvidence: Sendable, Equatable {
     case approval(id: String)
     /// A binding code the bank's backend asked for.
     case code(String)
+    /// One of the customer's own recovery codes (``BioAuthService/createRecoveryCodes(session:)``): a lost phone's way
+    /// back without the bank.
+    case recoveryCode(String)
 
-    /// The evidence a registration's body names; both at once is refused.
-    init(approvalID: String?, bindingCode: String?) throws {
-        switch (approvalID, bindingCode) {
-        case (nil, nil): self = .none
-        case (let id?, nil): self = .approval(id: id)
-        case (nil, let code?): self = .code(code)
-        case (.some, .some): throw APIError(.malformedRequest, "Send approvalId or bindingCode, not both.")
+    /// The evidence a registration's body names; more than one is refused.
+    init(approvalID: String?, bindingCode: String?, recoveryCode: String? = nil) throws {
+        switch (approvalID, bindingCode, recoveryCode) {
+        case (nil, nil, nil): self = .none
+        case (let id?, nil, nil): self = .approval(id: id)
+        case (nil, let code?, nil): self = .code(code)
+        case (nil, nil, let code?): self = .recoveryCode(code)
+        default: throw APIError(.malformedRequest, "Send one of approvalId, bindingCode and recoveryCode, not several.")
         }
     }
 }
@@ -191,6 +195,20 @@ extension BioAuthService {
                 )
             }
             return BindingDecision(binding: .bindingCode, recovers: used.purpose == .recovery)
+        case .recoveryCode(let raw):
+            try await countCodeAttempt("recovery-code", account: session.accountID, on: db)
+            guard let canonical = RecoveryCodeText.canonical(raw),
+                try await db.bindingCodes.use(
+                    codeHash: recoveryCodeHash(canonical),
+                    account: session.accountID,
+                    purposes: [.customerRecovery],
+                    device: device,
+                    at: now.millisecondsSince1970
+                ) != nil
+            else {
+                try await refuse(APIError(.bindingCodeInvalid, "This recovery code is not valid for this account: it may be mistyped or used."))
+            }
+            return BindingDecision(binding: .recoveryCode, recovers: true)
         }
     }
 

@@ -50,6 +50,27 @@ extension BioAuthService {
         }
     }
 
+    /// A challenge for `purpose` that the account's live key `rawKeyID` is to sign in `session` (setting the PIN, a
+    /// step-up): bound to the purpose, the account, the session and the key's device, for a login challenge's lifetime.
+    /// A revoked key's request is refused and recorded as `refusals` say.
+    func issueSessionChallenge(
+        _ purpose: SignedPayload.Purpose,
+        keyID rawKeyID: String,
+        session: AuthenticatedSession,
+        refusals: ProofRefusals
+    ) async throws -> IssuedChallenge {
+        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
+        return try await commit { db in
+            let device = try await usableDevice(keyID: keyID, account: session.accountID, refusals: refusals, on: db)
+            return try await issueChallenge(
+                ChallengeBinding(purpose: purpose, account: session.accountID, session: session.sessionID, device: device.id),
+                lifetime: configuration.loginChallengeLifetime,
+                keyID: keyID,
+                on: db
+            )
+        }
+    }
+
     /// Stores a new single-use challenge: 32 random bytes bound to `binding`.
     func issueChallenge(
         _ binding: ChallengeBinding,

@@ -29,6 +29,8 @@ struct DeviceInfo: Sendable {
         case approval
         /// With a binding code the bank's backend asked for and handed to the customer.
         case bindingCode = "binding_code"
+        /// With one of the customer's own recovery codes (a lost phone's way back): every other device was revoked.
+        case recoveryCode = "recovery_code"
     }
 
     /// Whether it is in its cooling-off at `now`.
@@ -58,7 +60,8 @@ struct DeviceRegistration: Sendable {
         signature: String,
         appAttest: (keyID: String, attestation: String)? = nil,
         approvalID: String? = nil,
-        bindingCode: String? = nil
+        bindingCode: String? = nil,
+        recoveryCode: String? = nil
     ) throws {
         let keyBytes = try Validation.bytes(publicKey, field: "publicKey")
         do {
@@ -78,7 +81,7 @@ struct DeviceRegistration: Sendable {
             signature: try Validation.bytes(signature, field: "signature")
         )
         self.appAttest = try appAttest.map { try AppAttestSubmission(keyID: $0.keyID, attestation: $0.attestation) }
-        self.evidence = try BindingEvidence(approvalID: approvalID, bindingCode: bindingCode)
+        self.evidence = try BindingEvidence(approvalID: approvalID, bindingCode: bindingCode, recoveryCode: recoveryCode)
     }
 }
 

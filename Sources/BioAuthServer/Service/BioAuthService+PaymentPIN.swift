@@ -29,21 +29,7 @@ extension BioAuthService {
 
     /// A challenge for setting the PIN with the account's key `keyID`.
     func createPaymentPINChallenge(keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
-        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        return try await commit { db in
-            let device = try await usableDevice(
-                keyID: keyID,
-                account: session.accountID,
-                refusals: ProofRefusals(kind: .paymentPINSet),
-                on: db
-            )
-            return try await issueChallenge(
-                ChallengeBinding(purpose: .paymentPIN, account: session.accountID, session: session.sessionID, device: device.id),
-                lifetime: configuration.loginChallengeLifetime,
-                keyID: keyID,
-                on: db
-            )
-        }
+        try await issueSessionChallenge(.paymentPIN, keyID: rawKeyID, session: session, refusals: ProofRefusals(kind: .paymentPINSet))
     }
 
     /// Sets or changes the payment PIN, proven by exactly one of the account password (for an account with no device or

@@ -67,21 +67,12 @@ extension BioAuthService {
 
     /// A challenge for a step-up of `session` with the account's key `keyID`.
     func createStepUpChallenge(keyID rawKeyID: String, session: AuthenticatedSession) async throws -> IssuedChallenge {
-        let keyID = try Validation.bytes(rawKeyID, field: "keyId", length: 32)
-        return try await commit { db in
-            let device = try await usableDevice(
-                keyID: keyID,
-                account: session.accountID,
-                refusals: ProofRefusals(kind: .stepUp, session: session.sessionID),
-                on: db
-            )
-            return try await issueChallenge(
-                ChallengeBinding(purpose: .stepUp, account: session.accountID, session: session.sessionID, device: device.id),
-                lifetime: configuration.loginChallengeLifetime,
-                keyID: keyID,
-                on: db
-            )
-        }
+        try await issueSessionChallenge(
+            .stepUp,
+            keyID: rawKeyID,
+            session: session,
+            refusals: ProofRefusals(kind: .stepUp, session: session.sessionID)
+        )
     }
 
     /// Raises `session` with the device key's signature over a `stepup` payload whose hash is the canonical step-up of

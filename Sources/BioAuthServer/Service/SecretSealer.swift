@@ -76,6 +76,12 @@ struct SecretSealer: Sendable {
         return String(decoding: plain, as: UTF8.self)
     }
 
+    /// HMAC-SHA256 of `text` under this key, base64url: a pepper for short secrets stored hashed (customers' recovery
+    /// codes), so a leaked database alone gives nothing to search.
+    func authenticationCode(_ text: String) -> String {
+        Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
+    }
+
     /// Whether `stored` names this key (so a failure to open it is damage or tampering, not a wrong key file).
     func sealedWithThisKey(_ stored: String) -> Bool { stored.hasPrefix("v1.\(keyID).") }
 }
@@ -87,11 +93,14 @@ struct Sealers: Sendable {
     let webhookSecrets: SecretSealer
     /// Console operators' TOTP keys (the server needs them in clear to check codes).
     let operatorTOTPKeys: SecretSealer
+    /// The pepper of customers' recovery codes (``SecretSealer/authenticationCode(_:)``).
+    let recoveryCodes: SecretSealer
 
     init(_ key: SecretSealer) {
         pins = key
         webhookSecrets = key.derived(for: "webhook secrets")
         operatorTOTPKeys = key.derived(for: "operator totp keys")
+        recoveryCodes = key.derived(for: "recovery codes")
     }
 
     /// The sealers of the key file at `path` (created if missing; `":memory:"` for a key that lives with the process).

@@ -33,52 +33,23 @@ struct SensitiveOperation: Sendable, Equatable {
 
     /// Changing the account password: the current password in the request counts only for an account with nothing
     /// stronger.
-    static let changePassword = SensitiveOperation(
-        name: "change the password",
-        action: .changePassword,
-        level: .deviceKey,
-        maxAge: 300,
-        metBy: .session,
-        operations: [Operations.ChangePassword.id]
-    )
+    static let changePassword = freshDeviceKey("change the password", .changePassword, [Operations.ChangePassword.id])
     /// Setting or changing the payment PIN: the request's own `biometric` proof (a `pin` signature) counts; its
     /// `currentPassword` only for an account with nothing stronger.
-    static let setPaymentPIN = SensitiveOperation(
-        name: "set or change the payment PIN",
-        action: .setPaymentPIN,
-        level: .deviceKey,
-        maxAge: 300,
-        metBy: .session,
-        operations: [Operations.SetPaymentPIN.id]
-    )
+    static let setPaymentPIN = freshDeviceKey("set or change the payment PIN", .setPaymentPIN, [Operations.SetPaymentPIN.id])
     /// Adding a passkey: a new way in that would outlive the session.
-    static let addPasskey = SensitiveOperation(
-        name: "add a passkey",
-        action: .addPasskey,
-        level: .deviceKey,
-        maxAge: 300,
-        metBy: .session,
-        operations: [Operations.CreatePasskeyRegistrationOptions.id, Operations.RegisterPasskey.id]
+    static let addPasskey = freshDeviceKey(
+        "add a passkey",
+        .addPasskey,
+        [Operations.CreatePasskeyRegistrationOptions.id, Operations.RegisterPasskey.id]
     )
     /// Revoking a device other than the session's own (turning Face ID off on this phone is not sensitive): the step a
     /// phished password would take before binding a phone by password alone.
-    static let revokeDevice = SensitiveOperation(
-        name: "revoke another device",
-        action: .revokeDevice,
-        level: .deviceKey,
-        maxAge: 300,
-        metBy: .session,
-        operations: [Operations.RevokeDevice.id]
-    )
+    static let revokeDevice = freshDeviceKey("revoke another device", .revokeDevice, [Operations.RevokeDevice.id])
     /// Revoking a passkey other than the one the session signed in with.
-    static let revokePasskey = SensitiveOperation(
-        name: "revoke a passkey",
-        action: .revokePasskey,
-        level: .deviceKey,
-        maxAge: 300,
-        metBy: .session,
-        operations: [Operations.RevokePasskey.id]
-    )
+    static let revokePasskey = freshDeviceKey("revoke a passkey", .revokePasskey, [Operations.RevokePasskey.id])
+    /// Creating the customer's recovery codes: each binds a new phone with the password and ends everything else.
+    static let createRecoveryCodes = freshDeviceKey("create recovery codes", .createRecoveryCodes, [Operations.CreateCustomerRecoveryCodes.id])
     /// Binding a device: the binding policy (docs/PROTOCOL.md, "Binding a device") asks a bound device's `bind_device`
     /// approval or a binding code of the bank for an account that has a device; the new phone has no key to step up with.
     static let bindDevice = SensitiveOperation(
@@ -100,8 +71,15 @@ struct SensitiveOperation: Sendable, Equatable {
         operations: [Operations.ApproveApproval.id, Operations.ScanQRSignIn.id]
     )
 
+    /// A row met by the session's evidence: a device key (or the strongest the account holds) within 5 minutes.
+    private static func freshDeviceKey(_ name: String, _ action: StepUpAction, _ operations: [String]) -> SensitiveOperation {
+        SensitiveOperation(name: name, action: action, level: .deviceKey, maxAge: 300, metBy: .session, operations: operations)
+    }
+
     /// Every row.
-    static let table: [SensitiveOperation] = [changePassword, setPaymentPIN, addPasskey, revokeDevice, revokePasskey, bindDevice, approve]
+    static let table: [SensitiveOperation] = [
+        changePassword, setPaymentPIN, addPasskey, revokeDevice, revokePasskey, createRecoveryCodes, bindDevice, approve,
+    ]
 
     /// The row a step-up for `action` counts toward; nil for an action the table does not have.
     static func of(_ action: StepUpAction) -> SensitiveOperation? { table.first { $0.action == action } }

@@ -28,6 +28,9 @@ struct BindingCode: Sendable, Equatable {
         case recovery
         /// Sets a new password (forgot password); binds nothing.
         case passwordReset = "password_reset"
+        /// One of the ten codes the customer made for themselves with a fresh Face ID: a lost phone's way back, as a
+        /// recovery code from the bank is. Hashed with the server's pepper, as they hold fewer bits.
+        case customerRecovery = "customer_recovery"
     }
 }
 
@@ -93,6 +96,12 @@ struct BindingCodesTable: Table {
     /// update takes their rows, so a recovery with another of them that runs at once waits and then finds it used.
     func voidUnused(account: String, at: Int64) async throws {
         try await db.update("binding_codes").set("used_at", to: at).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null).run()
+    }
+
+    /// Voids the account's unused codes of `purpose` at `at` (a new set of recovery codes voids the old).
+    func voidUnused(account: String, purpose: BindingCode.Purpose, at: Int64) async throws {
+        try await db.update("binding_codes").set("used_at", to: at).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null)
+            .where("purpose", .equal, purpose.rawValue).run()
     }
 
     /// The codes past their expiry before `cutoff`, used or not: they can bind nothing any more.
