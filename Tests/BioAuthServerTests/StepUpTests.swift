@@ -214,40 +214,15 @@ struct StepUpTests {
             #expect(foreign.code == "device_not_found", "\(foreign.raw)")
 
             let forged = try await api.call(.post, "/v1/sessions/current/step-up/challenges", json: ["keyId": key.keyID], token: session.access)
-            let forgedReply = try await api.call(
-                .post,
-                "/v1/sessions/current/step-up",
-                json: [
-                    "challengeId": try #require(forged["challengeId"]), "keyId": key.keyID, "counter": 10,
-                    "signature": try TestKey().sign(
-                        .stepUp,
-                        challenge: try #require(forged["challenge"]),
-                        counter: 10,
-                        keyID: key.keyIDBytes,
-                        transactionHash: try CanonicalStepUp(sessionID: session.sessionID).hash
-                    ),
-                ],
-                token: session.access
-            )
+            let forgedBody = try api.stepUpBody(key, challenge: forged, counter: 10, sessionID: session.sessionID, signer: TestKey())
+            let forgedReply = try await api.call(.post, "/v1/sessions/current/step-up", json: forgedBody, token: session.access)
             #expect(forgedReply.code == "invalid_signature", "\(forgedReply.raw)")
 
             // The challenge was bound to the session: another session cannot use it.
             let issued = try await api.call(.post, "/v1/sessions/current/step-up/challenges", json: ["keyId": key.keyID], token: session.access)
-            let crossed = try await api.call(
-                .post,
-                "/v1/sessions/current/step-up",
-                json: [
-                    "challengeId": try #require(issued["challengeId"]), "keyId": key.keyID, "counter": 11,
-                    "signature": try key.sign(
-                        .stepUp,
-                        challenge: try #require(issued["challenge"]),
-                        counter: 11,
-                        transactionHash: try CanonicalStepUp(sessionID: other.sessionID).hash
-                    ),
-                ],
-                token: other.access
-            )
-            #expect(crossed.status >= 400, "\(crossed.raw)")
+            let crossedBody = try api.stepUpBody(key, challenge: issued, counter: 11, sessionID: other.sessionID)
+            let crossed = try await api.call(.post, "/v1/sessions/current/step-up", json: crossedBody, token: other.access)
+            #expect(crossed.status >= 400 && crossed.code != "internal_error", "\(crossed.raw)")
             #expect(try await api.setPIN(token: session.access).code == "step_up_required", "no attack raised the session")
             #expect(try await api.setPIN(token: other.access).code == "step_up_required")
             let kinds = try await api.auditKinds()
@@ -255,15 +230,7 @@ struct StepUpTests {
 
             // A good step-up; its challenge replayed is refused.
             let good = try await api.call(.post, "/v1/sessions/current/step-up/challenges", json: ["keyId": key.keyID], token: session.access)
-            let body: [String: any Sendable] = [
-                "challengeId": try #require(good["challengeId"]), "keyId": key.keyID, "counter": 20,
-                "signature": try key.sign(
-                    .stepUp,
-                    challenge: try #require(good["challenge"]),
-                    counter: 20,
-                    transactionHash: try CanonicalStepUp(sessionID: session.sessionID).hash
-                ),
-            ]
+            let body = try api.stepUpBody(key, challenge: good, counter: 20, sessionID: session.sessionID)
             #expect(try await api.call(.post, "/v1/sessions/current/step-up", json: body, token: session.access).status == 200)
             let replay = try await api.call(.post, "/v1/sessions/current/step-up", json: body, token: session.access)
             #expect(replay.status >= 400 && replay.code != "internal_error", "\(replay.raw)")

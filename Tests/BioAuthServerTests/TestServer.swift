@@ -235,13 +235,39 @@ struct API: Sendable {
     ) async throws -> Reply {
         let challenge = try await call(.post, "/v1/sessions/current/step-up/challenges", json: ["keyId": key.keyID], token: session.access)
         guard challenge.status == 201 else { return challenge }
-        let stepUp = try CanonicalStepUp(sessionID: signedSession ?? session.sessionID, action: StepUpAction(rawValue: signedAction ?? action))
-        var body: [String: any Sendable] = [
-            "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
-            "signature": try key.sign(.stepUp, challenge: try #require(challenge["challenge"]), counter: counter, transactionHash: stepUp.hash),
-        ]
+        var body = try stepUpBody(
+            key,
+            challenge: challenge,
+            counter: counter,
+            sessionID: signedSession ?? session.sessionID,
+            action: signedAction ?? action
+        )
         if !action.isEmpty { body["action"] = action }
         return try await call(.post, "/v1/sessions/current/step-up", json: body, token: session.access)
+    }
+
+    /// The body of `POST /v1/sessions/current/step-up` answering `challenge` (the challenge endpoint's reply): `key`'s
+    /// proof, signed by `signer` (another key, to forge) over the canonical step-up of `sessionID` and `action`. The
+    /// body names no action; the caller adds one.
+    func stepUpBody(
+        _ key: TestKey,
+        challenge: Reply,
+        counter: UInt64,
+        sessionID: String,
+        action: String = "",
+        signer: TestKey? = nil
+    ) throws -> [String: any Sendable] {
+        let hash = try CanonicalStepUp(sessionID: sessionID, action: StepUpAction(rawValue: action)).hash
+        return [
+            "challengeId": try #require(challenge["challengeId"]), "keyId": key.keyID, "counter": Int(counter),
+            "signature": try (signer ?? key).sign(
+                .stepUp,
+                challenge: try #require(challenge["challenge"]),
+                counter: counter,
+                keyID: key.keyIDBytes,
+                transactionHash: hash
+            ),
+        ]
     }
 
     // MARK: Payments
