@@ -181,6 +181,26 @@ struct AppAttestEndToEndTests {
         }
     }
 
+    @Test("require: an attested phone still holds the account's place: a second attested phone's password alone binds nothing")
+    func attestedDeviceStillCounts() async throws {
+        try await TestBackend.run(
+            configure: { configuration in
+                configuration.appAttest.mode = .require
+                configuration.appAttest.allowedAppIDs = [Self.appID]
+                configuration.appAttest.trustedRoots = [Self.ca.certificate]
+            },
+            { backend in
+                let first = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock))
+                #expect(try await Self.enable(first).1 == nil)
+                let second = Phone(backend, appAttest: SimulatedAppAttestProvider(ca: Self.ca, appID: Self.appID, clock: backend.clock))
+                let flows = try await second.launch()
+                _ = try await flows.signIn(username: "alice", password: "correct horse")
+                await second.sensor.script(.match)
+                #expect(await Self.problem { try await flows.enableBiometricSignIn() } == "device_binding_required")
+            }
+        )
+    }
+
     @Test("a key registered before require: biometric sign-in turns off with its reason, and turning it on again attests")
     func registeredBeforeRequire() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-e2e-\(UUID().uuidString)")

@@ -66,6 +66,30 @@ struct CustomerRecoveryCodeTests {
     }
 
     @Test(
+        "recovery codes tried are counted per account before they are looked at: the sixth in the window is refused, the right one too, and the password is not locked",
+        arguments: StorageBackend.available
+    )
+    func guessesAreCounted(backend: StorageBackend) async throws {
+        try await TestServer.run(.live, backend: backend) { api in
+            let (phone, _) = try await api.enrolled(TestKey())
+            let codes = try #require(try await api.call(.post, "/v1/me/recovery-codes", token: phone.access).json["codes"] as? [String])
+            let thief = try await api.signIn(installation: "thief-phone")
+            for guess in 0..<5 {
+                let wrong = try await api.register(TestKey(), token: thief.access, evidence: ["recoveryCode": "0000-0000-0000-000\(guess)"])
+                #expect(wrong.code == "binding_code_invalid", "\(wrong.raw)")
+            }
+            let limited = try await api.register(TestKey(), token: thief.access, evidence: ["recoveryCode": codes[0]])
+            #expect(limited.status == 429 && limited.code == "rate_limited", "\(limited.raw)")
+            #expect(try await api.call(.get, "/v1/me", token: phone.access).status == 200, "the phone is untouched")
+            _ = try await api.signIn(installation: "laptop")  // the password is not locked
+            // The window over, the code still works: the refusals used nothing up.
+            api.clock.advance(by: api.service.configuration.binding.attemptWindow + 1)
+            let again = try await api.signIn(installation: "new-phone")
+            #expect(try await api.register(TestKey(), token: again.access, evidence: ["recoveryCode": codes[0]]).status == 201)
+        }
+    }
+
+    @Test(
         "an account with no bound device makes no recovery codes, and a bank's binding code is not a recovery code",
         arguments: StorageBackend.available
     )

@@ -34,8 +34,13 @@ public struct APIProblem: Error, Hashable, Sendable, CustomStringConvertible {
         /// The action of the table it is, to name in the prompt and to bind the step-up to.
         public var action: StepUpAction
 
-        /// Whether a step-up with this phone's device key meets it (a password level is met by signing in again).
-        public var deviceKeyMeetsIt: Bool { acrValues == "urn:bioauth:acr:device-key" }
+        /// Whether a step-up with this phone's device key meets it: one of the levels asked for (RFC 9470's `acr_values`
+        /// is a space-separated list) is at most `urn:bioauth:acr:device-key`. An attested level is met only where the
+        /// server requires App Attest, which decides; a level the key cannot give is met by signing in again.
+        public var deviceKeyMeetsIt: Bool {
+            let met: Set<Substring> = ["urn:bioauth:acr:password", "urn:bioauth:acr:synced-passkey", "urn:bioauth:acr:device-key"]
+            return acrValues.split(separator: " ").contains { met.contains($0) }
+        }
 
         public init(acrValues: String, maxAge: Int?, action: StepUpAction) {
             self.acrValues = acrValues

@@ -45,8 +45,8 @@ struct SessionAssurance: Sendable {
         var at: Date
         /// RFC 8176's name of the factor (`pwd`, `hwk`, `swk`).
         var method: String
-        /// The device whose key proved it, for a device key.
-        var deviceID: String?
+        /// The device key that proved it (base64url), for a device key.
+        var keyID: String?
     }
 
     var signIn: Event

@@ -63,7 +63,8 @@ enum AuditKind: String, Sendable, CaseIterable {
     case passwordResetCodeIssued = "password_reset_code_issued"
     /// A password set with a reset code (forgot password): every session of the account ended.
     case passwordReset = "password_reset"
-    /// A session raised by a fresh device-key signature (a step-up), with the action it is for; refused proofs too.
+    /// A session raised by a fresh device-key signature (a step-up), with its device and session (the session row keeps
+    /// the action it is for); refused proofs too.
     case stepUp = "step_up"
     /// A new set of the customer's own recovery codes (never the codes); the set before is void.
     case recoveryCodesCreated = "recovery_codes_created"

@@ -33,6 +33,9 @@ struct DeviceInfo: Sendable {
         case recoveryCode = "recovery_code"
     }
 
+    /// Whether its key was registered with an App Attest attestation (an attested key of the app's is stored beside it).
+    var isAttested: Bool { attestation != "none" }
+
     /// Whether it is in its cooling-off at `now`.
     func isCoolingOff(at now: Date) -> Bool { coolingOffUntil.map { $0 > now } ?? false }
 }
@@ -158,7 +161,7 @@ extension BioAuthService {
             _ = try await db.sessions.recordStepUp(
                 session.sessionID,
                 at: now.millisecondsSince1970,
-                level: AssuranceLevel.deviceKey(attested: attested != nil, appAttest: configuration.appAttest.mode).rawValue,
+                level: AssuranceLevel.deviceKey(attested: device.isAttested, appAttest: configuration.appAttest.mode).rawValue,
                 device: device.id,
                 action: StepUpAction.any.rawValue
             )

@@ -33,7 +33,8 @@ extension BioAuthService {
     }
 
     /// Sets or changes the payment PIN, proven by exactly one of the account password (for an account with no device or
-    /// passkey, or in a session with a fresh device key) and a fresh biometric signature. Only its bcrypt hash is stored; the failure count and lock are cleared.
+    /// passkey, or in a session with a fresh device key) and a fresh biometric signature. Only its bcrypt hash is stored;
+    /// the failure count and lock are cleared.
     func setPaymentPIN(_ pin: String, currentPassword: String?, biometric: BiometricProof?, session: AuthenticatedSession) async throws {
         try Self.validatePIN(pin)
         guard (currentPassword == nil) != (biometric == nil) else {

@@ -27,7 +27,7 @@ struct IntrospectedAssurance: Sendable, Equatable {
 /// that meets an operation's row, and the step-up ceremony that raises it (docs/PROTOCOL.md, "Step-up").
 extension BioAuthService {
     /// What `session` has proven; nil when it has ended or is gone.
-    func assurance(of sessionID: String, on db: any SQLDatabase) async throws -> (SessionAssurance, SessionsTable.Evidence)? {
+    func assurance(of sessionID: String, on db: any SQLDatabase) async throws -> SessionAssurance? {
         guard let evidence = try await db.sessions.evidence(sessionID), !evidence.ended else { return nil }
         let mode = configuration.appAttest.mode
         let signInLevel: AssuranceLevel
@@ -38,10 +38,10 @@ extension BioAuthService {
         case .passkey:
             (signInLevel, signInMethod) = evidence.passkeyBackupEligible == false ? (.deviceKey, "hwk") : (.syncedPasskey, "swk")
         }
-        let signIn = SessionAssurance.Event(level: signInLevel, at: evidence.createdAt, method: signInMethod, deviceID: evidence.deviceID)
+        let signIn = SessionAssurance.Event(level: signInLevel, at: evidence.createdAt, method: signInMethod, keyID: evidence.deviceKeyID)
         var stepUp: SessionAssurance.Event?
         if let at = evidence.stepUpAt, let level = evidence.stepUpLevel.flatMap(AssuranceLevel.init(rawValue:)) {
-            stepUp = SessionAssurance.Event(level: level, at: at, method: level == .syncedPasskey ? "swk" : "hwk", deviceID: evidence.stepUpDeviceID)
+            stepUp = SessionAssurance.Event(level: level, at: at, method: level == .syncedPasskey ? "swk" : "hwk", keyID: evidence.stepUpDeviceKeyID)
         }
         let best: AssuranceLevel =
             evidence.accountHasDevice || evidence.accountHasBoundPasskey
@@ -52,15 +52,17 @@ extension BioAuthService {
             stepUpAction: StepUpAction(rawValue: evidence.stepUpAction ?? ""),
             accountBest: max(best, signInLevel)
         )
-        return (assurance, evidence)
+        return assurance
     }
 
     /// Refuses, before anything is written, a request for `operation` that the session's evidence does not meet
     /// (`step_up_required`); `proved` is the level of a proof the request carries itself (a password checked by the
     /// operation, say), which counts when it is enough.
     func requireAssurance(_ operation: SensitiveOperation, session: AuthenticatedSession, proved: AssuranceLevel? = nil) async throws {
+        // A proof in the request that meets the row whatever the account holds (a PIN's own biometric signature): no read.
+        if let proved, proved >= operation.level { return }
         let found = try await database.transaction(isolation: .eachStatement) { db in try await assurance(of: session.sessionID, on: db) }
-        guard let (assurance, _) = found else { throw APIError(.sessionEnded, "The session has ended. Sign in again.") }
+        guard let assurance = found else { throw APIError(.sessionEnded, "The session has ended. Sign in again.") }
         guard !assurance.meets(operation, at: now, lifetime: configuration.stepUpLifetime, proved: proved) else { return }
         throw APIError(stepUp: .init(level: assurance.required(by: operation), maxAge: operation.maxAge, action: operation.action))
     }
@@ -95,14 +97,11 @@ extension BioAuthService {
                 purpose: .stepUp,
                 account: session.accountID,
                 challenge: .issued(id: challengeID, session: session.sessionID),
-                binds: .init(expected: hash, signed: hash, mismatch: APIError(.transactionMismatch, "The step-up signed is not this one.")),
+                binds: .init(computed: hash),
                 refusals: ProofRefusals(kind: .stepUp, session: session.sessionID)
             )
             let verified = try await verifyProof(proof, ceremony, on: db)
-            let level = AssuranceLevel.deviceKey(
-                attested: try await db.appAttestKeys.find(device: verified.device.id) != nil,
-                appAttest: configuration.appAttest.mode
-            )
+            let level = AssuranceLevel.deviceKey(attested: verified.device.isAttested, appAttest: configuration.appAttest.mode)
             let at = now
             guard
                 try await db.sessions.recordStepUp(
@@ -129,21 +128,19 @@ extension BioAuthService {
 
     /// What introspection tells of the session's assurance at `now`.
     func introspectedAssurance(of sessionID: String, on db: any SQLDatabase) async throws -> IntrospectedAssurance? {
-        guard let (assurance, evidence) = try await assurance(of: sessionID, on: db) else { return nil }
+        guard let assurance = try await assurance(of: sessionID, on: db) else { return nil }
         let lifetime = configuration.stepUpLifetime
         let current = assurance.current(at: now, lifetime: lifetime)
         var factors = [assurance.signIn.method: assurance.signIn.at]
         if let stepUp = assurance.stepUp, stepUp.at > (factors[stepUp.method] ?? .distantPast) { factors[stepUp.method] = stepUp.at }
         let live = assurance.liveStepUp(at: now, lifetime: lifetime)
-        let keyID: String? =
-            if let live, current.at == live.at { evidence.stepUpDeviceKeyID } else { evidence.deviceKeyID }
         return IntrospectedAssurance(
             acr: current.level.acr,
             authTime: current.at,
             factorAuthTimes: factors,
             stepUpExpiresAt: assurance.stepUpExpiry(at: now, lifetime: lifetime),
             stepUpAction: live != nil && assurance.stepUpAction != .any ? assurance.stepUpAction.rawValue : nil,
-            deviceKeyID: keyID
+            deviceKeyID: current.keyID
         )
     }
 }

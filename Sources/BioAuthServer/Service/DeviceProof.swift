@@ -47,6 +47,18 @@ struct ProofCeremony: Sendable {
         var expected: Data
         var signed: Data
         var mismatch: APIError
+
+        init(expected: Data, signed: Data, mismatch: APIError) {
+            self.expected = expected
+            self.signed = signed
+            self.mismatch = mismatch
+        }
+
+        /// A hash the device does not send: the server computes it from its own state (a step-up's session and action), so
+        /// only the signature can disagree with it (`invalid_signature`), never a sent hash.
+        init(computed hash: Data) {
+            self.init(expected: hash, signed: hash, mismatch: .internalError)
+        }
     }
 
     var purpose: SignedPayload.Purpose

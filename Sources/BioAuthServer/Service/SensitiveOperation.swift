@@ -3,9 +3,9 @@ import Foundation
 
 /// One row of the table of sensitive operations (docs/PROTOCOL.md, "Step-up"): what an attacker who got into a session
 /// would want, with the level and the maximum age of the evidence each needs. A request that falls short is refused
-/// with `step_up_required` (401, RFC 9470's `WWW-Authenticate`) before anything is read or written for it.
+/// with `step_up_required` (401, RFC 9470's `WWW-Authenticate`) before anything is written for it.
 ///
-/// The table is ``table``. `SensitiveOperationTests` walks it (every row refused for a stale session and allowed after
+/// The table is ``table``. `StepUpTests` walks it (every row refused for a stale session and allowed after
 /// a step-up, on both engines) and the contract (every operation a session calls is in a row or in ``notSensitive``
 /// with its reason), so an operation added later without a decision fails the tests.
 struct SensitiveOperation: Sendable, Equatable {

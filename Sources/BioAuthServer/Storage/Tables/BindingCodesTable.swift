@@ -92,16 +92,13 @@ struct BindingCodesTable: Table {
             .first() != nil
     }
 
-    /// Voids the account's unused codes at `at` (a recovery happened: a code handed out before it binds nothing); the
-    /// update takes their rows, so a recovery with another of them that runs at once waits and then finds it used.
-    func voidUnused(account: String, at: Int64) async throws {
-        try await db.update("binding_codes").set("used_at", to: at).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null).run()
-    }
-
-    /// Voids the account's unused codes of `purpose` at `at` (a new set of recovery codes voids the old).
-    func voidUnused(account: String, purpose: BindingCode.Purpose, at: Int64) async throws {
-        try await db.update("binding_codes").set("used_at", to: at).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null)
-            .where("purpose", .equal, purpose.rawValue).run()
+    /// Voids the account's unused codes at `at`, all of them (a recovery happened: a code handed out before it binds
+    /// nothing) or those of one `purpose` (a new set of recovery codes voids the old). The update takes their rows, so a
+    /// recovery with another of them that runs at once waits and then finds it used.
+    func voidUnused(account: String, purpose: BindingCode.Purpose? = nil, at: Int64) async throws {
+        var voiding = db.update("binding_codes").set("used_at", to: at).where("account_id", .equal, account).where("used_at", .is, SQLLiteral.null)
+        if let purpose { voiding = voiding.where("purpose", .equal, purpose.rawValue) }
+        try await voiding.run()
     }
 
     /// The codes past their expiry before `cutoff`, used or not: they can bind nothing any more.

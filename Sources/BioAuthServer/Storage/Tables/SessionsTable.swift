@@ -105,15 +105,13 @@ struct SessionsTable: Table {
         var method: SignInMethod
         var createdAt: Date
         var ended: Bool
-        var deviceID: String?
         var deviceKeyID: String?
         var deviceAttested: Bool
         var passkeyBackupEligible: Bool?
         var stepUpAt: Date?
+        /// The level the step-up was recorded at (its device's attestation as it was then).
         var stepUpLevel: Int?
-        var stepUpDeviceID: String?
         var stepUpDeviceKeyID: String?
-        var stepUpDeviceAttested: Bool
         var stepUpAction: String?
         /// Whether the account has a device that is not revoked.
         var accountHasDevice: Bool
@@ -127,10 +125,8 @@ struct SessionsTable: Table {
         guard
             let row = try await db.raw(
                 """
-                SELECT s.method, s.created_at, s.ended_at, s.device_id, d.key_id AS device_key_id,
-                    (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.device_id) AS attested, p.backup_eligible,
-                    s.step_up_at, s.step_up_level, s.step_up_device_id, s.step_up_action, u.key_id AS step_up_key_id,
-                    (SELECT COUNT(*) FROM app_attest_keys k WHERE k.device_id = s.step_up_device_id) AS step_up_attested,
+                SELECT s.method, s.created_at, s.ended_at, d.key_id AS device_key_id, d.attestation, p.backup_eligible,
+                    s.step_up_at, s.step_up_level, s.step_up_action, u.key_id AS step_up_key_id,
                     (SELECT COUNT(*) FROM devices l WHERE l.account_id = s.account_id AND l.revoked_at IS NULL) AS live_devices,
                     (SELECT COUNT(*) FROM passkeys q WHERE q.account_id = s.account_id AND q.revoked_at IS NULL AND q.backup_eligible = 0)
                         AS bound_passkeys,
@@ -146,15 +142,12 @@ struct SessionsTable: Table {
             method: SignInMethod(rawValue: try row.decode(column: "method", as: String.self)) ?? .password,
             createdAt: Date(millisecondsSince1970: try row.decode(column: "created_at", as: Int64.self)),
             ended: try row.decode(column: "ended_at", as: Int64?.self) != nil,
-            deviceID: try row.decode(column: "device_id", as: String?.self),
             deviceKeyID: try row.decode(column: "device_key_id", as: String?.self),
-            deviceAttested: try row.decode(column: "attested", as: Int.self) > 0,
+            deviceAttested: (try row.decode(column: "attestation", as: String?.self)).map { $0 != "none" } ?? false,
             passkeyBackupEligible: try row.decode(column: "backup_eligible", as: Int?.self).map { $0 != 0 },
             stepUpAt: Date(storedMilliseconds: try row.decode(column: "step_up_at", as: Int64?.self)),
             stepUpLevel: try row.decode(column: "step_up_level", as: Int?.self),
-            stepUpDeviceID: try row.decode(column: "step_up_device_id", as: String?.self),
             stepUpDeviceKeyID: try row.decode(column: "step_up_key_id", as: String?.self),
-            stepUpDeviceAttested: try row.decode(column: "step_up_attested", as: Int.self) > 0,
             stepUpAction: try row.decode(column: "step_up_action", as: String?.self),
             accountHasDevice: try row.decode(column: "live_devices", as: Int.self) > 0,
             accountHasBoundPasskey: try row.decode(column: "bound_passkeys", as: Int.self) > 0,
